@@ -1,0 +1,62 @@
+# gpumem — GPU-memory-aware scheduling for Slurm.
+# `make demo` and `make test` are the two commands a newcomer runs (as root, Debian 12).
+
+GO      ?= go
+BIN     := bin
+GOFLAGS ?= -trimpath
+LAB_SLURM ?= 22.05
+export LAB_SLURM
+
+.PHONY: all build cmds plugins test unit vet bench fuzz deps lab-up lab-down e2e demo package clean
+
+all: build
+
+## build: binaries and plugins into bin/
+build: cmds plugins
+
+cmds:
+	@mkdir -p $(BIN)
+	$(GO) build $(GOFLAGS) -o $(BIN)/ ./cmd/...
+
+plugins:
+	@if [ -x cgo/build.sh ]; then cgo/build.sh $(BIN); else echo "plugins: cgo/build.sh not present yet"; fi
+
+## unit: Go tests (no Slurm needed)
+unit:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+## test: everything CI runs: deps, unit tests, both Slurm labs end to end
+test: deps unit
+	@if [ -x test/e2e.sh ]; then test/e2e.sh all; else echo "e2e: test/e2e.sh not present yet"; fi
+
+## deps: the Debian packages the build and the lab need (idempotent)
+deps:
+	@if [ -x test/lab/deps.sh ]; then test/lab/deps.sh; fi
+
+bench:
+	$(GO) test -run=NONE -bench=. -benchmem ./internal/...
+
+FUZZTIME ?= 10s
+fuzz:
+	@for t in $$($(GO) test -list='^Fuzz' ./internal/... | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$$1} /^ok/{if(f!="")print $$2":"f; f=""}'); do \
+	  pkg=$${t%%:*}; for f in $${t#*:}; do echo "fuzz $$pkg $$f"; \
+	    $(GO) test -run=NONE -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; done; done
+
+lab-up: build
+	test/lab/lab.sh up
+
+lab-down:
+	test/lab/lab.sh down
+
+e2e:
+	test/e2e.sh $(LAB_SLURM)
+
+demo: deps build
+	test/demo.sh
+
+package: build
+	packaging/build.sh
+
+clean:
+	rm -rf $(BIN) build dist

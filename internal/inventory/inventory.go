@@ -1,0 +1,132 @@
+// Package inventory holds what the GPU nodes of a cluster really have: the one model
+// that gres.conf and slurm.conf are generated from and that the job_submit plugin
+// admits against, so that Slurm and the plugin can never disagree.
+//
+// Data flows one way: NVML (gpumemd) -> inventory -> gres.conf / slurm.conf / plugin.
+// The package does no NVML and no Slurm I/O beyond reading and writing its own JSON.
+package inventory
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// Sharing says how Slurm is told about a full (non-MIG) GPU.
+const (
+	// SharingShard exposes the GPU both as one `gpu` and as memory slices (`shard`);
+	// Slurm lets a job use it either whole or as shards, never both at once.
+	SharingShard = "shard"
+	// SharingWhole exposes the GPU only as a whole `gpu`.
+	SharingWhole = "whole"
+)
+
+// Cluster is every GPU node known to gpumem.
+type Cluster struct {
+	Nodes []Node `json:"nodes"`
+}
+
+// Node is one Slurm node. Partitions come from slurm.conf, the rest from NVML.
+type Node struct {
+	Name       string   `json:"name"`
+	Partitions []string `json:"partitions,omitempty"`
+	CPUs       int      `json:"cpus,omitempty"`
+	MemoryMiB  int64    `json:"memory_mib,omitempty"` // host RAM
+	Features   []string `json:"features,omitempty"`
+	GPUs       []GPU    `json:"gpus"`
+}
+
+// GPU is one physical GPU.
+type GPU struct {
+	Index      int           `json:"index"`          // NVML index
+	Minor      int           `json:"minor"`          // /dev/nvidiaN
+	Name       string        `json:"name"`           // NVML product name, e.g. "NVIDIA H100 80GB HBM3"
+	Type       string        `json:"type"`           // Slurm GRES type, e.g. "h100"
+	UUID       string        `json:"uuid,omitempty"` // GPU-...
+	MemoryMiB  int64         `json:"memory_mib"`     // NVML total memory
+	Cores      string        `json:"cores,omitempty"`
+	Sharing    string        `json:"sharing,omitempty"` // SharingShard (default) or SharingWhole; ignored in MIG mode
+	MIG        bool          `json:"mig,omitempty"`     // MIG mode currently enabled
+	MIGPending bool          `json:"mig_pending,omitempty"`
+	Instances  []MIGInstance `json:"mig_instances,omitempty"`
+}
+
+// MIGInstance is one MIG GPU instance (with its compute instance) on a GPU in MIG mode.
+type MIGInstance struct {
+	Profile   string   `json:"profile"`    // e.g. "3g.40gb"
+	MemoryMiB int64    `json:"memory_mib"` // NVML's real size, less than the name says
+	GI        int      `json:"gi"`
+	CI        int      `json:"ci"`
+	Start     int      `json:"start"` // first memory slot of its placement
+	Slices    int      `json:"slices"`
+	Files     []string `json:"files,omitempty"` // /dev/nvidiaN plus its /dev/nvidia-caps files
+}
+
+// Shared reports whether a full GPU is exposed as memory slices.
+func (g GPU) Shared() bool { return !g.MIG && g.Sharing != SharingWhole }
+
+// Load reads a cluster inventory from a JSON file.
+func Load(path string) (Cluster, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Cluster{}, err
+	}
+	return Decode(b)
+}
+
+// Decode parses and validates a JSON inventory.
+func Decode(b []byte) (Cluster, error) {
+	var c Cluster
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Cluster{}, fmt.Errorf("inventory: %w", err)
+	}
+	return c, c.Validate()
+}
+
+// Encode renders the inventory as stable, indented JSON (nodes sorted by name).
+func (c Cluster) Encode() ([]byte, error) {
+	c.Nodes = append([]Node(nil), c.Nodes...)
+	sort.Slice(c.Nodes, func(i, j int) bool { return c.Nodes[i].Name < c.Nodes[j].Name })
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Validate rejects inventories that would make gres.conf lie.
+func (c Cluster) Validate() error {
+	seen := map[string]bool{}
+	for _, n := range c.Nodes {
+		if n.Name == "" {
+			return fmt.Errorf("inventory: node without a name")
+		}
+		if seen[n.Name] {
+			return fmt.Errorf("inventory: node %q listed twice", n.Name)
+		}
+		seen[n.Name] = true
+		for _, g := range n.GPUs {
+			if g.MemoryMiB <= 0 {
+				return fmt.Errorf("inventory: node %s GPU %d: memory_mib must be > 0, got %d", n.Name, g.Index, g.MemoryMiB)
+			}
+			if g.Type == "" {
+				return fmt.Errorf("inventory: node %s GPU %d: empty type", n.Name, g.Index)
+			}
+			if g.Sharing != "" && g.Sharing != SharingShard && g.Sharing != SharingWhole {
+				return fmt.Errorf("inventory: node %s GPU %d: sharing %q; want %q or %q", n.Name, g.Index, g.Sharing, SharingShard, SharingWhole)
+			}
+			var sum int64
+			for _, in := range g.Instances {
+				if in.MemoryMiB <= 0 || in.Profile == "" {
+					return fmt.Errorf("inventory: node %s GPU %d: MIG instance needs a profile and memory_mib > 0", n.Name, g.Index)
+				}
+				sum += in.MemoryMiB
+			}
+			if sum > g.MemoryMiB {
+				return fmt.Errorf("inventory: node %s GPU %d: MIG instances hold %d MiB, more than the GPU's %d MiB", n.Name, g.Index, sum, g.MemoryMiB)
+			}
+		}
+	}
+	return nil
+}
