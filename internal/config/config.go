@@ -1,0 +1,200 @@
+// Package config reads /etc/slurm/gpumem.conf, the INI file shared by the Slurm plugins,
+// gpumemctl and gpumemd. Top-level keys (before any [section]) are the ones every part
+// reads; a part with settings of its own keeps them in a section of its own name.
+//
+// Reading never fails hard: every key that is missing or wrong keeps its safe default,
+// and all problems come back together in one error, so a broken file inside slurmctld
+// is logged and survived, never fatal.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/ini.v1"
+)
+
+// DefaultPath is where Slurm's own configuration lives on Debian.
+const DefaultPath = "/etc/slurm/gpumem.conf"
+
+// OnError says what the job_submit plugin does when gpumem itself fails (no inventory,
+// an internal error): Open passes the job through unchanged, Closed refuses it.
+type OnError string
+
+const (
+	Open   OnError = "open"
+	Closed OnError = "closed"
+)
+
+// Level orders log verbosity; a message is logged when its level <= the configured one.
+type Level int
+
+const (
+	LevelError Level = iota
+	LevelInfo
+	LevelVerbose
+	LevelDebug
+)
+
+var levelNames = []string{"error", "info", "verbose", "debug"}
+
+func (l Level) String() string {
+	if l >= 0 && int(l) < len(levelNames) {
+		return levelNames[l]
+	}
+	return fmt.Sprintf("level(%d)", int(l))
+}
+
+// Config is everything the plugins need. Zero values are never used: start from Default.
+type Config struct {
+	ShardUnitMiB   int64         // GPU memory one Slurm shard stands for
+	Policy         string        // placement policy name, checked by the core
+	PreferMIG      bool          // a request that a MIG instance holds goes to MIG first
+	InventoryPath  string        // JSON file or directory of per-node JSON files
+	SlurmConf      string        // slurm.conf, for the default partition
+	OnError        OnError       // what to do when gpumem itself fails
+	LogLevel       Level         // how much goes to the Slurm log
+	ReloadInterval time.Duration // the inventory is looked at no more often than this
+}
+
+// Default is the configuration used for every key the file does not set correctly.
+func Default() Config {
+	return Config{
+		ShardUnitMiB:   1024,
+		Policy:         "first-fit",
+		PreferMIG:      false,
+		InventoryPath:  "/etc/slurm/gpumem.d",
+		SlurmConf:      "/etc/slurm/slurm.conf",
+		OnError:        Open,
+		LogLevel:       LevelInfo,
+		ReloadInterval: 10 * time.Second,
+	}
+}
+
+// Load reads path. A missing file is not an error (Default applies); an unreadable or
+// broken one returns Default for what could not be read, and the error.
+func Load(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return Default(), fmt.Errorf("gpumem.conf: %w", err)
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse reads the top-level keys of an INI document. Unknown top-level keys are errors
+// (a typo must not silently fall back to a default); sections are left to their owners.
+func Parse(b []byte) (Config, error) {
+	c := Default()
+	f, err := ini.LoadSources(ini.LoadOptions{Insensitive: true}, b)
+	if err != nil {
+		return c, fmt.Errorf("not an INI file: %w", err)
+	}
+	var errs []error
+	for _, k := range f.Section(ini.DefaultSection).Keys() {
+		set, ok := setters[k.Name()]
+		if !ok {
+			errs = append(errs, fmt.Errorf("unknown key %q; known keys: %s", k.Name(), knownKeys()))
+			continue
+		}
+		if err := set(&c, strings.TrimSpace(k.String())); err != nil {
+			errs = append(errs, fmt.Errorf("%s = %q: %w", k.Name(), k.String(), err))
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// setters are keyed by lower-case name because the file is read case-insensitively,
+// so ShardUnit, shardunit and SHARDUNIT all work.
+var setters = map[string]func(*Config, string) error{
+	"shardunit":      func(c *Config, v string) error { return assign(&c.ShardUnitMiB, v, ParseMiB) },
+	"policy":         func(c *Config, v string) error { return assign(&c.Policy, v, parsePolicy) },
+	"prefermig":      func(c *Config, v string) error { return assign(&c.PreferMIG, v, parseBool) },
+	"inventorypath":  func(c *Config, v string) error { return assign(&c.InventoryPath, v, parsePath) },
+	"slurmconf":      func(c *Config, v string) error { return assign(&c.SlurmConf, v, parsePath) },
+	"onerror":        func(c *Config, v string) error { return assign(&c.OnError, v, parseOnError) },
+	"loglevel":       func(c *Config, v string) error { return assign(&c.LogLevel, v, parseLevel) },
+	"reloadinterval": func(c *Config, v string) error { return assign(&c.ReloadInterval, v, parseInterval) },
+}
+
+// assign stores a parsed value only when it is good, so a bad key keeps its default.
+func assign[T any](dst *T, v string, parse func(string) (T, error)) error {
+	x, err := parse(v)
+	if err == nil {
+		*dst = x
+	}
+	return err
+}
+
+func knownKeys() string {
+	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval"
+}
+
+func parsePolicy(v string) (string, error) {
+	if v == "" {
+		return "", errors.New("empty; want a policy name such as first-fit or best-fit")
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return "", errors.New("want a lower-case policy name such as first-fit or best-fit")
+		}
+	}
+	return v, nil
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "yes", "true", "on", "1":
+		return true, nil
+	case "no", "false", "off", "0":
+		return false, nil
+	}
+	return false, errors.New("want yes or no")
+}
+
+func parsePath(v string) (string, error) {
+	if !strings.HasPrefix(v, "/") {
+		return "", errors.New("want an absolute path")
+	}
+	return v, nil
+}
+
+func parseOnError(v string) (OnError, error) {
+	switch o := OnError(strings.ToLower(v)); o {
+	case Open, Closed:
+		return o, nil
+	}
+	return "", errors.New("want open (pass the job unchanged) or closed (refuse it)")
+}
+
+func parseLevel(v string) (Level, error) {
+	for i, n := range levelNames {
+		if strings.EqualFold(v, n) {
+			return Level(i), nil
+		}
+	}
+	return 0, fmt.Errorf("want one of %s", strings.Join(levelNames, ", "))
+}
+
+func parseInterval(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		if n, err2 := strconv.Atoi(v); err2 == nil {
+			d, err = time.Duration(n)*time.Second, nil
+		}
+	}
+	if err != nil || d < 0 || d > time.Hour {
+		return 0, errors.New("want a duration from 0s to 1h, e.g. 10s (0 looks on every job)")
+	}
+	return d, nil
+}

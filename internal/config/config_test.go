@@ -1,0 +1,127 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseAllKeys(t *testing.T) {
+	c, err := Parse([]byte(`
+# every key, in the case the example file uses
+ShardUnit = 2GiB
+Policy = best-fit
+PreferMIG = yes
+InventoryPath = /var/lib/gpumem/inventory
+SlurmConf = /etc/slurm-llnl/slurm.conf
+OnError = closed
+LogLevel = debug
+ReloadInterval = 30s
+
+[gpumemd]
+Listen = :9400
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second}
+	if c != want {
+		t.Fatalf("got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestParseEmptyIsDefault(t *testing.T) {
+	c, err := Parse(nil)
+	if err != nil || c != Default() {
+		t.Fatalf("got %+v, %v; want defaults", c, err)
+	}
+}
+
+func TestParseCaseInsensitiveKeys(t *testing.T) {
+	c, err := Parse([]byte("shardunit=512m\nONERROR=Closed\n"))
+	if err != nil || c.ShardUnitMiB != 512 || c.OnError != Closed {
+		t.Fatalf("got %+v, %v", c, err)
+	}
+}
+
+func TestParseBadKeysKeepDefaultsAndSayWhy(t *testing.T) {
+	c, err := Parse([]byte("ShardUnit = 0\nPolicy = Best Fit\nOnError = maybe\nLogLevel = loud\nPreferMIG = sometimes\nInventoryPath = relative/dir\nReloadInterval = 2h\nShardUnitt = 1g\nLogLevel2 = x\n"))
+	if c != Default() {
+		t.Fatalf("bad keys changed the config: %+v", c)
+	}
+	for _, want := range []string{
+		`shardunit = "0": want a size from 1MiB to 1TiB such as 1GiB or 512MiB`,
+		`policy = "Best Fit": want a lower-case policy name`,
+		`onerror = "maybe": want open (pass the job unchanged) or closed (refuse it)`,
+		`loglevel = "loud": want one of error, info, verbose, debug`,
+		`prefermig = "sometimes": want yes or no`,
+		`inventorypath = "relative/dir": want an absolute path`,
+		`reloadinterval = "2h": want a duration from 0s to 1h`,
+		`unknown key "shardunitt"; known keys: ShardUnit, Policy`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v\nlacks %q", err, want)
+		}
+	}
+}
+
+func TestParseKeepsGoodKeysBesideBadOnes(t *testing.T) {
+	c, err := Parse([]byte("ShardUnit = 4g\nOnError = never\n"))
+	if err == nil || c.ShardUnitMiB != 4096 || c.OnError != Open {
+		t.Fatalf("got %+v, %v; want ShardUnit applied, OnError default, an error", c, err)
+	}
+}
+
+func TestParseNotINI(t *testing.T) {
+	c, err := Parse([]byte("[unclosed\n"))
+	if err == nil || !strings.Contains(err.Error(), "not an INI file") || c != Default() {
+		t.Fatalf("got %+v, %v", c, err)
+	}
+}
+
+func TestParseMiB(t *testing.T) {
+	for in, want := range map[string]int64{"1GiB": 1024, "1g": 1024, "512MiB": 512, "512": 512, "1T": 1 << 20, " 2 GiB ": 0} {
+		got, err := ParseMiB(in)
+		if want == 0 {
+			if err == nil {
+				t.Errorf("ParseMiB(%q) = %d, want an error", in, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("ParseMiB(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "g", "-1g", "1.5g", "2t", "1kb", "99999999999999999999"} {
+		if got, err := ParseMiB(bad); err == nil {
+			t.Errorf("ParseMiB(%q) = %d, want an error", bad, got)
+		}
+	}
+}
+
+func TestReloadIntervalPlainSeconds(t *testing.T) {
+	c, err := Parse([]byte("ReloadInterval = 5\n"))
+	if err != nil || c.ReloadInterval != 5*time.Second {
+		t.Fatalf("got %v, %v", c.ReloadInterval, err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	if c, err := Load(filepath.Join(dir, "absent.conf")); err != nil || c != Default() {
+		t.Fatalf("missing file: %+v, %v; want defaults and no error", c, err)
+	}
+	p := filepath.Join(dir, "gpumem.conf")
+	if err := os.WriteFile(p, []byte("Policy = spread\nBogus = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p)
+	if err == nil || !strings.Contains(err.Error(), p) || c.Policy != "spread" {
+		t.Fatalf("got %+v, %v; want Policy applied and an error naming the file", c, err)
+	}
+	if _, err := Load(dir); err == nil {
+		t.Fatal("a directory read as config gave no error")
+	}
+}

@@ -1,0 +1,31 @@
+package config
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// maxShardUnitMiB bounds ShardUnit: a unit larger than any GPU makes every GPU zero shards.
+const maxShardUnitMiB = 1 << 20 // 1 TiB
+
+// ParseMiB reads a memory size for ShardUnit: a whole number with a binary suffix
+// (M/MiB, G/GiB, T/TiB, any case) or none (MiB), as Slurm reads its own sizes.
+func ParseMiB(v string) (int64, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"mib", 1}, {"gib", 1 << 10}, {"tib", 1 << 20}, {"m", 1}, {"g", 1 << 10}, {"t", 1 << 20}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > maxShardUnitMiB/mult {
+		return 0, errors.New("want a size from 1MiB to 1TiB such as 1GiB or 512MiB")
+	}
+	return n * mult, nil
+}
