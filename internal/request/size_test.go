@@ -1,0 +1,70 @@
+package request
+
+import "testing"
+
+func TestParseSize(t *testing.T) {
+	ok := []struct {
+		in  string
+		mib int64
+	}{
+		{"20g", 20480}, {"20G", 20480}, {"20gib", 20480}, {"20GiB", 20480}, {"20480m", 20480},
+		{"20480M", 20480}, {"20480mib", 20480}, {"20gb", 19074}, {"20GB", 19074}, {"1.5t", 1572864},
+		{"1.5g", 1536}, {"0.3g", 308}, {"1t", 1048576}, {"1tib", 1048576}, {"1tb", 953675},
+		{"1024k", 1}, {"1025k", 2}, {"2mb", 2}, {"1m", 1}, {"1.125t", 1179648},
+		{"1024t", 1 << 30}, {"007g", 7168},
+	}
+	for _, c := range ok {
+		got, err := ParseSize(c.in)
+		if err != nil || got != c.mib {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", c.in, got, err, c.mib)
+		}
+	}
+	const eg = "; e.g. gpu:mem:20g (20 GiB), gpu:mem:20480m, gpu:mem:1.5t"
+	bad := []struct{ in, err string }{
+		{"", `GPU memory size "" is empty` + eg},
+		{"20", `GPU memory size "20" has no unit (k, m, g, t, kib..tib, kb..tb)` + eg},
+		{"-5g", `GPU memory size "-5g" is negative` + eg},
+		{"0g", `GPU memory size "0g" is zero` + eg},
+		{"0.000g", `GPU memory size "0.000g" is zero` + eg},
+		{"g", `GPU memory size "g" has no number` + eg},
+		{"20x", `GPU memory size "20x" has unknown unit "x" (want k, m, g, t, kib..tib, kb..tb)` + eg},
+		{"20 g", `GPU memory size "20 g" has unknown unit " g" (want k, m, g, t, kib..tib, kb..tb)` + eg},
+		{"1.2.3g", `GPU memory size "1.2.3g" is not a number` + eg},
+		{".5g", `GPU memory size ".5g" is not a number` + eg},
+		{"5.g", `GPU memory size "5.g" is not a number` + eg},
+		{"1.0001g", `GPU memory size "1.0001g" has more than 3 decimals` + eg},
+		{"1025t", `GPU memory size "1025t" is larger than 1024t` + eg},
+		{"1024.001t", `GPU memory size "1024.001t" is larger than 1024t` + eg},
+		{"99999999999999999999999g", `GPU memory size "99999999999999999999999g" is larger than 1024t` + eg},
+		{"512k", `GPU memory size "512k" is below 1 MiB` + eg},
+		{"1kb", `GPU memory size "1kb" is below 1 MiB` + eg},
+		{"1mb", `GPU memory size "1mb" is below 1 MiB` + eg},
+	}
+	for _, c := range bad {
+		_, err := ParseSize(c.in)
+		if err == nil || err.Error() != c.err {
+			t.Errorf("ParseSize(%q) error\n got %v\nwant %s", c.in, err, c.err)
+		}
+	}
+}
+
+func TestFormatSizeRoundTrips(t *testing.T) {
+	for _, mib := range []int64{1, 1023, 1024, 1536, 20480, 19074, 1 << 20, 3 << 20, 1 << 30} {
+		s := FormatSize(mib)
+		got, err := ParseSize(s)
+		if err != nil || got != mib {
+			t.Errorf("ParseSize(FormatSize(%d)=%q) = %d, %v", mib, s, got, err)
+		}
+	}
+	if s := FormatSize(20480); s != "20g" {
+		t.Errorf("FormatSize(20480) = %q, want 20g", s)
+	}
+}
+
+func TestGiB(t *testing.T) {
+	for mib, want := range map[int64]string{81559: "79.6 GiB", 102400: "100 GiB", 20096: "19.6 GiB", 1023: "0.9 GiB"} {
+		if got := GiB(mib); got != want {
+			t.Errorf("GiB(%d) = %q, want %q", mib, got, want)
+		}
+	}
+}

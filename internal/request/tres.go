@@ -1,0 +1,217 @@
+// Package request reads what users type to ask for GPU memory (--gres=gpu:mem:20g) out of
+// the TRES strings Slurm hands a job_submit or cli_filter plugin, and writes the rewritten
+// strings back. Entries it does not own stay byte for byte as they were.
+package request
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Field names, for error messages; Slurm's job_desc member names.
+const (
+	PerNode   = "tres_per_node"
+	PerJob    = "tres_per_job"
+	PerSocket = "tres_per_socket"
+	PerTask   = "tres_per_task"
+)
+
+// Kind says what an entry asks for.
+type Kind uint8
+
+const (
+	Other    Kind = iota // anything not ours: kept as typed
+	GPUMem               // gpu:mem:SIZE
+	GPUCount             // gpu, gpu:N, gpu:TYPE, gpu:TYPE:N
+)
+
+// Entry is one comma- or semicolon-separated part of a TRES string.
+type Entry struct {
+	Raw    string // exactly as typed, separator excluded
+	Sep    string // the separator after it: ",", ";" or "" for the last
+	Prefix string // "gres:" (22.05, 23.02), "gres/" (23.11+) or "" (cli_filter, --gres as typed)
+	Kind   Kind
+	Type   string // GPU type of a GPUCount entry, e.g. "h100"; "" when untyped
+	MiB    int64  // GPUMem: memory per GPU
+	GPUs   int64  // GPUCount: number of GPUs
+}
+
+// TRES is one parsed tres_per_* string.
+type TRES struct {
+	Field   string
+	Entries []Entry
+}
+
+// MaxGPUs bounds a GPU count; nothing real has more per job, and it keeps arithmetic sane.
+const MaxGPUs = 1 << 20
+
+// Parse reads one tres_per_* string. field names it in errors (PerNode, ...).
+func Parse(field, s string) (TRES, error) {
+	t := TRES{Field: field}
+	if s == "" {
+		return t, nil
+	}
+	for {
+		i := strings.IndexAny(s, ",;")
+		raw, sep := s, ""
+		if i >= 0 {
+			raw, sep = s[:i], s[i:i+1]
+		}
+		e, err := parseEntry(field, raw)
+		if err != nil {
+			return TRES{}, err
+		}
+		e.Sep = sep
+		t.Entries = append(t.Entries, e)
+		if i < 0 {
+			return t, nil
+		}
+		s = s[i+1:]
+	}
+}
+
+func parseEntry(field, raw string) (Entry, error) {
+	e := Entry{Raw: raw}
+	body := raw
+	for _, p := range [...]string{"gres:", "gres/"} {
+		if strings.HasPrefix(raw, p) {
+			e.Prefix, body = p, raw[len(p):]
+		}
+	}
+	// Slurm writes a count after ':' in gres strings and after '=' in TRES strings.
+	name, rest, found := strings.Cut(body, ":")
+	if !found {
+		name, rest, found = strings.Cut(body, "=")
+	}
+	if name != "gpu" {
+		return e, nil
+	}
+	var parts []string
+	if found {
+		parts = strings.Split(rest, ":")
+	}
+	bad := func(why, valid string) (Entry, error) {
+		return Entry{}, &EntryError{Field: field, Token: raw, Why: why, Valid: valid}
+	}
+	if len(parts) > 0 && parts[0] == "mem" {
+		if len(parts) != 2 {
+			return bad("needs exactly one size after gpu:mem", "gpu:mem:20g, with --gpus-per-node=2 for two such GPUs")
+		}
+		mib, err := ParseSize(parts[1])
+		if err != nil {
+			return Entry{}, &EntryError{Field: field, Token: raw, Why: "has a bad size: " + err.(*SizeError).Why, Valid: "gpu:mem:20g (20 GiB), gpu:mem:20480m, gpu:mem:1.5t"}
+		}
+		e.Kind, e.MiB = GPUMem, mib
+		return e, nil
+	}
+	e.Kind, e.GPUs = GPUCount, 1
+	switch len(parts) {
+	case 0:
+	case 1:
+		if isDigits(parts[0]) {
+			e.GPUs = -1
+		} else {
+			e.Type = parts[0]
+		}
+	case 2:
+		e.Type = parts[0]
+		e.GPUs = -1
+	default:
+		return bad("has too many ':' parts", "gpu:h100:2")
+	}
+	if e.Type == "" && len(parts) > 0 && parts[0] == "" || e.Type != "" && !validType(e.Type) {
+		return bad("has an empty or malformed GPU type", "gpu:h100:2")
+	}
+	if e.GPUs < 0 {
+		n, err := strconv.ParseInt(parts[len(parts)-1], 10, 64)
+		switch {
+		case err != nil && errors.Is(err, strconv.ErrRange), err == nil && n > MaxGPUs:
+			return bad("asks for more than 1048576 GPUs", "gpu:2")
+		case err != nil || !isDigits(parts[len(parts)-1]):
+			return bad("has a GPU count that is not a whole number", "gpu:2")
+		case n == 0:
+			return bad("asks for zero GPUs", "gpu:1")
+		}
+		e.GPUs = n
+	}
+	return e, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func validType(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '+') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// String writes the entries back, each as typed unless it was replaced.
+func (t TRES) String() string {
+	n := 0
+	for _, e := range t.Entries {
+		n += len(e.Raw) + len(e.Sep)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, e := range t.Entries {
+		b.WriteString(e.Raw)
+		if i < len(t.Entries)-1 {
+			sep := e.Sep
+			if sep == "" {
+				sep = ","
+			}
+			b.WriteString(sep)
+		}
+	}
+	return b.String()
+}
+
+// Find returns the index of the first entry of kind k, or -1.
+func (t TRES) Find(k Kind) int {
+	for i, e := range t.Entries {
+		if e.Kind == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// Without returns t minus the entries of kind k, keeping the others' separators.
+func (t TRES) Without(k Kind) TRES {
+	out := TRES{Field: t.Field, Entries: make([]Entry, 0, len(t.Entries))}
+	for _, e := range t.Entries {
+		if e.Kind != k {
+			out.Entries = append(out.Entries, e)
+		}
+	}
+	return out
+}
+
+// With returns t with one more entry, written as gres (body like "shard:20") with the
+// prefix the string already uses, so Slurm of either generation reads it.
+func (t TRES) With(body, prefix string) TRES {
+	out := TRES{Field: t.Field, Entries: append(t.Entries[:len(t.Entries):len(t.Entries)], Entry{Raw: prefix + body, Prefix: prefix})}
+	return out
+}
+
+// Prefix is the gres prefix the string uses ("gres:", "gres/" or "").
+func (t TRES) Prefix() string {
+	for _, e := range t.Entries {
+		if e.Prefix != "" {
+			return e.Prefix
+		}
+	}
+	return ""
+}
