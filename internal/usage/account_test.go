@@ -1,0 +1,108 @@
+package usage
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+)
+
+// fakeProc writes a /proc/PID with the given cgroup and environment.
+func fakeProc(t *testing.T, root string, pid int, cgroup string, env ...string) {
+	t.Helper()
+	dir := filepath.Join(root, strconv.Itoa(pid))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var block []byte
+	for _, kv := range env {
+		block = append(append(block, kv...), 0)
+	}
+	os.WriteFile(filepath.Join(dir, "cgroup"), []byte(cgroup), 0o644)
+	os.WriteFile(filepath.Join(dir, "environ"), block, 0o644)
+}
+
+func TestOwnerPrefersCgroupOverEnvironment(t *testing.T) {
+	root := t.TempDir()
+	fakeProc(t, root, 10, "0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n", "SLURM_JOB_ID=7", "SLURM_SHARDS_ON_NODE=20")
+	fakeProc(t, root, 11, "12:memory:/slurm/uid_1000/job_43/step_batch\n")
+	fakeProc(t, root, 12, "0::/user.slice\n", "SLURM_JOB_ID=44")
+	fakeProc(t, root, 13, "0::/user.slice\n", "HOME=/root")
+	fakeProc(t, root, 14, "0::/user.slice\n", "SLURM_JOB_ID=x1")
+	p := Procfs{Root: root}
+	for pid, want := range map[int]Owner{10: {"42", 20}, 11: {"43", 0}, 12: {"44", 0}, 13: {}} {
+		got, err := p.Owner(pid)
+		if err != nil || got != want {
+			t.Errorf("Owner(%d) = %+v, %v; want %+v", pid, got, err, want)
+		}
+	}
+	if _, err := p.Owner(14); err == nil {
+		t.Error("SLURM_JOB_ID=x1 accepted; want an error naming it")
+	}
+	if _, err := p.Owner(15); err == nil {
+		t.Error("a vanished process had an owner")
+	}
+}
+
+func TestAccountSumsPerJobAndGPU(t *testing.T) {
+	owners := map[int]Owner{1: {"5", 20}, 2: {"5", 20}, 3: {"6", 0}, 4: {"7", 0}}
+	owner := func(pid int) (Owner, error) { return owners[pid], nil }
+	s := Snapshot{GPUs: []GPU{
+		{Index: 0, Total: 80 * gib, Procs: []Proc{{PID: 1, Used: 8 * gib, GI: NoInstance}, {PID: 2, Used: 4 * gib, GI: NoInstance}, {PID: 9, Used: gib, GI: NoInstance}}},
+		{Index: 1, Total: 80 * gib, MIG: true, Instances: []Instance{{GI: 1, Total: 40 * gib}, {GI: 2, Total: 20 * gib}},
+			Procs: []Proc{{PID: 3, Used: 30 * gib, GI: 1}}},
+		{Index: 2, Total: 80 * gib, Procs: []Proc{{PID: 4, Used: 70 * gib, GI: NoInstance}}},
+	}}
+	jobs, un := Account(s, owner, gib)
+	if len(jobs) != 3 || un[0] != gib {
+		t.Fatalf("jobs %+v unattributed %v; want 3 jobs and 1 GiB unattributed on GPU 0", jobs, un)
+	}
+	want := []struct {
+		id, kind    string
+		alloc, used uint64
+	}{{"5", KindShard, 20 * gib, 12 * gib}, {"6", KindMIG, 40 * gib, 30 * gib}, {"7", KindGPU, 80 * gib, 70 * gib}}
+	for i, w := range want {
+		j := jobs[i]
+		if j.ID != w.id || j.Kind != w.kind || j.Alloc != w.alloc || j.Used != w.used || j.Over() {
+			t.Errorf("job %d = %+v; want %+v and not over", i, j, w)
+		}
+	}
+	if g := jobs[0].GPUs; len(g) != 1 || len(g[0].PIDs) != 2 || g[0].Used != 12*gib {
+		t.Errorf("job 5 per GPU = %+v; want GPU 0 with PIDs 1,2 and 12 GiB", g)
+	}
+}
+
+func TestSampleMockNode(t *testing.T) {
+	srv := dgxh100.New()
+	d0 := srv.Devices[0].(*server.Device)
+	d0.MemoryInfo = nvml.Memory{Total: 80 * gib, Used: 30 * gib, Free: 50 * gib}
+	d0.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 41, nvml.SUCCESS }
+	d0.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+		return []nvml.ProcessInfo{{Pid: 77, UsedGpuMemory: 30 * gib, GpuInstanceId: math.MaxUint32}}, nvml.SUCCESS
+	}
+	s, err := Sample(srv, time.Unix(5, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.GPUs) != 8 {
+		t.Fatalf("%d GPUs, want 8", len(s.GPUs))
+	}
+	g := s.GPUs[0]
+	if g.Err != nil || g.Used != 30*gib || g.TempC != 41 || len(g.Procs) != 1 || g.Procs[0].GI != NoInstance {
+		t.Fatalf("GPU 0 = %+v", g)
+	}
+	if !math.IsNaN(g.PowerW) || !math.IsNaN(s.GPUs[1].TempC) {
+		t.Fatalf("telemetry the mock does not implement must be NaN, got power %v temp %v", g.PowerW, s.GPUs[1].TempC)
+	}
+	d0.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { return nvml.Memory{}, nvml.ERROR_GPU_IS_LOST }
+	s, _ = Sample(srv, time.Unix(6, 0))
+	if s.GPUs[0].Err == nil || s.GPUs[1].Err != nil {
+		t.Fatalf("lost GPU 0: errors %v / %v; want only GPU 0 to fail", s.GPUs[0].Err, s.GPUs[1].Err)
+	}
+}

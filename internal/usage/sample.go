@@ -1,0 +1,126 @@
+package usage
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// Sample polls every GPU once. It fails only when NVML cannot say how many GPUs
+// there are; a single GPU that stops answering is reported in its GPU.Err so the
+// rest of the node keeps being measured.
+func Sample(lib nvml.Interface, now time.Time) (Snapshot, error) {
+	n, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return Snapshot{}, fmt.Errorf("nvml: device count: %v", ret)
+	}
+	s := Snapshot{Time: now, GPUs: make([]GPU, 0, n)}
+	for i := 0; i < n; i++ {
+		s.GPUs = append(s.GPUs, sampleGPU(lib, i))
+	}
+	return s, nil
+}
+
+func sampleGPU(lib nvml.Interface, i int) GPU {
+	g := GPU{Index: i, TempC: math.NaN(), PowerW: math.NaN(), UtilPct: math.NaN()}
+	dev, ret := lib.DeviceGetHandleByIndex(i)
+	if ret != nvml.SUCCESS {
+		g.Err = fmt.Errorf("nvml: GPU %d handle: %v", i, ret)
+		return g
+	}
+	if uuid, ret := dev.GetUUID(); ret == nvml.SUCCESS {
+		g.UUID = uuid
+	}
+	if name, ret := dev.GetName(); ret == nvml.SUCCESS {
+		g.Name = name
+	}
+	mem, ret := dev.GetMemoryInfo()
+	if ret != nvml.SUCCESS {
+		g.Err = fmt.Errorf("nvml: GPU %d memory: %v", i, ret)
+		return g
+	}
+	g.Total, g.Used, g.Free = mem.Total, mem.Used, mem.Free
+	optional(func() {
+		if t, ret := dev.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
+			g.TempC = float64(t)
+		}
+	})
+	optional(func() {
+		if mw, ret := dev.GetPowerUsage(); ret == nvml.SUCCESS {
+			g.PowerW = float64(mw) / 1000
+		}
+	})
+	optional(func() {
+		if u, ret := dev.GetUtilizationRates(); ret == nvml.SUCCESS {
+			g.UtilPct = float64(u.Gpu)
+		}
+	})
+	optional(func() {
+		if cur, _, ret := dev.GetMigMode(); ret == nvml.SUCCESS {
+			g.MIG = cur == nvml.DEVICE_MIG_ENABLE
+		}
+	})
+	if g.MIG {
+		optional(func() { g.Instances = instances(dev) })
+	}
+	optional(func() {
+		ps, ret := dev.GetComputeRunningProcesses()
+		if ret != nvml.SUCCESS {
+			return
+		}
+		for _, p := range ps {
+			gi := int(p.GpuInstanceId)
+			if p.GpuInstanceId == math.MaxUint32 || !g.MIG {
+				gi = NoInstance
+			}
+			g.Procs = append(g.Procs, Proc{PID: int(p.Pid), Used: p.UsedGpuMemory, GI: gi})
+		}
+	})
+	return g
+}
+
+// instances lists the MIG devices of a GPU in MIG mode with their own memory, which
+// is smaller than the profile name says and is what a MIG job really gets.
+func instances(dev nvml.Device) []Instance {
+	max, ret := dev.GetMaxMigDeviceCount()
+	if ret != nvml.SUCCESS {
+		return nil
+	}
+	var out []Instance
+	for j := 0; j < max; j++ {
+		mig, ret := dev.GetMigDeviceHandleByIndex(j)
+		if ret != nvml.SUCCESS {
+			continue // an empty slot: MIG device indices are sparse
+		}
+		gi, ret := mig.GetGpuInstanceId()
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		mem, ret := mig.GetMemoryInfo()
+		if ret != nvml.SUCCESS {
+			continue
+		}
+		out = append(out, Instance{GI: gi, Total: mem.Total, Used: mem.Used})
+	}
+	return out
+}
+
+// errNotImplemented is what optional turns a panicking backend call into.
+var errNotImplemented = errors.New("nvml: function not implemented by this backend")
+
+// optional runs one telemetry read that a backend may not implement. go-nvml's mock
+// servers panic on every function they leave unset; a GPU that cannot report its
+// temperature is still a GPU, so such a read counts as "not reported", never as a
+// crashed daemon.
+func optional(read func()) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = errNotImplemented
+		}
+	}()
+	read()
+	return nil
+}
