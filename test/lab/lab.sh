@@ -1,0 +1,273 @@
+#!/bin/bash
+# The gpumem lab: a real Slurm with three fake-GPU nodes on this host.
+#
+#   lab.sh up|down|status|run CMD...     (LAB_SLURM=22.05, the default, or 24.11)
+#
+# 22.05 is Debian bookworm's Slurm, installed on the host, on the standard ports and
+# /etc/slurm, so plain srun/sbatch/squeue talk to it. 24.11 is Debian trixie's Slurm in
+# a debootstrap chroot on its own ports; reach it with `lab.sh run CMD` (or chroot DIR).
+# Both can run at once. The lab never touches /dev/nvidia*: its fake GPUs are device
+# nodes under /run/gpumem-lab/dev (of the chroot, for 24.11) with a major number reserved
+# for local use, so even opening one reaches no driver.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+REL=${LAB_SLURM:-22.05}
+CHROOT_CACHE=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
+HOST=$(hostname -s)
+FAKE_MAJOR=120 # 120-127: "local/experimental use" in the kernel's device list
+DEBIAN_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
+
+case "$REL" in
+22.05)
+	ROOT=""
+	CTLD_PORT=6817 SLURMD_PORT=6818 NODE_PORT0=6831
+	AUTH=auth/munge CRED=cred/munge
+	;;
+24.11)
+	ROOT=$CHROOT_CACHE/trixie
+	CTLD_PORT=8817 SLURMD_PORT=8818 NODE_PORT0=8831
+	AUTH=auth/slurm CRED=cred/slurm
+	;;
+*)
+	echo "lab: LAB_SLURM=$REL is not a lab release; use 22.05 or 24.11" >&2
+	exit 2
+	;;
+esac
+# Paths as the daemons see them (inside the chroot for 24.11); $ROOT$X on the host.
+LAB=/var/lib/gpumem-lab/$REL
+DEV=/run/gpumem-lab/dev
+CONF=/etc/slurm
+STATE=$REPO/test/lab/.state/$REL
+
+say() { echo "lab[$REL]: $*"; }
+die() {
+	echo "lab[$REL]: $*" >&2
+	exit 1
+}
+
+# lab_in runs a command in the lab's Slurm environment (the chroot for 24.11).
+lab_in() {
+	if [ -n "$ROOT" ]; then
+		chroot "$ROOT" "$@"
+	else
+		"$@"
+	fi
+}
+
+# shellcheck source=test/lab/nodes.sh
+. "$REPO/test/lab/nodes.sh"
+# shellcheck source=test/lab/chroot.sh
+. "$REPO/test/lab/chroot.sh"
+# shellcheck source=test/lab/gres.sh
+. "$REPO/test/lab/gres.sh"
+
+pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+pidfile_pid() { [ -s "$1" ] && cat "$1" || true; }
+
+daemon_pids() {
+	local f
+	for f in "$ROOT$LAB"/run/*.pid; do
+		[ -e "$f" ] || continue
+		pid=$(pidfile_pid "$f")
+		pid_alive "$pid" && echo "$pid"
+	done
+	return 0
+}
+
+start_munge() {
+	[ -n "$ROOT" ] && return 0 # 24.11 uses auth/slurm
+	if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+		return 0
+	fi
+	[ -s /etc/munge/munge.key ] || die "no /etc/munge/munge.key: run test/lab/deps.sh"
+	install -d -o munge -g munge -m 0755 /run/munge
+	runuser -u munge -- /usr/sbin/munged
+	# Remembered so that `down` stops only a munged the lab started itself.
+	install -d "$LAB/run"
+	for _ in $(seq 50); do
+		munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	pidfile_pid /run/munge/munged.pid >"$LAB/run/munged.started"
+}
+
+stop_munge() {
+	[ -n "$ROOT" ] && return 0
+	local f=$LAB/run/munged.started pid
+	[ -s "$f" ] || return 0
+	pid=$(cat "$f")
+	if pid_alive "$pid" && [ "$(readlink /proc/"$pid"/exe)" = /usr/sbin/munged ]; then
+		kill "$pid"
+	fi
+	rm -f "$f"
+}
+
+wait_for() { # seconds, description, command...
+	local n=$(($1 * 10)) what=$2
+	shift 2
+	for _ in $(seq "$n"); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	die "timed out waiting for $what; see $ROOT$LAB/log/"
+}
+
+nodes_idle() {
+	local out
+	out=$(lab_in sinfo -h -N -o '%N %T' 2>/dev/null) || return 1
+	[ "$(echo "$out" | sort -u | grep -c ' idle$')" -eq "${#LAB_NODES[@]}" ]
+}
+
+fake_devices() {
+	local d=$ROOT$DEV i
+	# A real GPU's files are never ours to make or remove, even by accident.
+	case "$d" in /dev/* | /dev) die "refusing to create fake GPUs in $d" ;; esac
+	rm -rf "$d"
+	install -d "$d/nvidia-caps"
+	for i in 0 1 2 3 4 5 6 7; do
+		mknod -m 0666 "$d/nvidia$i" c "$FAKE_MAJOR" "$i"
+	done
+	for i in $(seq 1 40); do
+		mknod -m 0444 "$d/nvidia-caps/nvidia-cap$i" c "$((FAKE_MAJOR + 1))" "$i"
+	done
+}
+
+plugin_dir() {
+	# The lab keeps its own copy so that rebuilding bin/ never swaps a library that a
+	# running slurmctld has mapped.
+	local src=$REPO/bin
+	if [ -n "$ROOT" ]; then
+		src=$STATE/plugins
+		if [ -x "$REPO/cgo/build.sh" ]; then
+			mkdir -p "$src"
+			"$REPO/cgo/build.sh" "$src" "$ROOT/usr/include" >"$STATE/plugins-build.log" 2>&1 ||
+				die "building the plugins against $REL headers failed; see $STATE/plugins-build.log"
+		fi
+	fi
+	rm -rf "$ROOT$LAB/plugins"
+	install -d "$ROOT$LAB/plugins"
+	for so in job_submit_gpumem.so cli_filter_gpumem.so; do
+		[ -f "$src/$so" ] && install -m 0755 "$src/$so" "$ROOT$LAB/plugins/$so"
+	done
+	return 0
+}
+
+plugin_lines() {
+	local js=${LAB_JOB_SUBMIT:-gpumem} cf=${LAB_CLI_FILTER:-gpumem}
+	if [ "$js" = gpumem ] && [ ! -f "$ROOT$LAB/plugins/job_submit_gpumem.so" ]; then
+		say "job_submit_gpumem.so not built (make build): running without job_submit" >&2
+		js=none
+	fi
+	if [ "$cf" = gpumem ] && [ ! -f "$ROOT$LAB/plugins/cli_filter_gpumem.so" ]; then
+		say "cli_filter_gpumem.so not built (make build): running without cli_filter" >&2
+		cf=none
+	fi
+	[ "$js" != none ] && echo "JobSubmitPlugins=$js"
+	[ "$cf" != none ] && echo "CliFilterPlugins=$cf"
+	return 0
+}
+
+render_conf() {
+	local etc=$ROOT$CONF nodes parts plugins
+	install -d "$etc" "$STATE"
+	gres_generate "$etc/gres.conf" "$STATE/node-gres" # fills gres.conf and per-node Gres=
+	nodes=$(node_lines "$STATE/node-gres")
+	parts=$(partition_lines)
+	plugins=$(plugin_lines)
+	local f
+	f=$(sed -e "s|@RELEASE@|$REL|; s|@CLUSTER@|gpumem${REL/./}|; s|@HOST@|$HOST|" \
+		-e "s|@CTLD_PORT@|$CTLD_PORT|; s|@SLURMD_PORT@|$SLURMD_PORT|" \
+		-e "s|@AUTH@|$AUTH|; s|@CRED@|$CRED|; s|@LAB@|$LAB|g" \
+		-e "s|@PLUGINDIR@|$DEBIAN_PLUGINDIR:$LAB/plugins|" \
+		"$REPO/slurm-conf/slurm.conf.lab.in")
+	f=${f/@PLUGINS@/$plugins}
+	f=${f/@NODES@/$nodes}
+	f=${f/@PARTITIONS@/$parts}
+	printf '%s\n' "$f" >"$etc/slurm.conf"
+	if [ -n "$ROOT" ]; then
+		echo "CgroupPlugin=disabled" >"$etc/cgroup.conf"
+		if [ ! -s "$etc/slurm.key" ]; then
+			(umask 077 && head -c 1024 /dev/urandom >"$etc/slurm.key")
+		fi
+	fi
+	[ -f "$REPO/slurm-conf/job_submit.lua" ] && install -m 0644 "$REPO/slurm-conf/job_submit.lua" "$etc/job_submit.lua"
+	gpumem_conf "$etc"
+	return 0
+}
+
+cmd_up() {
+	[ "$(id -u)" -eq 0 ] || die "the lab starts daemons and makes device nodes: run as root"
+	[ -n "$ROOT" ] && chroot_ensure
+	[ -z "$ROOT" ] && ! command -v slurmctld >/dev/null && die "Slurm is not installed: run test/lab/deps.sh"
+	if [ -n "$(daemon_pids)" ]; then
+		say "already up: restarting"
+		cmd_down >/dev/null
+	fi
+	[ -n "$ROOT" ] && chroot_mount
+	rm -rf "$ROOT$LAB"/{ctld,spool,log,run}
+	install -d "$ROOT$LAB"/{ctld,spool,log,run}
+	fake_devices
+	plugin_dir
+	render_conf
+	start_munge
+	lab_in slurmctld -c -i
+	wait_for 30 "slurmctld" lab_in scontrol ping
+	local i
+	for i in "${!LAB_NODES[@]}"; do
+		lab_in slurmd -N "${LAB_NODES[$i]}"
+	done
+	wait_for 60 "nodes to register idle" nodes_idle
+	say "up: $(lab_in sinfo -h -o '%P:%N' | tr '\n' ' ')(logs in $ROOT$LAB/log)"
+}
+
+cmd_down() {
+	[ "$(id -u)" -eq 0 ] || die "run as root"
+	local pids pid
+	pids=$(daemon_pids)
+	if [ -n "$pids" ]; then
+		# Jobs first, so that no slurmstepd outlives its slurmd.
+		lab_in scancel --quiet --full --hurry -u root >/dev/null 2>&1 || true
+		for _ in $(seq 50); do
+			[ -z "$(lab_in squeue -h -t running,completing -o %i 2>/dev/null)" ] && break
+			sleep 0.1
+		done
+		for pid in $pids; do kill "$pid" 2>/dev/null || true; done
+		for _ in $(seq 100); do
+			pids=$(daemon_pids)
+			[ -z "$pids" ] && break
+			sleep 0.1
+		done
+		for pid in $pids; do kill -9 "$pid" 2>/dev/null || true; done
+	fi
+	stop_munge
+	[ -n "$ROOT" ] && [ -d "$ROOT" ] && chroot_umount
+	rm -rf "$ROOT$DEV"
+	say "down"
+}
+
+cmd_status() {
+	local pids
+	pids=$(daemon_pids)
+	if [ -z "$pids" ]; then
+		say "down"
+		return 3
+	fi
+	say "up (pids $(echo "$pids" | tr '\n' ' '))"
+	lab_in sinfo -N -o '%N %P %T %G' || true
+	lab_in squeue || true
+}
+
+case "${1:-}" in
+up) cmd_up ;;
+down) cmd_down ;;
+status) cmd_status ;;
+run)
+	shift
+	lab_in "$@"
+	;;
+*)
+	echo "usage: LAB_SLURM=22.05|24.11 $0 up|down|status|run CMD..." >&2
+	exit 2
+	;;
+esac

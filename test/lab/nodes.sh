@@ -1,0 +1,24 @@
+# The lab's nodes and partitions (sourced by lab.sh). What GPUs each node has lives in
+# test/lab/nodes/NODE.json, the fake-NVML file gpumemctl reads; here is only what
+# slurm.conf needs beyond that.
+LAB_NODES=(n1 n2 n3)
+LAB_CPUS=16
+LAB_MEMORY_MB=64000
+
+# node_lines prints one NodeName line per node, with the Gres= that the generator wrote
+# to DIR/NODE (one file per node).
+node_lines() {
+	local dir=$1 i n gres
+	for i in "${!LAB_NODES[@]}"; do
+		n=${LAB_NODES[$i]}
+		gres=$(cat "$dir/$n")
+		echo "NodeName=$n NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((NODE_PORT0 + i)) CPUs=$LAB_CPUS RealMemory=$LAB_MEMORY_MB${gres:+ Gres=$gres} State=UNKNOWN"
+	done
+}
+
+# Three ways in: everything (default), the big-memory training nodes, and the L4s.
+partition_lines() {
+	echo "PartitionName=gpu Nodes=n1,n2,n3 Default=YES MaxTime=INFINITE State=UP"
+	echo "PartitionName=train Nodes=n1,n2 MaxTime=INFINITE State=UP"
+	echo "PartitionName=inference Nodes=n3 MaxTime=INFINITE State=UP"
+}
