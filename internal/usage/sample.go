@@ -1,12 +1,13 @@
 package usage
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gpumem/gpumem/internal/nvmlsrc"
 )
 
 // Sample polls every GPU once. It fails only when NVML cannot say how many GPUs
@@ -108,19 +109,8 @@ func instances(dev nvml.Device) []Instance {
 	return out
 }
 
-// errNotImplemented is what optional turns a panicking backend call into.
-var errNotImplemented = errors.New("nvml: function not implemented by this backend")
-
-// optional runs one telemetry read that a backend may not implement. go-nvml's mock
-// servers panic on every function they leave unset; a GPU that cannot report its
-// temperature is still a GPU, so such a read counts as "not reported", never as a
-// crashed daemon.
-func optional(read func()) (err error) {
-	defer func() {
-		if recover() != nil {
-			err = errNotImplemented
-		}
-	}()
-	read()
-	return nil
+// optional runs one telemetry read that a backend may not implement: a GPU that cannot
+// report its temperature is still a GPU, so such a read counts as "not reported".
+func optional(read func()) {
+	_ = nvmlsrc.Guard(func() error { read(); return nil })
 }

@@ -1,0 +1,149 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/nvmlsrc"
+	"github.com/gpumem/gpumem/internal/usage"
+)
+
+type recorder struct {
+	calls []string
+	fail  error
+}
+
+func (r *recorder) Drain(node, reason string) error {
+	r.calls = append(r.calls, "drain "+node+" "+reason)
+	return r.fail
+}
+
+func (r *recorder) Resume(node string) error {
+	r.calls = append(r.calls, "resume "+node)
+	return r.fail
+}
+
+func twoGPUs() usage.Snapshot {
+	return usage.Snapshot{GPUs: []usage.GPU{{Index: 0, UUID: "GPU-a"}, {Index: 1, UUID: "GPU-b"}}}
+}
+
+func TestApplicationXIDsNeverDrain(t *testing.T) {
+	r := &recorder{}
+	m := &Monitor{Node: "n1", Drainer: r, Drain: true, Resume: true}
+	now := time.Unix(0, 0)
+	for _, x := range []int{13, 31, 43, 45, 68} {
+		m.XID(0, x, now)
+	}
+	st, err := m.Observe(twoGPUs(), nil, now)
+	if err != nil || !st.Healthy || len(r.calls) != 0 {
+		t.Fatalf("application XIDs: status %+v err %v calls %v; want healthy and no scontrol call", st, err, r.calls)
+	}
+	if m.XIDCounts[[2]int{0, 43}] != 1 {
+		t.Fatalf("XID 43 not counted: %v", m.XIDCounts)
+	}
+}
+
+func TestCriticalXIDDrainsOnceAndHoldsUntilCleared(t *testing.T) {
+	r := &recorder{}
+	m := &Monitor{Node: "n1", Drainer: r, Drain: true, Resume: true, XIDHold: time.Minute}
+	t0 := time.Unix(0, 0)
+	m.Observe(twoGPUs(), nil, t0)
+	m.XID(1, 79, t0)
+	st, _ := m.Observe(twoGPUs(), nil, t0.Add(time.Second))
+	m.Observe(twoGPUs(), nil, t0.Add(2*time.Second))
+	want := []string{"drain n1 gpumem: GPU 1 XID 79"}
+	if st.Healthy || !st.Drained || strings.Join(r.calls, "|") != strings.Join(want, "|") {
+		t.Fatalf("XID 79: status %+v calls %q; want one drain %q", st, r.calls, want)
+	}
+	st, _ = m.Observe(twoGPUs(), nil, t0.Add(2*time.Minute))
+	if !st.Healthy || st.Drained || r.calls[len(r.calls)-1] != "resume n1" {
+		t.Fatalf("after the hold: status %+v calls %q; want healthy and resumed", st, r.calls)
+	}
+}
+
+func TestLostGPUAndNVMLFailure(t *testing.T) {
+	r := &recorder{}
+	m := &Monitor{Node: "n2", Drainer: r, Drain: true}
+	now := time.Unix(0, 0)
+	m.Observe(twoGPUs(), nil, now)
+	one := usage.Snapshot{GPUs: []usage.GPU{{Index: 0, UUID: "GPU-a"}}}
+	st, _ := m.Observe(one, nil, now)
+	if st.Healthy || len(st.Problems) != 1 || !strings.Contains(st.Problems[0], "GPU 1 (GPU-b) lost") {
+		t.Fatalf("GPU 1 gone: %+v", st)
+	}
+	st, _ = m.Observe(twoGPUs(), nil, now)
+	if !st.Healthy || !st.Drained || len(r.calls) != 1 {
+		t.Fatalf("resume off: status %+v calls %q; want healthy but still drained, one call", st, r.calls)
+	}
+	m2 := &Monitor{Node: "n3", Drainer: r, Drain: true}
+	st, _ = m2.Observe(usage.Snapshot{}, errors.New("device count: Unknown Error"), now)
+	if st.Healthy || !strings.HasPrefix(r.calls[len(r.calls)-1], "drain n3 gpumem: NVML failed: device count") {
+		t.Fatalf("NVML failure: %+v %q", st, r.calls)
+	}
+}
+
+func TestFailedDrainIsRetried(t *testing.T) {
+	r := &recorder{fail: errors.New("slurmctld unreachable")}
+	m := &Monitor{Node: "n1", Drainer: r, Drain: true}
+	lost := usage.Snapshot{GPUs: []usage.GPU{{Index: 0, Err: errors.New("GPU is lost")}}}
+	if _, err := m.Observe(lost, nil, time.Unix(0, 0)); err == nil {
+		t.Fatal("a failed scontrol call was not reported")
+	}
+	r.fail = nil
+	st, err := m.Observe(lost, nil, time.Unix(1, 0))
+	if err != nil || !st.Drained || len(r.calls) != 2 {
+		t.Fatalf("retry: status %+v err %v calls %q; want a second, successful drain", st, err, r.calls)
+	}
+}
+
+func TestScontrolArguments(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "args")
+	script := filepath.Join(dir, "scontrol")
+	os.WriteFile(script, []byte("#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done >> "+log+"\n"), 0o755)
+	s := Scontrol{Path: script}
+	if err := s.Drain("gpu-07", "gpumem: GPU 1 XID 79"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Resume("gpu-07"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(log)
+	want := "update\nnodename=gpu-07\nstate=drain\nreason=gpumem: GPU 1 XID 79\nupdate\nnodename=gpu-07\nstate=resume\n"
+	if string(b) != want {
+		t.Fatalf("scontrol got\n%s\nwant\n%s", b, want)
+	}
+	if err := (Scontrol{Path: filepath.Join(dir, "missing")}).Resume("x"); err == nil {
+		t.Fatal("a missing scontrol gave no error")
+	}
+}
+
+func TestWatchXIDsFromFakeNode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "node.json")
+	os.WriteFile(path, []byte(`{"gpus":[{"model":"h100"},{"model":"h100"}]}`), 0o644)
+	src, err := nvmlsrc.Open("fake:" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan XIDEvent, 4)
+	if err := WatchXIDs(ctx, src.NVML, 20*time.Millisecond, out); err != nil {
+		t.Fatal(err)
+	}
+	src.Fake.AddXID(1, nvmlsrc.FakeXID{XID: 79})
+	select {
+	case ev := <-out:
+		if ev.GPU != 1 || ev.XID != 79 {
+			t.Fatalf("event %+v, want GPU 1 XID 79", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no XID event within 5s")
+	}
+}

@@ -1,0 +1,43 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Scontrol drains and resumes nodes with Slurm's own command, so gpumemd needs no
+// Slurm library and every change shows in slurmctld's log as an ordinary update.
+type Scontrol struct {
+	Path    string        // "scontrol" when empty
+	Timeout time.Duration // per call; 10s when zero, so a hung slurmctld never stalls polling for long
+}
+
+// Drain sets the node to DRAIN with the reason.
+func (s Scontrol) Drain(node, reason string) error {
+	return s.run("update", "nodename="+node, "state=drain", "reason="+reason)
+}
+
+// Resume returns the node to service.
+func (s Scontrol) Resume(node string) error {
+	return s.run("update", "nodename="+node, "state=resume")
+}
+
+func (s Scontrol) run(args ...string) error {
+	path, timeout := s.Path, s.Timeout
+	if path == "" {
+		path = "scontrol"
+	}
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v: %s", path, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
