@@ -1,0 +1,225 @@
+// Package admit turns a GPU-memory request into what Slurm understands: it decides whether
+// the request can ever fit the partitions the job may use, which kind of slice serves it
+// (shards of a shared GPU, a MIG instance, whole GPUs), and rewrites the job's TRES
+// strings into native GRES (shard:20, gpu:3g.40gb:1, gpu:h100:2). Pure Go, no I/O: it runs
+// inside slurmctld on every submission.
+package admit
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/request"
+)
+
+// DefaultShardUnitMiB is what one shard stands for when Options leaves it 0.
+const DefaultShardUnitMiB = 1024
+
+// Pool routes requests by size when a job names no partition: a request of per-GPU memory
+// in [MinMiB, MaxMiB] goes to Partition (MaxMiB 0: no upper bound). Pools are tried in
+// order; every pool that matches is offered to Slurm, so small slices land where they are
+// meant to and big requests keep the partitions that can hold them.
+type Pool struct {
+	Partition      string
+	MinMiB, MaxMiB int64
+}
+
+// Options tune admission. The zero value is usable.
+type Options struct {
+	ShardUnitMiB int64  // GPU memory per Slurm shard; 0 means DefaultShardUnitMiB
+	PreferMIG    bool   // try a MIG instance before shards when both hold the request
+	Policy       string // placement policy for Check; "" means first-fit
+	Pools        []Pool
+}
+
+// Job is the part of a job_desc admission reads and may rewrite.
+type Job struct {
+	TresPerNode, TresPerJob, TresPerSocket, TresPerTask string
+	Partitions                                          []string // empty: the default partitions
+}
+
+// Decision is the job as it should be submitted.
+type Decision struct {
+	Job                    // rewritten; equal to the input when Changed is false
+	Changed bool           // something was rewritten
+	Kind    placement.Kind // the slice kind chosen; 0 when Changed is false
+	GRES    string         // the native GRES written, e.g. "shard:20"
+	MiB     int64          // memory asked per GPU
+	GPUs    int64          // GPUs asked (per node, or per job when PerJob)
+	PerJob  bool           // the GPU count is for the whole job (--gpus)
+	Explain string         // one log line
+}
+
+// Admitter admits jobs against one inventory; build a new one when the inventory changes.
+// It is safe for concurrent use: Admit only reads.
+type Admitter struct {
+	opt      Options
+	defaults []string
+	parts    map[string]*partition
+	names    []string // every partition, sorted, for messages
+	policy   placement.Policy
+}
+
+// New indexes c for admission. defaultPartitions are used for jobs that name none; when
+// empty, such jobs may use every partition of c.
+func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter, error) {
+	if o.ShardUnitMiB == 0 {
+		o.ShardUnitMiB = DefaultShardUnitMiB
+	}
+	if o.ShardUnitMiB < 0 {
+		return nil, fmt.Errorf("admit: shard unit %d MiB; want a positive size such as 1024 (1 GiB)", o.ShardUnitMiB)
+	}
+	if o.Policy == "" {
+		o.Policy = "first-fit"
+	}
+	pol, err := placement.ByName(o.Policy, 1)
+	if err != nil {
+		return nil, fmt.Errorf("admit: %w", err)
+	}
+	a := &Admitter{opt: o, parts: partitionsOf(c, o.ShardUnitMiB), policy: pol}
+	for name := range a.parts {
+		a.names = append(a.names, name)
+	}
+	sort.Strings(a.names)
+	a.defaults = append([]string(nil), defaultPartitions...)
+	if len(a.defaults) == 0 {
+		a.defaults = a.names
+	}
+	for _, p := range o.Pools {
+		if a.parts[p.Partition] == nil {
+			return nil, fmt.Errorf("admit: pool partition %q has no GPU node in the inventory; known: %s", p.Partition, strings.Join(a.names, ", "))
+		}
+		if p.MinMiB < 0 || p.MaxMiB < 0 || (p.MaxMiB != 0 && p.MaxMiB < p.MinMiB) {
+			return nil, fmt.Errorf("admit: pool %s: range %d..%d MiB; want 0 <= min <= max (max 0: no bound)", p.Partition, p.MinMiB, p.MaxMiB)
+		}
+	}
+	return a, nil
+}
+
+// request is a job's GPU-memory ask, read from its TRES strings.
+type ask struct {
+	mib    int64
+	gpus   int64
+	perJob bool
+	model  string // GPU type the user pinned with gpu:TYPE:N; "" if none
+	prefix string
+	fields [4]request.TRES
+}
+
+// Admit decides one job. Jobs without gpu:mem come back unchanged. An error is a refusal
+// whose text is written for the user.
+func (a *Admitter) Admit(j Job) (Decision, error) {
+	if !mentionsMem(j) {
+		return Decision{Job: j}, nil
+	}
+	q, err := readAsk(j)
+	if err != nil {
+		return Decision{}, err
+	}
+	if q == nil {
+		return Decision{Job: j}, nil
+	}
+	cands, routed := a.candidates(j, q.mib)
+	t, err := a.choose(q, cands)
+	if err != nil {
+		return Decision{}, err
+	}
+	d := Decision{Job: j, Changed: true, Kind: t.kind, GRES: t.gres, MiB: q.mib, GPUs: q.gpus, PerJob: q.perJob}
+	d.rewrite(q, t)
+	if routed || len(t.parts) != len(cands) || len(j.Partitions) > 0 && len(t.parts) != len(j.Partitions) {
+		d.Partitions = t.parts
+	}
+	scope := "node"
+	if q.perJob {
+		scope = "job"
+	}
+	d.Explain = fmt.Sprintf("gpu:mem:%s x%d per %s -> %s in %s", request.FormatSize(q.mib), q.gpus, scope, t.gres, strings.Join(t.parts, ","))
+	return d, nil
+}
+
+func mentionsMem(j Job) bool {
+	for _, s := range [...]string{j.TresPerNode, j.TresPerJob, j.TresPerSocket, j.TresPerTask} {
+		if strings.Contains(s, "gpu:mem") || strings.Contains(s, "gpu=mem") {
+			return true
+		}
+	}
+	return false
+}
+
+var errOneMem = errors.New("ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU), with --gpus-per-node=N or --gpus=N for more than one GPU")
+
+// readAsk parses the four strings; nil when none holds gpu:mem after all.
+func readAsk(j Job) (*ask, error) {
+	q := &ask{gpus: 1}
+	raw := [4]string{j.TresPerNode, j.TresPerJob, j.TresPerSocket, j.TresPerTask}
+	names := [4]string{request.PerNode, request.PerJob, request.PerSocket, request.PerTask}
+	found, counted, memInJob, countInJob := false, false, false, false
+	for i := range raw {
+		t, err := request.Parse(names[i], raw[i])
+		if err != nil {
+			return nil, err
+		}
+		q.fields[i] = t
+		for _, e := range t.Entries {
+			switch {
+			case e.Kind == request.GPUMem && i >= 2:
+				return nil, fmt.Errorf("gpu:mem in %s is not supported: GPU memory is asked per GPU with --gres=gpu:mem:20g, and the number of GPUs with --gpus-per-node or --gpus", names[i])
+			case e.Kind == request.GPUMem && found:
+				return nil, errOneMem
+			case e.Kind == request.GPUMem:
+				found, q.mib, q.prefix, memInJob = true, e.MiB, e.Prefix, i == 1
+			case e.Kind == request.GPUCount && i >= 2:
+				return nil, fmt.Errorf("%s %q cannot be combined with gpu:mem; give the GPU count with --gpus-per-node=N or --gpus=N", names[i], e.Raw)
+			case e.Kind == request.GPUCount && counted:
+				return nil, errors.New("give the number of GPUs once (--gpus-per-node=N or --gpus=N) next to --gres=gpu:mem:20g")
+			case e.Kind == request.GPUCount:
+				counted, q.gpus, q.model, countInJob = true, e.GPUs, e.Type, i == 1
+			}
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	// The count says per node or per job; without one, where gpu:mem was written does.
+	q.perJob = memInJob
+	if counted {
+		q.perJob = countInJob
+	}
+	return q, nil
+}
+
+// candidates is the partitions the job may use, narrowed by the pools when it named none;
+// routed reports that the pools chose them.
+func (a *Admitter) candidates(j Job, mib int64) ([]string, bool) {
+	if len(j.Partitions) > 0 {
+		return j.Partitions, false
+	}
+	var routed []string
+	for _, p := range a.opt.Pools {
+		if mib >= p.MinMiB && (p.MaxMiB == 0 || mib <= p.MaxMiB) {
+			routed = append(routed, p.Partition)
+		}
+	}
+	if len(routed) > 0 {
+		return routed, true
+	}
+	return a.defaults, false
+}
+
+// rewrite drops the gpu:mem entry and the GPU count it used, and writes the native GRES
+// into the field Slurm reads it from, with the prefix the job already uses.
+func (d *Decision) rewrite(q *ask, t target) {
+	node := q.fields[0].Without(request.GPUMem)
+	job := q.fields[1].Without(request.GPUMem)
+	if t.kind == placement.Shard || !q.perJob {
+		node = node.Without(request.GPUCount).With(t.gres, q.prefix)
+		job = job.Without(request.GPUCount)
+	} else {
+		job = job.Without(request.GPUCount).With(t.gres, q.prefix)
+	}
+	d.TresPerNode, d.TresPerJob = node.String(), job.String()
+}
