@@ -63,7 +63,7 @@ lab_in() {
 . "$REPO/test/lab/gres.sh"
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
-pidfile_pid() { [ -s "$1" ] && cat "$1" || true; }
+pidfile_pid() { cat "$1" 2>/dev/null || true; }
 
 daemon_pids() {
 	local f
@@ -191,7 +191,7 @@ render_conf() {
 			(umask 077 && head -c 1024 /dev/urandom >"$etc/slurm.key")
 		fi
 	fi
-	[ -f "$REPO/slurm-conf/job_submit.lua" ] && install -m 0644 "$REPO/slurm-conf/job_submit.lua" "$etc/job_submit.lua"
+	install -m 0644 "$REPO/slurm-conf/job_submit.lab.lua" "$etc/job_submit.lua"
 	gpumem_conf "$etc"
 	return 0
 }

@@ -1,0 +1,102 @@
+/*
+ * submit: batch-job submissions through libslurm from a few processes, so that
+ * slurmctld (and its job_submit plugins), not the sbatch client's start-up, is what
+ * limits the rate. Jobs are held (priority 0) so that scheduling does not run them.
+ *
+ *   submit PROCS JOBS_PER_PROC TRES_PER_NODE
+ *
+ * Prints "submitted=N failed=N seconds=S rate=R"; the first refusal goes to stderr.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#define MAX_PROCS 256
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* submit_n returns how many of n submissions failed. */
+static int submit_n(int n, const char *tres)
+{
+	char *env[] = {"GPUMEM_BENCH=1", NULL};
+	int failed = 0;
+	for (int i = 0; i < n; i++) {
+		job_desc_msg_t d;
+		submit_response_msg_t *resp = NULL;
+		slurm_init_job_desc_msg(&d);
+		d.name = "gpumem-bench";
+		d.script = "#!/bin/sh\ntrue\n";
+		d.priority = 0;
+		d.user_id = getuid();
+		d.group_id = getgid();
+		d.min_nodes = 1;
+		d.work_dir = "/tmp";
+		d.environment = env;
+		d.env_size = 1;
+		d.tres_per_node = (char *)tres;
+		if (slurm_submit_batch_job(&d, &resp) != SLURM_SUCCESS && failed++ == 0)
+			fprintf(stderr, "submit %s: %s\n", tres, slurm_strerror(errno));
+		if (resp)
+			slurm_free_submit_response_response_msg(resp);
+	}
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s PROCS JOBS_PER_PROC TRES_PER_NODE (e.g. 8 500 gres:gpu:mem:20g)\n", argv[0]);
+		return 2;
+	}
+	int procs = atoi(argv[1]), per = atoi(argv[2]);
+	if (procs < 1 || procs > MAX_PROCS || per < 1) {
+		fprintf(stderr, "PROCS must be 1..%d and JOBS_PER_PROC >= 1, got %s %s\n", MAX_PROCS, argv[1], argv[2]);
+		return 2;
+	}
+	slurm_init(NULL);
+	int fds[MAX_PROCS][2];
+	double t0 = now();
+	for (int p = 0; p < procs; p++) {
+		if (pipe(fds[p]) != 0) {
+			perror("pipe");
+			return 1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0) {
+			close(fds[p][0]);
+			int failed = submit_n(per, argv[3]);
+			_exit(write(fds[p][1], &failed, sizeof failed) == sizeof failed ? 0 : 1);
+		}
+		close(fds[p][1]);
+	}
+	int failed = 0;
+	for (int p = 0; p < procs; p++) {
+		int f;
+		if (read(fds[p][0], &f, sizeof f) != sizeof f)
+			f = per; /* a child that died reports nothing: count all its jobs as failed */
+		failed += f;
+	}
+	while (wait(NULL) > 0)
+		;
+	double secs = now() - t0;
+	int total = procs * per;
+	printf("submitted=%d failed=%d seconds=%.3f rate=%.1f\n", total - failed, failed, secs,
+	       (total - failed) / secs);
+	slurm_fini();
+	return failed == total ? 1 : 0;
+}

@@ -1,0 +1,72 @@
+#!/bin/bash
+# Submit throughput of slurmctld with no job_submit plugin, with job_submit/gpumem, and
+# with job_submit/lua doing the same rewrite (slurm-conf/job_submit.lab.lua), in one run.
+# The submitter (submit.c) calls libslurm from PROCS processes so that slurmctld is the
+# bottleneck; sbatch's own start-up would hide any plugin's cost.
+#
+#   test/bench/submit.sh [ROUNDS] [PROCS] [JOBS_PER_PROC]     (LAB_SLURM=22.05|24.11)
+#
+# Modes are interleaved round by round and each round starts from a fresh slurmctld, so
+# drift (other load on the machine, job-table growth) hits all three alike; the median
+# round of each mode is reported. Leaves the lab up with the gpumem plugin.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ROUNDS=${1:-5} PROCS=${2:-8} PER=${3:-500}
+REL=${LAB_SLURM:-22.05}
+LAB=$REPO/test/lab/lab.sh
+STATE=$REPO/test/lab/.state/$REL
+mkdir -p "$STATE"
+
+prefix="gres:"
+[ "$REL" != 22.05 ] && prefix="gres/"
+root=""
+[ "$REL" = 24.11 ] && root=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie
+
+# The submitter links the lab release's libslurm, so for 24.11 it is built in the chroot.
+build_submitter() {
+	if [ -z "$root" ]; then
+		gcc -O2 -Wall -o "$STATE/submit" "$REPO/test/bench/submit.c" -lslurm
+		echo "$STATE/submit"
+	else
+		"$LAB" up >/dev/null # the chroot and its mounts exist from here on
+		[ -x "$root/usr/bin/gcc" ] || chroot "$root" apt-get -qq -y install gcc libc6-dev >/dev/null
+		cp "$REPO/test/bench/submit.c" "$root/tmp/gpumem-submit.c"
+		chroot "$root" gcc -O2 -Wall -o /tmp/gpumem-submit /tmp/gpumem-submit.c -lslurm
+		echo /tmp/gpumem-submit
+	fi
+}
+
+modes=(none gpumem lua)
+if [ ! -f "$REPO/bin/job_submit_gpumem.so" ] && [ "$REL" = 22.05 ]; then
+	echo "bench: bin/job_submit_gpumem.so is not built (make build); measuring none and lua only" >&2
+	modes=(none lua)
+fi
+submitter=$(build_submitter)
+
+declare -A rates
+for r in $(seq "$ROUNDS"); do
+	for m in "${modes[@]}"; do
+		LAB_JOB_SUBMIT=$m LAB_CLI_FILTER=none "$LAB" up >/dev/null
+		tres="${prefix}gpu:mem:20g"
+		[ "$m" = none ] && tres="${prefix}shard:20"
+		# A short warm-up: the Go runtime's first call and Lua's state creation.
+		"$LAB" run "$submitter" 2 50 "$tres" >/dev/null
+		out=$("$LAB" run "$submitter" "$PROCS" "$PER" "$tres")
+		echo "round $r $m: $out"
+		case "$out" in *" failed=0 "*) ;; *)
+			echo "bench: $m refused jobs; see the lab's slurmctld.log" >&2
+			exit 1
+			;;
+		esac
+		rates[$m]+="${out##*rate=} "
+	done
+done
+LAB_JOB_SUBMIT=gpumem "$LAB" up >/dev/null
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+base=$(echo "${rates[none]}" | median)
+echo "submit throughput, Slurm $REL, $PROCS processes x $PER jobs, median of $ROUNDS rounds (jobs/s):"
+for m in "${modes[@]}"; do
+	v=$(echo "${rates[$m]}" | median)
+	awk -v m="$m" -v v="$v" -v b="$base" 'BEGIN {printf "  %-7s %8.1f  %6.1f%% of no plugin\n", m, v, 100 * v / b}'
+done
