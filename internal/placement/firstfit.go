@@ -6,12 +6,23 @@ type FirstFit struct{}
 func (FirstFit) Name() string { return "first-fit" }
 
 func (FirstFit) Place(s *State, d *Demand) (Choice, bool) {
-	for n := range s.Nodes {
-		if c, ok := s.FirstDevices(n, d); ok {
-			return c, true
-		}
+	x := s.index()
+	return s.firstUnder(x, 1, 0, d)
+}
+
+// firstUnder walks the index left to right, skipping subtrees that cannot take d.
+func (s *State) firstUnder(x *index, t, lo int, d *Demand) (Choice, bool) {
+	if lo >= x.n || !x.sum[t].mayFit(d) {
+		return Choice{}, false
 	}
-	return Choice{}, false
+	if t >= x.size {
+		return s.FirstDevices(t-x.size, d)
+	}
+	width := x.size >> bitsLen(t)
+	if c, ok := s.firstUnder(x, 2*t, lo, d); ok {
+		return c, true
+	}
+	return s.firstUnder(x, 2*t+1, lo+width, d)
 }
 
 // FirstDevices picks, on node n, the first devices that take d, trying the allowed kinds

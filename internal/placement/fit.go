@@ -1,7 +1,5 @@
 package placement
 
-import "sort"
-
 // BestFit packs: the node whose leftover share, 0.5*CPU/nodeCPU + 0.5*GPU/nodeGPU after
 // placing, is least, then on it the tightest devices. This is the best-fit baseline of
 // the FGD paper (Weng et al., ATC '23), so a trace replay compares with its figures.
@@ -18,37 +16,96 @@ func (Spread) Name() string { return "spread" }
 
 func (Spread) Place(s *State, d *Demand) (Choice, bool) { return s.scored(d, false) }
 
-// scored returns the node with the least (tight) or most (!tight) leftover share; ties go
-// to the lower node index, so results are repeatable.
+// scoreTie is how close two leftover shares must be to count as equal, so that float
+// rounding never decides between nodes; equal shares go to the lower node index.
+const scoreTie = 1e-9
+
+// search is one branch-and-bound walk of the index for the best-scored node.
+type search struct {
+	s     *State
+	d     *Demand
+	tight bool
+	found bool
+	node  int
+	score float64
+	best  Choice
+	buf   [16]int // scratch for each leaf
+	keep  [16]int // holds best.Devices, so the next leaf cannot overwrite them
+}
+
+// scored returns the node with the least (tight) or most (!tight) leftover share.
 func (s *State) scored(d *Demand, tight bool) (Choice, bool) {
-	best, found := Choice{}, false
-	var bestScore float64
-	var buf [16]int
-	for n := range s.Nodes {
-		if !s.mayFit(n, d) {
-			continue
-		}
-		c, ok := s.pickDevices(n, d, tight, buf[:0])
-		if !ok {
-			continue
-		}
-		sc := s.Leftover(&c, d)
-		if !found || (tight && sc < bestScore) || (!tight && sc > bestScore) {
-			c.Devices = append([]int(nil), c.Devices...)
-			best, bestScore, found = c, sc, true
+	x := s.index()
+	w := search{s: s, d: d, tight: tight}
+	w.visit(x, 1, 0)
+	if !w.found {
+		return Choice{}, false
+	}
+	w.best.Devices = append([]int(nil), w.best.Devices...)
+	return w.best, true
+}
+
+// better reports whether score a beats b by more than scoreTie in the policy's direction.
+func (w *search) better(a, b float64) bool {
+	if w.tight {
+		return a < b-scoreTie
+	}
+	return a > b+scoreTie
+}
+
+func (w *search) visit(x *index, t, lo int) {
+	sm := &x.sum[t]
+	if lo >= x.n || !sm.mayFit(w.d) {
+		return
+	}
+	if w.found {
+		b := sm.bound(w.d, w.tight)
+		// Past the best node only a clearly better score wins; before it, a tie does.
+		if lo > w.node && !w.better(b, w.score) || lo < w.node && w.better(w.score, b) {
+			return
 		}
 	}
-	return best, found
+	if t >= x.size {
+		w.leaf(t - x.size)
+		return
+	}
+	width := (x.size >> bitsLen(t)) // leaves under each child
+	l, r := 2*t, 2*t+1
+	lb, rb := x.sum[l].bound(w.d, w.tight), x.sum[r].bound(w.d, w.tight)
+	if w.better(rb, lb) {
+		w.visit(x, r, lo+width)
+		w.visit(x, l, lo)
+		return
+	}
+	w.visit(x, l, lo)
+	w.visit(x, r, lo+width)
+}
+
+func (w *search) leaf(n int) {
+	c, ok := w.s.pickDevices(n, w.d, w.tight, w.buf[:0])
+	if !ok {
+		return
+	}
+	sc := w.s.Leftover(&c, w.d)
+	if !w.found || w.better(sc, w.score) || n < w.node && !w.better(w.score, sc) {
+		c.Devices = append(w.keep[:0], c.Devices...)
+		w.found, w.node, w.score, w.best = true, n, sc, c
+	}
+}
+
+// bitsLen is the depth of tree node t below the root (root 1 has depth 0) plus one.
+func bitsLen(t int) uint {
+	var n uint
+	for ; t > 0; t >>= 1 {
+		n++
+	}
+	return n
 }
 
 // Leftover is the share of node c.Node left after placing d as c: half the CPU fraction
 // plus half the GPU fraction, each 0 where the node has none of it.
 func (s *State) Leftover(c *Choice, d *Demand) float64 {
 	nd := &s.Nodes[c.Node]
-	var cpu, gpu float64
-	if nd.CPU > 0 {
-		cpu = float64(nd.CPU-nd.UsedCPU-d.CPU) / float64(nd.CPU)
-	}
 	var capacity, free int64
 	for i := range nd.Devices {
 		capacity += nd.Devices[i].Capacity
@@ -61,15 +118,12 @@ func (s *State) Leftover(c *Choice, d *Demand) float64 {
 			free -= nd.Devices[i].Free()
 		}
 	}
-	if capacity > 0 {
-		gpu = float64(free) / float64(capacity)
-	}
-	return 0.5*cpu + 0.5*gpu
+	return leftover(nd.CPU, nd.CPU-nd.UsedCPU-d.CPU, capacity, free)
 }
 
 // pickDevices chooses d's devices on node n: for the first allowed kind (Shard, MIG,
-// Whole) that has enough, the tightest (least free after placing) or the loosest. devs is
-// scratch space the result may use.
+// Whole) that has enough, the tightest (least free) or the loosest, lower index first
+// among equals. devs is scratch space the result uses.
 func (s *State) pickDevices(n int, d *Demand, tight bool, devs []int) (Choice, bool) {
 	if !s.NodeAdmits(n, d) {
 		return Choice{}, false
@@ -91,14 +145,22 @@ func (s *State) pickDevices(n int, d *Demand, tight bool, devs []int) (Choice, b
 		if len(devs) < d.GPUs {
 			continue
 		}
-		sort.SliceStable(devs, func(a, b int) bool {
-			fa, fb := nd.Devices[devs[a]].Free(), nd.Devices[devs[b]].Free()
-			if tight {
-				return fa < fb
+		// Insertion sort: a node has a handful of devices, and sort.Slice would allocate.
+		for i := 1; i < len(devs); i++ {
+			for j := i; j > 0 && looser(nd, devs[j-1], devs[j], tight); j-- {
+				devs[j-1], devs[j] = devs[j], devs[j-1]
 			}
-			return fa > fb
-		})
+		}
 		return Choice{Node: n, Kind: k, Devices: devs[:d.GPUs]}, true
 	}
 	return Choice{}, false
+}
+
+// looser reports whether device a should come after device b.
+func looser(nd *Node, a, b int, tight bool) bool {
+	fa, fb := nd.Devices[a].Free(), nd.Devices[b].Free()
+	if tight {
+		return fa > fb
+	}
+	return fa < fb
 }

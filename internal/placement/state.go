@@ -78,9 +78,12 @@ type Policy interface {
 	Place(s *State, d *Demand) (Choice, bool)
 }
 
-// State is the allocation state of a cluster.
+// State is the allocation state of a cluster. Change it only through Commit and Release
+// (or call Reindex after editing Nodes), so the index the policies search stays true.
+// A State is not safe for concurrent use: even Place may build the index.
 type State struct {
 	Nodes []Node
+	idx   *index
 }
 
 // NewState copies nodes into a fresh state.
@@ -147,6 +150,7 @@ func (s *State) Commit(c Choice, d *Demand) error {
 			dv.Used, dv.Whole = dv.Capacity, true
 		}
 	}
+	s.touch(c.Node)
 	return nil
 }
 
@@ -178,6 +182,7 @@ func (s *State) Release(c Choice, d *Demand) error {
 			dv.Used, dv.Whole = 0, false
 		}
 	}
+	s.touch(c.Node)
 	return nil
 }
 
