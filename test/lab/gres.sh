@@ -26,6 +26,43 @@ gres_bootstrap() {
 	echo "gpu:l4:4,shard:88" >"$dir/n3"
 }
 
+# gpumem_conf writes the plugins' gpumem.conf into $1 and the inventory they admit
+# against into $1/gpumem.d.
 gpumem_conf() {
-	:
+	local etc=$1
+	rm -rf "$etc/gpumem.d"
+	install -d "$etc/gpumem.d"
+	inventory_bootstrap >"$etc/gpumem.d/lab.json"
+	cat >"$etc/gpumem.conf" <<-CONF
+		# gpumem lab configuration, written by test/lab/lab.sh.
+		ShardUnit = 1GiB
+		Policy = ${LAB_POLICY:-first-fit}
+		PreferMIG = yes
+		InventoryPath = $CONF/gpumem.d
+		SlurmConf = $CONF/slurm.conf
+		OnError = open
+		LogLevel = info
+		ReloadInterval = 2s
+	CONF
+}
+
+inventory_bootstrap() {
+	cat <<-JSON
+		{"nodes": [
+		 {"name": "n1", "partitions": ["gpu", "train"], "gpus": [
+		  {"index": 0, "minor": 0, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559},
+		  {"index": 1, "minor": 1, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559}]},
+		 {"name": "n2", "partitions": ["gpu", "train"], "gpus": [
+		  {"index": 0, "minor": 0, "name": "NVIDIA A100-SXM4-40GB", "type": "a100", "memory_mib": 40960, "mig": true,
+		   "mig_instances": [
+		    {"profile": "2g.10gb", "memory_mib": 9856, "gi": 3, "ci": 0, "start": 0, "slices": 2},
+		    {"profile": "1g.5gb", "memory_mib": 4864, "gi": 9, "ci": 0, "start": 2, "slices": 1},
+		    {"profile": "1g.5gb", "memory_mib": 4864, "gi": 10, "ci": 0, "start": 3, "slices": 1},
+		    {"profile": "3g.20gb", "memory_mib": 19968, "gi": 2, "ci": 0, "start": 4, "slices": 3}]}]},
+		 {"name": "n3", "partitions": ["gpu", "inference"], "gpus": [
+		  {"index": 0, "minor": 0, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034},
+		  {"index": 1, "minor": 1, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034},
+		  {"index": 2, "minor": 2, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034},
+		  {"index": 3, "minor": 3, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034}]}]}
+	JSON
 }
