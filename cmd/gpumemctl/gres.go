@@ -1,0 +1,267 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpumem/gpumem/internal/config"
+	"github.com/gpumem/gpumem/internal/gresconf"
+	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/slurmconf"
+)
+
+func init() { subcommands = append(subcommands, newGresCmd) }
+
+func newGresCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "gres",
+		Short: "Generate, check and compare gres.conf from the GPU inventory",
+	}
+	cmd.AddCommand(newGresGenerateCmd(), newGresCheckCmd(), newGresDiffCmd())
+	return cmd
+}
+
+// renderFlags are the flags that shape a rendered gres.conf.
+type renderFlags struct {
+	src       nodeSource
+	shardUnit string
+	devPrefix string
+	noCores   bool
+}
+
+func (r *renderFlags) add(cmd *cobra.Command) {
+	r.src.addFlags(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&r.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for (M, G suffixes; plain number = MiB)")
+	fs.StringVar(&r.devPrefix, "dev-prefix", "/dev", "directory holding the nvidia device files named in File=")
+	fs.BoolVar(&r.noCores, "no-cores", false, "leave out Cores= (CPU affinity)")
+}
+
+// load reads the flags' render options and the cluster they name.
+func (r *renderFlags) load(cmd *cobra.Command) (gresconf.Options, inventory.Cluster, error) {
+	unit, err := config.ParseMiB(r.shardUnit)
+	if err != nil {
+		return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--shard-unit: %w", err)
+	}
+	c, err := r.src.load(cmd)
+	return gresconf.Options{ShardUnitMiB: unit, DevPrefix: r.devPrefix, NoCores: r.noCores}, c, err
+}
+
+func newGresGenerateCmd() *cobra.Command {
+	var (
+		r                          renderFlags
+		out, invOut, conf, nodeDir string
+	)
+	cmd := &cobra.Command{
+		Use:   "generate",
+		Short: "Write gres.conf (and the inventory the plugin reads) from NVML or an inventory",
+		Long: `Generate gres.conf from this node's GPUs (--nvml) or from an inventory (--inventory).
+
+With --inventory-out DIR and --nvml, this node's inventory is written to DIR/NODE.json
+and gres.conf is rendered from every node in DIR, so one shared gres.conf serves the
+cluster. With --out, the file is replaced only when it changes, only after slurmd -G
+accepts it (when --slurm-conf is given and slurmd is installed), atomically, keeping
+the previous version as gres.conf.prev.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opt, c, err := r.load(cmd)
+			if err != nil {
+				return err
+			}
+			if invOut != "" {
+				if c, err = writeInventory(cmd.OutOrStdout(), invOut, c, r.src.inventory == ""); err != nil {
+					return err
+				}
+			}
+			data, err := gresconf.Render(c, opt)
+			if err != nil {
+				return err
+			}
+			if nodeDir != "" {
+				if err := writeNodeGres(nodeDir, c, opt); err != nil {
+					return err
+				}
+			}
+			if out == "" || out == "-" {
+				_, err := cmd.OutOrStdout().Write(data)
+				return err
+			}
+			return installGres(cmd.OutOrStdout(), out, data, conf, c)
+		},
+	}
+	r.add(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&out, "out", "-", "gres.conf to write; - for standard output")
+	fs.StringVar(&invOut, "inventory-out", "", "also write the inventory JSON here: a file, or a directory of per-node NODE.json files")
+	fs.StringVar(&conf, "slurm-conf", "", "slurm.conf to validate the new gres.conf against with slurmd -G before installing it")
+	fs.StringVar(&nodeDir, "node-gres", "", "write each node's slurm.conf Gres= value to DIR/NODE")
+	return cmd
+}
+
+// writeInventory installs the inventory and returns the cluster to render: with a
+// directory and a freshly discovered node, every node in that directory.
+func writeInventory(w io.Writer, path string, c inventory.Cluster, merge bool) (inventory.Cluster, error) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		data, err := c.Encode()
+		if err != nil {
+			return c, err
+		}
+		changed, err := gresconf.Install(path, data, nil)
+		report(w, path, changed, err)
+		return c, err
+	}
+	for _, n := range c.Nodes {
+		data, err := inventory.Cluster{Nodes: []inventory.Node{n}}.Encode()
+		if err != nil {
+			return c, err
+		}
+		p := filepath.Join(path, n.Name+".json")
+		changed, err := gresconf.Install(p, data, nil)
+		report(w, p, changed, err)
+		if err != nil {
+			return c, err
+		}
+	}
+	if !merge {
+		return c, nil
+	}
+	return inventory.LoadPath(path)
+}
+
+func writeNodeGres(dir string, c inventory.Cluster, opt gresconf.Options) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, n := range c.Nodes {
+		g, err := gresconf.NodeGres(n, opt)
+		if err != nil {
+			return err
+		}
+		if _, err := gresconf.Install(filepath.Join(dir, n.Name), []byte(g+"\n"), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func installGres(w io.Writer, path string, data []byte, conf string, c inventory.Cluster) error {
+	var check func([]byte) error
+	if conf != "" {
+		v := gresconf.Slurmd{SlurmConf: conf, Nodes: nodeNames(c)}
+		check = func(b []byte) error {
+			_, err := v.Check(b)
+			if errors.Is(err, gresconf.ErrNoSlurmd) {
+				fmt.Fprintln(w, "warning: slurmd not installed: gres.conf not validated")
+				return nil
+			}
+			return err
+		}
+	}
+	changed, err := gresconf.Install(path, data, check)
+	report(w, path, changed, err)
+	return err
+}
+
+func report(w io.Writer, path string, changed bool, err error) {
+	switch {
+	case err != nil:
+	case changed:
+		fmt.Fprintf(w, "%s: written\n", path)
+	default:
+		fmt.Fprintf(w, "%s: unchanged\n", path)
+	}
+}
+
+func nodeNames(c inventory.Cluster) []string {
+	var out []string
+	for _, n := range c.Nodes {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+func newGresCheckCmd() *cobra.Command {
+	var conf string
+	var nodes []string
+	cmd := &cobra.Command{
+		Use:   "check [GRES.CONF]",
+		Short: "Validate a gres.conf with slurmd -G for each node (default: gres.conf beside slurm.conf)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := filepath.Join(filepath.Dir(conf), "gres.conf")
+			if len(args) == 1 {
+				path = args[0]
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if len(nodes) == 0 {
+				sc, err := slurmconf.ParseFile(conf)
+				if err != nil {
+					return err
+				}
+				for _, n := range sc.Nodes {
+					if n.Get("gres") != "" {
+						nodes = append(nodes, n.Name)
+					}
+				}
+			}
+			reports, err := gresconf.Slurmd{SlurmConf: conf, Nodes: nodes}.Check(data)
+			for _, r := range reports {
+				fmt.Fprintf(cmd.OutOrStdout(), "node %s: %d GRES records\n", r.Node, len(r.Gres))
+				for _, g := range r.Gres {
+					fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", g)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: accepted by slurmd for %d node(s)\n", path, len(reports))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&conf, "slurm-conf", "/etc/slurm/slurm.conf", "slurm.conf holding the nodes")
+	cmd.Flags().StringSliceVar(&nodes, "node", nil, "node(s) to check (default: every node with Gres= in slurm.conf)")
+	return cmd
+}
+
+func newGresDiffCmd() *cobra.Command {
+	var r renderFlags
+	var current string
+	cmd := &cobra.Command{
+		Use:   "diff",
+		Short: "Show how the installed gres.conf differs from what generate would write",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opt, c, err := r.load(cmd)
+			if err != nil {
+				return err
+			}
+			want, err := gresconf.Render(c, opt)
+			if err != nil {
+				return err
+			}
+			have, err := os.ReadFile(current)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			d := gresconf.Diff(have, want, current, "generated")
+			if d == "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: up to date\n", current)
+				return nil
+			}
+			fmt.Fprint(cmd.OutOrStdout(), d)
+			return nil
+		},
+	}
+	r.add(cmd)
+	cmd.Flags().StringVar(&current, "current", "/etc/slurm/gres.conf", "installed gres.conf to compare")
+	return cmd
+}

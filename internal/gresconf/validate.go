@@ -1,0 +1,142 @@
+package gresconf
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Slurmd checks a candidate gres.conf with slurmd itself: `slurmd -G` parses
+// slurm.conf and the gres.conf beside it and prints the GRES a node would register,
+// without starting the daemon. The candidate is checked in a scratch directory, so the
+// installed file is never touched.
+type Slurmd struct {
+	Bin       string   // slurmd; "" looks it up in PATH
+	SlurmConf string   // the cluster's slurm.conf
+	Nodes     []string // nodes to check; each is checked as slurmd -N NODE would start
+	Timeout   time.Duration
+}
+
+// ErrNoSlurmd means slurmd is not installed, so nothing could be checked.
+var ErrNoSlurmd = errors.New("slurmd not installed")
+
+// Report is what slurmd said about one node.
+type Report struct {
+	Node   string
+	Gres   []string // "Gres Name=..." lines
+	Errors []string // lines slurmd flagged as errors
+}
+
+// Fatal lines make a candidate invalid; other errors (a device file that is not a
+// device node in a test directory) are reported but do not block.
+var fatalMarks = []string{"fatal:", "Invalid GRES", "Parse error", "Parsing error"}
+
+// Check validates gres against every node; it fails on the first node slurmd rejects.
+func (s Slurmd) Check(gres []byte) ([]Report, error) {
+	bin := s.Bin
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("slurmd"); err != nil {
+			return nil, ErrNoSlurmd
+		}
+	}
+	if s.SlurmConf == "" {
+		return nil, fmt.Errorf("gres check: no slurm.conf given (--slurm-conf): slurmd -G needs the node definitions")
+	}
+	if len(s.Nodes) == 0 {
+		return nil, fmt.Errorf("gres check: no node to check: name one (--node)")
+	}
+	dir, err := os.MkdirTemp("", "gpumem-gres-check-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	conf := filepath.Join(dir, "slurm.conf")
+	if err := copyConfDir(s.SlurmConf, dir); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gres.conf"), gres, 0o644); err != nil {
+		return nil, err
+	}
+	var reports []Report
+	for _, node := range s.Nodes {
+		r, err := s.run(bin, conf, node)
+		reports = append(reports, r)
+		if err != nil {
+			return reports, err
+		}
+	}
+	return reports, nil
+}
+
+// copyConfDir copies slurm.conf and the small files slurmd may read beside it.
+func copyConfDir(slurmConf, dir string) error {
+	b, err := os.ReadFile(slurmConf)
+	if err != nil {
+		return fmt.Errorf("gres check: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), b, 0o644); err != nil {
+		return err
+	}
+	for _, name := range []string{"cgroup.conf", "acct_gather.conf", "plugstack.conf"} {
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(slurmConf), name)); err == nil {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s Slurmd) run(bin, conf, node string) (Report, error) {
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "-G", "-N", node, "-f", conf)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	r := parseReport(node, out.String())
+	if ctx.Err() != nil {
+		return r, fmt.Errorf("gres check: slurmd -G -N %s: no answer in %s", node, timeout)
+	}
+	var bad []string
+	for _, l := range r.Errors {
+		for _, m := range fatalMarks {
+			if strings.Contains(l, m) {
+				bad = append(bad, l)
+				break
+			}
+		}
+	}
+	if runErr != nil || len(bad) > 0 {
+		if len(bad) == 0 {
+			bad = r.Errors
+		}
+		return r, fmt.Errorf("gres check: slurmd rejects the gres.conf for node %s (%v):\n  %s", node, runErr, strings.Join(bad, "\n  "))
+	}
+	return r, nil
+}
+
+func parseReport(node, out string) Report {
+	r := Report{Node: node}
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.Contains(l, "Gres Name="):
+			r.Gres = append(r.Gres, l[strings.Index(l, "Gres Name="):])
+		case strings.Contains(l, "error:") || strings.Contains(l, "fatal:"):
+			r.Errors = append(r.Errors, l)
+		}
+	}
+	return r
+}

@@ -1,0 +1,290 @@
+package nvmlsrc
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+)
+
+const fakeDriver = "550.54.15"
+
+// OpenFake opens the fake node described by the file at path.
+func OpenFake(spec, path string) (*Source, error) {
+	n, err := LoadFake(path)
+	if err != nil {
+		return nil, err
+	}
+	configs := make([]gpus.Config, len(n.GPUs))
+	for i, g := range n.GPUs {
+		cfg := FakeModels[g.Model]
+		if g.Name != "" {
+			cfg.Name = g.Name
+		}
+		if g.MemoryMiB != 0 {
+			cfg.MemoryMB = g.MemoryMiB
+		}
+		configs[i] = cfg
+	}
+	driver := n.Driver
+	if driver == "" {
+		driver = fakeDriver
+	}
+	srv := server.NewServerWithGPUs(driver, "12."+driver, 12040, configs...)
+	if err := n.attach(srv, "fa4e"); err != nil {
+		return nil, fmt.Errorf("fake node %s: %w", path, err)
+	}
+	return &Source{NVML: srv, Kind: KindFake, Spec: spec, CapsMinors: DriverMigMinors, Fake: n, shutdown: srv.Shutdown}, nil
+}
+
+// attach wires a go-nvml mock server to n: what the mock leaves unset (affinity,
+// processes, temperature, power, utilisation, events) answers from n, and n's MIG
+// layout is created through the mock's own NVML calls.
+func (n *FakeNode) attach(srv *server.Server, uuidTag string) error {
+	if len(srv.Devices) != len(n.GPUs) {
+		return fmt.Errorf("%d GPUs described for a server of %d", len(n.GPUs), len(srv.Devices))
+	}
+	for i, dev := range srv.Devices {
+		d := dev.(*server.Device)
+		g := &n.GPUs[i]
+		d.UUID = g.UUID
+		if d.UUID == "" {
+			// Stable across runs, so an unchanged node renders an unchanged inventory.
+			d.UUID = fmt.Sprintf("GPU-%s0000-0000-4000-8000-%012x", uuidTag, i)
+		}
+		if g.Minor != nil {
+			d.Minor = *g.Minor
+		}
+		n.wireDevice(d, i)
+		if err := n.createMIG(d, i); err != nil {
+			return fmt.Errorf("gpu %d: %w", i, err)
+		}
+	}
+	srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
+		return n.newEventSet(), nvml.SUCCESS
+	}
+	return nil
+}
+
+// live runs f on GPU i's live state, freshly re-read, or answers GPU_IS_LOST.
+func (n *FakeNode) live(i int, f func(g *FakeGPU)) nvml.Return {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.refresh()
+	if n.GPUs[i].Lost {
+		return nvml.ERROR_GPU_IS_LOST
+	}
+	f(&n.GPUs[i])
+	return nvml.SUCCESS
+}
+
+func (n *FakeNode) wireDevice(d *server.Device, i int) {
+	cores := n.GPUs[i].Cores
+	d.GetCpuAffinityFunc = func(words int) ([]uint, nvml.Return) {
+		if cores == "" {
+			return nil, nvml.ERROR_NOT_SUPPORTED
+		}
+		cpus, _ := ParseCPUList(cores) // checked when the file was loaded
+		return cpuMask(cpus, words), nvml.SUCCESS
+	}
+	d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+		var out []nvml.ProcessInfo
+		ret := n.live(i, func(g *FakeGPU) {
+			for _, p := range g.Processes {
+				out = append(out, nvml.ProcessInfo{Pid: p.PID, UsedGpuMemory: p.UsedMiB << 20,
+					GpuInstanceId: optID(p.GI), ComputeInstanceId: optID(p.CI)})
+			}
+		})
+		return out, ret
+	}
+	d.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) {
+		m := d.MemoryInfo
+		ret := n.live(i, func(g *FakeGPU) {
+			m.Used = 0
+			for _, p := range g.Processes {
+				m.Used += p.UsedMiB << 20
+			}
+			m.Used = min(m.Used, m.Total)
+			m.Free = m.Total - m.Used
+		})
+		return m, ret
+	}
+	d.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) {
+		var t uint32
+		return t, n.live(i, func(g *FakeGPU) { t = g.TemperatureC })
+	}
+	d.GetPowerUsageFunc = func() (uint32, nvml.Return) {
+		var p uint32
+		return p, n.live(i, func(g *FakeGPU) { p = g.PowerMW })
+	}
+	d.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
+		var u nvml.Utilization
+		return u, n.live(i, func(g *FakeGPU) { u = nvml.Utilization{Gpu: g.UtilGPU, Memory: g.UtilMemory} })
+	}
+	d.GetMigModeFunc = func() (int, int, nvml.Return) {
+		d.RLock()
+		cur := d.MigMode
+		d.RUnlock()
+		pending := cur
+		if m := n.GPUs[i].MIG; m != nil && m.Pending != nil {
+			pending = boolMode(*m.Pending)
+		}
+		return cur, pending, nvml.SUCCESS
+	}
+	d.RegisterEventsFunc = func(types uint64, set nvml.EventSet) nvml.Return {
+		es, ok := set.(*fakeEventSet)
+		if !ok {
+			return nvml.ERROR_INVALID_ARGUMENT
+		}
+		if types&nvml.EventTypeXidCriticalError != 0 {
+			es.devs[i] = d
+		}
+		return nvml.SUCCESS
+	}
+}
+
+func (n *FakeNode) createMIG(d *server.Device, i int) error {
+	m := n.GPUs[i].MIG
+	if m == nil || !m.Enabled {
+		return nil
+	}
+	d.MigMode = nvml.DEVICE_MIG_ENABLE
+	profiles, err := Profiles(d)
+	if err != nil {
+		return err
+	}
+	var used uint32 // memory slots taken, one bit each
+	for _, in := range m.Instances {
+		p, ok := ProfileByName(profiles, in.Profile)
+		if !ok {
+			return fmt.Errorf("MIG profile %q not offered by %s; offered: %s", in.Profile, d.Config.Name, profileNames(profiles))
+		}
+		pl, err := placementAt(d, p, in.Start)
+		if err != nil {
+			return err
+		}
+		mask := uint32(1<<pl.Size-1) << pl.Start
+		if used&mask != 0 {
+			return fmt.Errorf("MIG %s at slot %d overlaps another instance", in.Profile, in.Start)
+		}
+		used |= mask
+		if _, err := CreateInstance(d, p, pl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placementAt finds p's placement starting at slot start.
+func placementAt(d nvml.Device, p Profile, start int) (nvml.GpuInstancePlacement, error) {
+	var pls []nvml.GpuInstancePlacement
+	var ret nvml.Return
+	if err := Guard(func() error { pls, ret = d.GetGpuInstancePossiblePlacements(&p.Info); return nil }); err != nil {
+		return nvml.GpuInstancePlacement{}, err
+	}
+	if err := Err(ret, "possible placements of "+p.Name); err != nil {
+		return nvml.GpuInstancePlacement{}, err
+	}
+	var starts []uint32
+	for _, pl := range pls {
+		if int(pl.Start) == start {
+			return pl, nil
+		}
+		starts = append(starts, pl.Start)
+	}
+	return nvml.GpuInstancePlacement{}, fmt.Errorf("MIG %s cannot start at slot %d; it can start at %v", p.Name, start, starts)
+}
+
+// CreateInstance creates a GPU instance of profile p at pl with one compute instance
+// spanning it, the layout Slurm expects.
+func CreateInstance(d nvml.Device, p Profile, pl nvml.GpuInstancePlacement) (nvml.GpuInstance, error) {
+	var gi nvml.GpuInstance
+	var ret nvml.Return
+	if err := Guard(func() error { gi, ret = d.CreateGpuInstanceWithPlacement(&p.Info, &pl); return nil }); err != nil {
+		return nil, err
+	}
+	if err := Err(ret, fmt.Sprintf("create GPU instance %s at slot %d", p.Name, pl.Start)); err != nil {
+		return nil, err
+	}
+	ci, err := FullComputeProfile(gi, p.Info.SliceCount)
+	if err != nil {
+		return gi, fmt.Errorf("MIG %s: %w", p.Name, err)
+	}
+	if err := Guard(func() error { _, ret = gi.CreateComputeInstance(&ci); return nil }); err != nil {
+		return gi, err
+	}
+	return gi, Err(ret, "create compute instance in "+p.Name)
+}
+
+func profileNames(ps []Profile) string {
+	s := ""
+	for i, p := range ps {
+		if i > 0 {
+			s += ", "
+		}
+		s += p.Name
+	}
+	return s
+}
+
+func optID(p *int) uint32 {
+	if p == nil {
+		return 0xFFFFFFFF // what NVML reports outside MIG
+	}
+	return uint32(*p)
+}
+
+func boolMode(b bool) int {
+	if b {
+		return nvml.DEVICE_MIG_ENABLE
+	}
+	return nvml.DEVICE_MIG_DISABLE
+}
+
+// fakeEventSet delivers each GPU's queued XIDs once, in order.
+type fakeEventSet struct {
+	mock.EventSet
+	devs map[int]nvml.Device
+}
+
+const eventPoll = 50 * time.Millisecond
+
+func (n *FakeNode) newEventSet() *fakeEventSet {
+	es := &fakeEventSet{devs: map[int]nvml.Device{}}
+	es.FreeFunc = func() nvml.Return { return nvml.SUCCESS }
+	es.WaitFunc = func(timeoutMs uint32) (nvml.EventData, nvml.Return) {
+		deadline := time.Now().Add(time.Duration(timeoutMs) * time.Millisecond)
+		for {
+			if ev, ok := n.nextXID(es); ok {
+				return ev, nvml.SUCCESS
+			}
+			left := time.Until(deadline)
+			if left <= 0 {
+				return nvml.EventData{}, nvml.ERROR_TIMEOUT
+			}
+			time.Sleep(min(left, eventPoll))
+		}
+	}
+	return es
+}
+
+func (n *FakeNode) nextXID(es *fakeEventSet) (nvml.EventData, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.refresh()
+	for i := range n.GPUs {
+		d, ok := es.devs[i]
+		g := &n.GPUs[i]
+		if !ok || g.xidsSent >= len(g.XIDs) {
+			continue
+		}
+		x := g.XIDs[g.xidsSent]
+		g.xidsSent++
+		return nvml.EventData{Device: d, EventType: nvml.EventTypeXidCriticalError, EventData: uint64(x.XID),
+			GpuInstanceId: optID(x.GI), ComputeInstanceId: optID(x.CI)}, true
+	}
+	return nvml.EventData{}, false
+}

@@ -1,0 +1,114 @@
+package slurmconf
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxHosts bounds an expansion so that a typo like n[1-1000000000] is an error, not an
+// out-of-memory inside slurmctld.
+const maxHosts = 1 << 20
+
+// ExpandHostlist expands a Slurm host list such as "n[1-3,5],gpu[01-02]" or
+// "r[1-2]n[1-2]" into names, in order. Zero padding of a range is kept (gpu01, gpu02).
+func ExpandHostlist(s string) ([]string, error) {
+	var out []string
+	for _, item := range splitTop(s) {
+		if item == "" {
+			continue
+		}
+		names, err := expandOne(item)
+		if err != nil {
+			return nil, fmt.Errorf("host list %q: %w", s, err)
+		}
+		out = append(out, names...)
+		if len(out) > maxHosts {
+			return nil, fmt.Errorf("host list %q: more than %d hosts", s, maxHosts)
+		}
+	}
+	return out, nil
+}
+
+// splitTop splits on commas outside brackets.
+func splitTop(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, strings.TrimSpace(s[start:]))
+}
+
+func expandOne(item string) ([]string, error) {
+	open := strings.IndexByte(item, '[')
+	if open < 0 {
+		if strings.ContainsRune(item, ']') {
+			return nil, fmt.Errorf("%q: ']' without '['", item)
+		}
+		return []string{item}, nil
+	}
+	end := strings.IndexByte(item[open:], ']')
+	if end < 0 {
+		return nil, fmt.Errorf("%q: '[' without ']'", item)
+	}
+	end += open
+	prefix, ranges, rest := item[:open], item[open+1:end], item[end+1:]
+	tails, err := expandOne(rest)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range strings.Split(ranges, ",") {
+		nums, err := expandRange(strings.TrimSpace(r))
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", item, err)
+		}
+		if len(out)+len(nums)*len(tails) > maxHosts {
+			return nil, fmt.Errorf("%q: more than %d hosts", item, maxHosts)
+		}
+		for _, n := range nums {
+			for _, t := range tails {
+				out = append(out, prefix+n+t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// expandRange expands "1-3" or "07" into numbers, padded to the width of the low end.
+func expandRange(r string) ([]string, error) {
+	lo, hi, isRange := strings.Cut(r, "-")
+	a, err := strconv.Atoi(lo)
+	if err != nil || a < 0 {
+		return nil, fmt.Errorf("%q is not a number or a range like 1-4", r)
+	}
+	b := a
+	if isRange {
+		if b, err = strconv.Atoi(hi); err != nil || b < a {
+			return nil, fmt.Errorf("%q is not a range like 1-4", r)
+		}
+	}
+	if b-a >= maxHosts {
+		return nil, fmt.Errorf("%q: more than %d hosts", r, maxHosts)
+	}
+	width := 0
+	if len(lo) > 1 && lo[0] == '0' {
+		width = len(lo)
+	}
+	out := make([]string, 0, b-a+1)
+	for n := a; n <= b; n++ {
+		out = append(out, fmt.Sprintf("%0*d", width, n))
+	}
+	return out, nil
+}
