@@ -1,0 +1,83 @@
+// Command jobsubmit is job_submit/gpumem, the job_submit plugin slurmctld loads from
+// job_submit_gpumem.so: it rewrites gpu:mem requests into the native GRES the placement
+// core chooses and refuses those that can never fit. Build it with cgo/build.sh.
+package main
+
+// The ABI symbols live here, in a file without //export: cgo compiles the preamble of a
+// file with exports twice, which would define them twice.
+
+/*
+#cgo CFLAGS: -O2 -Wall -I${SRCDIR}/../include
+#cgo LDFLAGS: -ldl
+#include <string.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include "gpumem_copy.h"
+
+const char plugin_name[] = "gpumem: GPU memory requests to native GRES";
+const char plugin_type[] = "job_submit/gpumem";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+extern int gpumemInit(int have_allocator);
+extern void gpumemFini(void);
+extern int gpumemDecide(void *job);
+
+int init(void)
+{
+	return gpumemInit(gpumem_alloc_init() == 0);
+}
+
+int fini(void)
+{
+	gpumemFini();
+	return SLURM_SUCCESS;
+}
+
+static int gpumem_desc(job_desc_msg_t *desc, char **err_msg)
+{
+	char **fields[GPUMEM_PARTITION + 1] = {
+		&desc->tres_per_node, &desc->tres_per_job,
+		&desc->tres_per_socket, &desc->tres_per_task, &desc->partition,
+	};
+	struct gpumem_job j;
+	int rc = SLURM_SUCCESS;
+
+	if (gpumem_alloc_init() != 0)
+		return SLURM_SUCCESS; // said at init; leaving the job alone is all that is safe
+	memset(&j, 0, sizeof(j));
+	for (int i = 0; i <= GPUMEM_PARTITION; i++)
+		j.in[i] = *fields[i];
+	if (gpumemDecide(&j)) {
+		if (err_msg)
+			*err_msg = gpumem_xstrdup(j.refusal);
+		rc = ESLURM_INVALID_GRES;
+	} else {
+		for (int i = 0; i <= GPUMEM_PARTITION; i++)
+			if (j.changed[i])
+				gpumem_replace(fields[i], j.out[i]);
+	}
+	gpumem_job_release(&j);
+	return rc;
+}
+
+int job_submit(job_desc_msg_t *desc, uint32_t submit_uid, char **err_msg)
+{
+	return gpumem_desc(desc, err_msg);
+}
+
+// job_record_t is slurmctld's own structure: gpumem never reads it, so it is opaque here.
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+int job_modify(job_desc_msg_t *desc, void *job_ptr, uint32_t submit_uid, char **err_msg)
+{
+	return gpumem_desc(desc, err_msg);
+}
+#else
+int job_modify(job_desc_msg_t *desc, void *job_ptr, uint32_t submit_uid)
+{
+	return gpumem_desc(desc, NULL);
+}
+#endif
+*/
+import "C"
+
+func main() {}

@@ -1,0 +1,100 @@
+package shim
+
+/*
+#include <stdlib.h>
+#include "../include/gpumem_job.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/debug"
+	"unsafe"
+
+	"github.com/gpumem/gpumem/internal/plugin"
+)
+
+// Decider is what job_submit does with one job's fields.
+type Decider func(f plugin.Fields) plugin.Verdict
+
+// Decide runs decide on the job_submit fields of the struct gpumem_job at job and fills
+// in its answer. It returns 1 when the job is refused.
+func Decide(job unsafe.Pointer, decide Decider) int {
+	j := (*C.struct_gpumem_job)(job)
+	defer recoverInto(j)
+	in := plugin.Fields{
+		PerNode:   C.GoString(j.in[C.GPUMEM_PER_NODE]),
+		PerJob:    C.GoString(j.in[C.GPUMEM_PER_JOB]),
+		PerSocket: C.GoString(j.in[C.GPUMEM_PER_SOCKET]),
+		PerTask:   C.GoString(j.in[C.GPUMEM_PER_TASK]),
+		Partition: C.GoString(j.in[C.GPUMEM_PARTITION]),
+	}
+	v := decide(in)
+	if v.Refusal != "" {
+		j.refusal = C.CString(v.Refusal)
+		return 1
+	}
+	set(j, C.GPUMEM_PER_NODE, in.PerNode, v.Fields.PerNode)
+	set(j, C.GPUMEM_PER_JOB, in.PerJob, v.Fields.PerJob)
+	set(j, C.GPUMEM_PER_SOCKET, in.PerSocket, v.Fields.PerSocket)
+	set(j, C.GPUMEM_PER_TASK, in.PerTask, v.Fields.PerTask)
+	set(j, C.GPUMEM_PARTITION, in.Partition, v.Fields.Partition)
+	return 0
+}
+
+// set marks a field for the shim to replace only when it changed, so a job gpumem has
+// no business with keeps Slurm's own strings byte for byte.
+func set(j *C.struct_gpumem_job, i int, was, now string) {
+	if was == now {
+		return
+	}
+	j.changed[i] = 1
+	if now != "" {
+		j.out[i] = C.CString(now)
+	}
+}
+
+// recoverInto logs a panic and clears any half-written answer, so the job goes on
+// untouched: nothing Go does may take the Slurm program down.
+func recoverInto(j *C.struct_gpumem_job) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	Sink{}.Error(fmt.Sprintf("gpumem: internal error, job left unchanged: %v\n%s", r, debug.Stack()))
+	for i := range j.changed {
+		j.changed[i] = 0
+	}
+	C.free(unsafe.Pointer(j.refusal))
+	j.refusal = nil
+}
+
+// OptionsDecider is what cli_filter does with a submission's options; jobID is the job a
+// step runs in (0 for a new job) and jobPerNode what that job holds.
+type OptionsDecider func(o plugin.Options, jobID uint32, jobPerNode string) (plugin.Options, string)
+
+// DecideOptions is Decide for cli_filter's slots.
+func DecideOptions(job unsafe.Pointer, decide OptionsDecider) int {
+	j := (*C.struct_gpumem_job)(job)
+	defer recoverInto(j)
+	in := plugin.Options{
+		Gres:          C.GoString(j.in[C.GPUMEM_OPT_GRES]),
+		GPUs:          C.GoString(j.in[C.GPUMEM_OPT_GPUS]),
+		GPUsPerNode:   C.GoString(j.in[C.GPUMEM_OPT_GPUS_PER_NODE]),
+		GPUsPerSocket: C.GoString(j.in[C.GPUMEM_OPT_GPUS_PER_SOCKET]),
+		GPUsPerTask:   C.GoString(j.in[C.GPUMEM_OPT_GPUS_PER_TASK]),
+		Partition:     C.GoString(j.in[C.GPUMEM_OPT_PARTITION]),
+	}
+	out, refusal := decide(in, uint32(j.job_id), C.GoString(j.in[C.GPUMEM_STEP_JOB_GRES]))
+	if refusal != "" {
+		j.refusal = C.CString(refusal)
+		return 1
+	}
+	set(j, C.GPUMEM_OPT_GRES, in.Gres, out.Gres)
+	set(j, C.GPUMEM_OPT_GPUS, in.GPUs, out.GPUs)
+	set(j, C.GPUMEM_OPT_GPUS_PER_NODE, in.GPUsPerNode, out.GPUsPerNode)
+	set(j, C.GPUMEM_OPT_GPUS_PER_SOCKET, in.GPUsPerSocket, out.GPUsPerSocket)
+	set(j, C.GPUMEM_OPT_GPUS_PER_TASK, in.GPUsPerTask, out.GPUsPerTask)
+	set(j, C.GPUMEM_OPT_PARTITION, in.Partition, out.Partition)
+	return 0
+}

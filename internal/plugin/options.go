@@ -1,0 +1,106 @@
+package plugin
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Options are the client options cli_filter reads and writes, by the names
+// slurm_option_get takes. Gres comes back from Slurm with a "gres:" (or "gres/") prefix on
+// each entry; the --gpus* options hold "[TYPE:]N".
+type Options struct {
+	Gres, GPUs, GPUsPerNode, GPUsPerSocket, GPUsPerTask, Partition string
+}
+
+// Fields builds the job_desc fields the client would send, the way srun, sbatch and
+// salloc build them: --gpus-per-node before --gres in tres_per_node, --gpus in
+// tres_per_job. prefix is what the client's release writes ("gres:" or "gres/").
+func (o Options) Fields(prefix string) Fields {
+	return Fields{
+		PerNode:   join(gpuEntry(prefix, o.GPUsPerNode), o.Gres),
+		PerJob:    gpuEntry(prefix, o.GPUs),
+		PerSocket: gpuEntry(prefix, o.GPUsPerSocket),
+		PerTask:   gpuEntry(prefix, o.GPUsPerTask),
+		Partition: o.Partition,
+	}
+}
+
+// optionsFrom turns rewritten fields back into options. Everything per node goes into
+// --gres (a gpu count there means what --gpus-per-node means); the other fields must hold
+// only GPU counts, the one thing their options can say.
+func optionsFrom(f Fields) (Options, error) {
+	o := Options{Gres: f.PerNode, Partition: f.Partition}
+	for _, c := range []struct {
+		dst   *string
+		field string
+		name  string
+	}{{&o.GPUs, f.PerJob, "--gpus"}, {&o.GPUsPerSocket, f.PerSocket, "--gpus-per-socket"}, {&o.GPUsPerTask, f.PerTask, "--gpus-per-task"}} {
+		if c.field == "" {
+			continue
+		}
+		body := stripGres(c.field)
+		n, ok := strings.CutPrefix(body, "gpu:")
+		if !ok || strings.ContainsAny(n, ",;") {
+			return Options{}, fmt.Errorf("%s cannot say %q", c.name, c.field)
+		}
+		*c.dst = n
+	}
+	return o, nil
+}
+
+func stripGres(s string) string {
+	if b, ok := strings.CutPrefix(s, "gres:"); ok {
+		return b
+	}
+	return strings.TrimPrefix(s, "gres/")
+}
+
+// gpuEntry is the tres entry a --gpus* option becomes, or "" for an unset option.
+func gpuEntry(prefix, v string) string {
+	if v == "" {
+		return ""
+	}
+	return prefix + "gpu:" + v
+}
+
+func join(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "," + b
+}
+
+// SubmitOptions is cli_filter's decision. A step inside an allocation (stepOf, the job's
+// id, non-zero) takes a share of what its job holds (jobPerNode, as slurmctld stored it);
+// anything else is admitted exactly as job_submit would admit it, so that srun sends
+// slurmctld and its own step the same native GRES. A non-empty refusal stops the client.
+func (p *Plugin) SubmitOptions(o Options, stepOf uint32, jobPerNode string) (out Options, refusal string) {
+	prefix := "gres:"
+	if strings.Contains(o.Gres, "gres/") {
+		prefix = "gres/"
+	}
+	f := o.Fields(prefix)
+	if !asksMem(f) {
+		return o, ""
+	}
+	if stepOf != 0 {
+		gres, err := Step(f.PerNode, jobPerNode, stepOf, p.cfg.ShardUnitMiB)
+		if err != nil {
+			return o, err.Error()
+		}
+		out = o
+		out.Gres, out.GPUsPerNode = gres, ""
+		p.log.verbosef("step of job %d: %s -> %s", stepOf, f.PerNode, gres)
+		return out, ""
+	}
+	v := p.Submit(f)
+	if v.Refusal != "" || v.Fields == f {
+		return o, v.Refusal
+	}
+	out, err := optionsFrom(v.Fields)
+	if err != nil {
+		p.log.errorf("cannot write %+v back as options: %v; leaving the options to job_submit", v.Fields, err)
+		return o, ""
+	}
+	return out, ""
+}

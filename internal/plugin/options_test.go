@@ -1,0 +1,63 @@
+package plugin
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gpumem/gpumem/internal/admit"
+)
+
+func TestOptionsFieldsAsTheClientBuildsThem(t *testing.T) {
+	o := Options{Gres: "gres:gpu:mem:20g", GPUs: "h100:2", GPUsPerNode: "2", GPUsPerSocket: "1", GPUsPerTask: "1", Partition: "gpu"}
+	want := Fields{PerNode: "gres:gpu:2,gres:gpu:mem:20g", PerJob: "gres:gpu:h100:2", PerSocket: "gres:gpu:1", PerTask: "gres:gpu:1", Partition: "gpu"}
+	if got := o.Fields("gres:"); got != want {
+		t.Fatalf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestOptionsFrom(t *testing.T) {
+	got, err := optionsFrom(Fields{PerNode: "gres:shard:20", PerJob: "gres/gpu:h100:2", Partition: "gpu"})
+	want := Options{Gres: "gres:shard:20", GPUs: "h100:2", Partition: "gpu"}
+	if err != nil || got != want {
+		t.Fatalf("got %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := optionsFrom(Fields{PerJob: "gres:shard:20"}); err == nil || err.Error() != `--gpus cannot say "gres:shard:20"` {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSubmitOptions(t *testing.T) {
+	h := newHarness(t, "")
+	h.admit = func(j admit.Job) (admit.Decision, error) {
+		switch j.TresPerNode {
+		case "gres:gpu:mem:20g":
+			return shardCore(j)
+		case "gres:gpu:2,gres:gpu:mem:40g":
+			d := admit.Decision{Job: j, Changed: true}
+			d.TresPerNode = "gres:gpu:h100:2"
+			return d, nil
+		}
+		return admit.Decision{}, errors.New("you asked for 500 GiB per GPU")
+	}
+	p := h.plugin()
+	cases := []struct {
+		in, want Options
+		stepOf   uint32
+		jobGRES  string
+		refusal  string
+	}{
+		{in: Options{Gres: "gres:gpu:mem:20g"}, want: Options{Gres: "gres:shard:20"}},
+		{in: Options{Gres: "gres:gpu:mem:40g", GPUsPerNode: "2"}, want: Options{Gres: "gres:gpu:h100:2"}},
+		{in: Options{Gres: "gres:gpu:mem:500g"}, want: Options{Gres: "gres:gpu:mem:500g"}, refusal: "you asked for 500 GiB per GPU"},
+		{in: Options{Gres: "gres:gpu:1", GPUs: "2"}, want: Options{Gres: "gres:gpu:1", GPUs: "2"}},
+		{in: Options{Gres: "gres:gpu:mem:10g"}, stepOf: 9, jobGRES: "gres:shard:20", want: Options{Gres: "gres:shard:10"}},
+		{in: Options{Gres: "gres:gpu:mem:10g", GPUsPerNode: "1"}, stepOf: 9, jobGRES: "gres:gpu:2g.20gb:1", want: Options{Gres: "gres:gpu:2g.20gb:1"}},
+		{in: Options{Gres: "gres:gpu:mem:30g"}, stepOf: 9, jobGRES: "gres:shard:20", want: Options{Gres: "gres:gpu:mem:30g"}, refusal: "step asks for 30 GiB of GPU memory but job 9 holds 20 GiB (shard:20)"},
+	}
+	for _, c := range cases {
+		got, refusal := p.SubmitOptions(c.in, c.stepOf, c.jobGRES)
+		if got != c.want || refusal != c.refusal {
+			t.Errorf("SubmitOptions(%+v, %d, %q) = %+v, %q; want %+v, %q", c.in, c.stepOf, c.jobGRES, got, refusal, c.want, c.refusal)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+// Package plugin is the Go logic behind the job_submit/gpumem and cli_filter/gpumem Slurm
+// plugins: cached configuration and inventory, the call into the placement core, what to
+// do when gpumem itself fails, and logging. It has no cgo, so it is tested without Slurm;
+// the C shims in cgo/ only move strings between Slurm's structures and this package.
+package plugin
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/admit"
+	"github.com/gpumem/gpumem/internal/config"
+	"github.com/gpumem/gpumem/internal/inventory"
+)
+
+// Fields are the job_desc strings gpumem reads and may rewrite, as Slurm holds them.
+// Partition is a comma-separated list, as in --partition.
+type Fields struct {
+	PerNode, PerJob, PerSocket, PerTask, Partition string
+}
+
+// Core is the placement core's admission, built for one config and inventory.
+// *admit.Admitter is the one used in Slurm.
+type Core interface {
+	// Admit returns the job with every gpu:mem request replaced by native GRES, leaving
+	// every other entry as it was. An error is a refusal: its text is what the user reads.
+	Admit(j admit.Job) (admit.Decision, error)
+}
+
+// NewCore builds the Core; it is called again whenever the inventory changes.
+// defaultPartitions serve jobs that name none.
+type NewCore func(cfg config.Config, inv inventory.Cluster, defaultPartitions []string) (Core, error)
+
+// AdmitCore is the NewCore of the real plugins.
+func AdmitCore(cfg config.Config, inv inventory.Cluster, defaultPartitions []string) (Core, error) {
+	return admit.New(inv, defaultPartitions, admit.Options{
+		ShardUnitMiB: cfg.ShardUnitMiB,
+		PreferMIG:    cfg.PreferMIG,
+		Policy:       cfg.Policy,
+	})
+}
+
+// Verdict is what the shim does with a job.
+type Verdict struct {
+	Fields  Fields // the fields to write back where they differ from the job's
+	Refusal string // non-empty: refuse the job with this message
+}
+
+// Plugin is one loaded plugin: it lives from Slurm's init() to fini().
+type Plugin struct {
+	cfg      config.Config
+	log      logger
+	newCore  NewCore
+	src      source
+	core     Core
+	defParts []string // slurm.conf's default partition, for jobs that name none
+	now      func() time.Time
+}
+
+// New reads the configuration at confPath and the inventory it names. Every problem is
+// logged and survived: a plugin that cannot admit jobs still loads and applies OnError.
+func New(confPath, tag string, sink Sink, newCore NewCore) *Plugin {
+	return newPlugin(confPath, tag, sink, newCore, time.Now)
+}
+
+func newPlugin(confPath, tag string, sink Sink, newCore NewCore, now func() time.Time) *Plugin {
+	cfg, err := config.Load(confPath)
+	p := &Plugin{cfg: cfg, newCore: newCore, now: now,
+		log: logger{sink: sink, level: cfg.LogLevel, tag: tag}}
+	if err != nil {
+		p.log.errorf("%v; using defaults for the keys in error", err)
+	}
+	p.src = source{path: cfg.InventoryPath, interval: cfg.ReloadInterval, load: inventory.LoadPath}
+	if part, err := DefaultPartition(cfg.SlurmConf); err != nil {
+		p.log.errorf("default partition: %v; jobs without --partition are admitted against every partition", err)
+	} else if part != "" {
+		p.defParts = []string{part}
+	}
+	p.reload()
+	p.log.infof("loaded: config %s, policy %s, shard unit %d MiB, on error %s, inventory %s", confPath, cfg.Policy, cfg.ShardUnitMiB, cfg.OnError, cfg.InventoryPath)
+	return p
+}
+
+// Config is the configuration in force.
+func (p *Plugin) Config() config.Config { return p.cfg }
+
+// reload takes a new inventory when the files changed; a broken one keeps the last good.
+func (p *Plugin) reload() {
+	c, err := p.src.refresh(p.now())
+	if err != nil {
+		if p.core != nil {
+			p.log.errorf("%v; keeping the inventory loaded before", err)
+		} else {
+			p.log.errorf("%v; no inventory yet, gpu:mem jobs get OnError=%s", err, p.cfg.OnError)
+		}
+		return
+	}
+	if c == nil {
+		return
+	}
+	core, err := p.newCore(p.cfg, *c, p.defParts)
+	if err != nil {
+		p.log.errorf("inventory %s: %v; keeping the inventory loaded before", p.cfg.InventoryPath, err)
+		return
+	}
+	p.core = core
+	p.log.infof("inventory %s: %d nodes", p.cfg.InventoryPath, len(c.Nodes))
+}
+
+// Submit decides one job (job_submit, job_modify, or a cli_filter submission). It never
+// panics: a panic in the core is logged with its stack and handled as OnError says.
+func (p *Plugin) Submit(f Fields) (v Verdict) {
+	if !asksMem(f) {
+		return Verdict{Fields: f}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.errorf("internal error: %v\n%s", r, debug.Stack())
+			v = p.failed(f, fmt.Errorf("internal error: %v", r))
+		}
+	}()
+	p.reload()
+	if p.core == nil {
+		return p.failed(f, fmt.Errorf("no usable inventory at %s", p.cfg.InventoryPath))
+	}
+	in := admit.Job{TresPerNode: f.PerNode, TresPerJob: f.PerJob, TresPerSocket: f.PerSocket, TresPerTask: f.PerTask}
+	if f.Partition != "" {
+		in.Partitions = strings.Split(f.Partition, ",")
+	}
+	d, err := p.core.Admit(in)
+	if err != nil {
+		p.log.verbosef("refused %+v: %v", f, err)
+		return Verdict{Fields: f, Refusal: err.Error()}
+	}
+	if !d.Changed {
+		return Verdict{Fields: f}
+	}
+	out := Fields{PerNode: d.TresPerNode, PerJob: d.TresPerJob, PerSocket: d.TresPerSocket, PerTask: d.TresPerTask, Partition: f.Partition}
+	if len(d.Partitions) > 0 {
+		out.Partition = strings.Join(d.Partitions, ",")
+	}
+	p.log.verbosef("%s", d.Explain)
+	return Verdict{Fields: out}
+}
+
+// failed applies OnError when gpumem itself cannot decide.
+func (p *Plugin) failed(f Fields, err error) Verdict {
+	if p.cfg.OnError == config.Closed {
+		p.log.errorf("%v; refusing the job (OnError=closed)", err)
+		return Verdict{Fields: f, Refusal: "gpumem cannot place GPU memory requests right now (" + err.Error() + "); please try again later or tell your administrator"}
+	}
+	p.log.errorf("%v; passing the job through unchanged (OnError=open)", err)
+	return Verdict{Fields: f}
+}
+
+// asksMem is the fast path: a job whose GRES strings hold no "mem" in any case cannot
+// ask for GPU memory, and is passed on without touching the core. It may say yes to
+// jobs that ask for something else; the core then leaves them unchanged.
+func asksMem(f Fields) bool {
+	return hasMem(f.PerNode) || hasMem(f.PerJob) || hasMem(f.PerSocket) || hasMem(f.PerTask)
+}
+
+func hasMem(s string) bool {
+	for i := 0; i+2 < len(s); i++ {
+		if s[i]|0x20 == 'm' && s[i+1]|0x20 == 'e' && s[i+2]|0x20 == 'm' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,71 @@
+package plugin
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpumem/gpumem/internal/request"
+)
+
+// Step rewrites the gpu:mem request of a job step (srun inside an sbatch or salloc
+// allocation) into a share of what its job holds. A step never passes through
+// job_submit and may only take GRES its job was granted, and the job holds exactly what
+// job_submit rewrote its own request into (jobPerNode, e.g. "gres:shard:20" or
+// "gres:gpu:3g.40gb:1"), so no inventory and no placement is needed here.
+func Step(stepPerNode, jobPerNode string, jobID uint32, shardUnitMiB int64) (string, error) {
+	st, err := request.Parse(request.PerNode, stepPerNode)
+	if err != nil {
+		return "", err
+	}
+	i := st.Find(request.GPUMem)
+	if i < 0 {
+		return stepPerNode, nil
+	}
+	mib, gpus := st.Entries[i].MiB, int64(1)
+	if j := st.Find(request.GPUCount); j >= 0 {
+		gpus = st.Entries[j].GPUs
+	}
+	jt, err := request.Parse(request.PerNode, jobPerNode)
+	if err != nil {
+		return "", fmt.Errorf("job %d: its GRES %q cannot be read: %w", jobID, jobPerNode, err)
+	}
+	rest := st.Without(request.GPUMem).Without(request.GPUCount)
+	if shards, ok := shardsOf(jt); ok {
+		units := (mib + shardUnitMiB - 1) / shardUnitMiB
+		switch {
+		case gpus > 1:
+			return "", fmt.Errorf("job %d holds a memory slice of one GPU (shard:%d); a step cannot ask for %d GPUs", jobID, shards, gpus)
+		case units > shards:
+			return "", fmt.Errorf("step asks for %s of GPU memory but job %d holds %s (shard:%d)", request.GiB(mib), jobID, request.GiB(shards*shardUnitMiB), shards)
+		}
+		return rest.With("shard:"+strconv.FormatInt(units, 10), st.Prefix()).String(), nil
+	}
+	if k := jt.Find(request.GPUCount); k >= 0 {
+		held := jt.Entries[k]
+		if gpus > held.GPUs {
+			return "", fmt.Errorf("step asks for %d GPUs but job %d holds %d", gpus, jobID, held.GPUs)
+		}
+		body := "gpu:"
+		if held.Type != "" {
+			body += held.Type + ":"
+		}
+		return rest.With(body+strconv.FormatInt(gpus, 10), st.Prefix()).String(), nil
+	}
+	return "", fmt.Errorf("job %d holds no GPU memory to give this step (its GRES: %q); ask for --gres=gpu:mem:SIZE when you submit the job", jobID, jobPerNode)
+}
+
+// shardsOf finds a shard[:TYPE]:N entry, which request leaves as an entry it does not own.
+func shardsOf(t request.TRES) (int64, bool) {
+	for _, e := range t.Entries {
+		body := strings.TrimPrefix(strings.TrimPrefix(e.Raw, "gres:"), "gres/")
+		parts := strings.Split(body, ":")
+		if len(parts) < 2 || parts[0] != "shard" {
+			continue
+		}
+		if v, err := strconv.ParseInt(parts[len(parts)-1], 10, 64); err == nil && v > 0 {
+			return v, true
+		}
+	}
+	return 0, false
+}
