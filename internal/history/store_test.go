@@ -1,0 +1,123 @@
+package history
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/usage"
+)
+
+const gib = 1 << 30
+
+func open(t *testing.T, opts Options) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "history.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func job(id string, gpu int, used uint64) usage.Job {
+	return usage.Job{ID: id, Kind: usage.KindShard, Alloc: 20 * gib, Used: used, GPUs: []usage.JobGPU{{GPU: gpu, Used: used}}}
+}
+
+func TestPeakMeanGPUsAndEnd(t *testing.T) {
+	s := open(t, Options{Bucket: time.Minute})
+	t0 := time.Unix(1_700_000_040, 0) // on a minute boundary
+	polls := [][]usage.Job{
+		{job("12", 0, 10*gib)},
+		{job("12", 1, 30*gib)},
+		{job("12", 0, 20*gib)},
+		{},
+	}
+	for i, p := range polls {
+		if err := s.Record(t0.Add(time.Duration(i)*20*time.Second), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, samples, err := s.Job("12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.PeakBytes != 30*gib || j.MeanBytes != 20*gib || j.AllocBytes != 20*gib || j.Running ||
+		j.Start != t0.Unix() || j.End != t0.Unix()+40 || len(j.GPUs) != 2 {
+		t.Fatalf("job 12 = %+v; want peak 30 GiB, mean 20 GiB, GPUs [0 1], start t0, end t0+40s, ended", j)
+	}
+	// Polls at 0s, 20s, 40s share one one-minute bucket, which keeps their maximum.
+	if len(samples) != 1 || samples[0].UsedBytes != 30*gib {
+		t.Fatalf("samples %+v; want one bucket holding 30 GiB", samples)
+	}
+	if _, _, err := s.Job("99"); err == nil || !strings.Contains(err.Error(), "no such job") {
+		t.Fatalf("unknown job: %v", err)
+	}
+}
+
+func TestRetentionBoundsSamplesAndJobs(t *testing.T) {
+	s := open(t, Options{Bucket: time.Minute, KeepSamples: 10 * time.Minute, KeepJobs: time.Hour})
+	t0 := time.Unix(1_700_000_000, 0)
+	for m := 0; m < 30; m++ {
+		if err := s.Record(t0.Add(time.Duration(m)*time.Minute), []usage.Job{job("1", 0, gib)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, samples, _ := s.Job("1")
+	if len(samples) > 11 {
+		t.Fatalf("%d samples kept; retention of 10 minutes at 1-minute buckets allows 11", len(samples))
+	}
+	s.Record(t0.Add(31*time.Minute), nil)
+	s.Record(t0.Add(3*time.Hour), nil)
+	if jobs, _ := s.Jobs(0, 10); len(jobs) != 0 {
+		t.Fatalf("job ended 2.5h ago with 1h retention still listed: %+v", jobs)
+	}
+}
+
+func TestHTTPAPI(t *testing.T) {
+	s := open(t, Options{})
+	now := time.Unix(1_700_000_000, 0)
+	s.Record(now, []usage.Job{job("7", 2, 5*gib), job("8", 3, gib)})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+
+	var list struct{ Jobs []Job }
+	get(t, srv.URL+"/api/jobs?limit=1", http.StatusOK, &list)
+	if len(list.Jobs) != 1 {
+		t.Fatalf("limit=1 gave %d jobs", len(list.Jobs))
+	}
+	var one struct {
+		Job     Job
+		Samples []Sample
+	}
+	get(t, srv.URL+"/api/jobs/7", http.StatusOK, &one)
+	if one.Job.ID != "7" || !one.Job.Running || one.Job.GPUs[0] != 2 || len(one.Samples) != 1 {
+		t.Fatalf("job 7 = %+v", one)
+	}
+	var e struct{ Error string }
+	get(t, srv.URL+"/api/jobs/9", http.StatusNotFound, &e)
+	get(t, srv.URL+"/api/jobs/abc", http.StatusBadRequest, &e)
+	get(t, srv.URL+"/api/jobs?limit=0", http.StatusBadRequest, &e)
+	if !strings.Contains(e.Error, "limit=\"0\": want a whole number from 1 to 10000") {
+		t.Fatalf("bad limit error = %q", e.Error)
+	}
+}
+
+func get(t *testing.T, url string, code int, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != code {
+		t.Fatalf("GET %s: %d, want %d", url, resp.StatusCode, code)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
