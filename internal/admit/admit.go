@@ -51,6 +51,9 @@ type Decision struct {
 	MiB     int64          // memory asked per GPU
 	GPUs    int64          // GPUs asked (per node, or per job when PerJob)
 	PerJob  bool           // the GPU count is for the whole job (--gpus)
+	Units   int64          // MiB each GPU is charged in placement: whole shards for Shard
+	Model   string         // GPU type for Whole, MIG profile for MIG; "" for Shard
+	Serving []string       // the partitions that can serve it
 	Explain string         // one log line
 }
 
@@ -128,7 +131,8 @@ func (a *Admitter) Admit(j Job) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	d := Decision{Job: j, Changed: true, Kind: t.kind, GRES: t.gres, MiB: q.mib, GPUs: q.gpus, PerJob: q.perJob}
+	d := Decision{Job: j, Changed: true, Kind: t.kind, GRES: t.gres, MiB: q.mib, GPUs: q.gpus, PerJob: q.perJob,
+		Units: t.units, Model: t.model, Serving: t.parts}
 	d.rewrite(q, t)
 	if routed || len(t.parts) != len(cands) || len(j.Partitions) > 0 && len(t.parts) != len(j.Partitions) {
 		d.Partitions = t.parts

@@ -10,6 +10,8 @@ import (
 type target struct {
 	kind  placement.Kind
 	gres  string
+	units int64
+	model string
 	parts []string
 }
 
@@ -46,7 +48,7 @@ func (a *Admitter) serve(q *ask, cands []string, k placement.Kind) (target, bool
 	if best == nil {
 		return target{}, false
 	}
-	t := target{kind: k, gres: "gpu:" + best.name + ":" + strconv.FormatInt(q.gpus, 10)}
+	t := target{kind: k, gres: "gpu:" + best.name + ":" + strconv.FormatInt(q.gpus, 10), units: q.mib, model: best.name}
 	for _, name := range cands {
 		if p := a.parts[name]; p != nil && offers(p.list(k), best.name, q) {
 			t.parts = append(t.parts, name)
@@ -62,7 +64,7 @@ func (a *Admitter) serveShards(q *ask, cands []string) (target, bool) {
 		return target{}, false
 	}
 	n := (q.mib + a.opt.ShardUnitMiB - 1) / a.opt.ShardUnitMiB
-	t := target{kind: placement.Shard, gres: "shard:" + strconv.FormatInt(n, 10)}
+	t := target{kind: placement.Shard, gres: "shard:" + strconv.FormatInt(n, 10), units: n * a.opt.ShardUnitMiB}
 	for _, name := range cands {
 		if p := a.parts[name]; p != nil && p.shardMiB >= n*a.opt.ShardUnitMiB {
 			t.parts = append(t.parts, name)
