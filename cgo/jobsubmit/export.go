@@ -16,7 +16,7 @@ var current *plugin.Plugin
 
 //export gpumemInit
 func gpumemInit(haveAllocator C.int) C.int {
-	current = shim.Open("job_submit/gpumem", haveAllocator != 0, "slurm_xstrdup/slurm_xfree")
+	current = shim.Open("job_submit/gpumem", shim.Sink{}, haveAllocator != 0, "slurm_xstrdup/slurm_xfree")
 	return 0
 }
 

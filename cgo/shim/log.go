@@ -35,12 +35,21 @@ import "C"
 
 import "unsafe"
 
-// Sink writes to the Slurm log; it satisfies plugin.Sink.
-type Sink struct{}
+// Sink writes to the Slurm log; it satisfies plugin.Sink. In a client (srun, sbatch,
+// salloc) the log is the user's terminal, so only errors, which the user must read, are
+// shown there; the rest waits for -v.
+type Sink struct{ Client bool }
 
 func (Sink) Error(msg string) { write(0, msg) }
-func (Sink) Info(msg string)  { write(1, msg) }
 func (Sink) Debug(msg string) { write(2, msg) }
+
+func (s Sink) Info(msg string) {
+	if s.Client {
+		write(2, msg)
+		return
+	}
+	write(1, msg)
+}
 
 func write(level C.int, msg string) {
 	cs := C.CString(msg)
