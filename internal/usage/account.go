@@ -3,6 +3,7 @@ package usage
 import (
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Slice kinds a job's allocation can be, as Slurm hands them out.
@@ -23,9 +24,10 @@ type Job struct {
 
 // JobGPU is one job's share of one GPU.
 type JobGPU struct {
-	GPU  int
-	Used uint64
-	PIDs []int
+	GPU   int
+	Used  uint64
+	Alloc uint64 // the part of the job's allocation on this GPU
+	PIDs  []int
 }
 
 // Over reports whether the job holds more GPU memory than it was given.
@@ -79,9 +81,22 @@ func Account(s Snapshot, owner OwnerFunc, unit uint64) (jobs []Job, unattributed
 		}
 	}
 	for id, j := range byID {
-		if j.Kind != KindShard {
-			for _, b := range devAlloc[id] {
+		if j.Kind == KindShard {
+			// Slurm does not say how a multi-GPU shard job's shards split; even is
+			// exact for the default of one GPU per job and a fair guess otherwise.
+			for i := range j.GPUs {
+				j.GPUs[i].Alloc = j.Alloc / uint64(len(j.GPUs))
+			}
+		} else {
+			for key, b := range devAlloc[id] {
 				j.Alloc += b
+				gpu, _, _ := strings.Cut(key, "/")
+				n, _ := strconv.Atoi(gpu)
+				for i := range j.GPUs {
+					if j.GPUs[i].GPU == n {
+						j.GPUs[i].Alloc += b
+					}
+				}
 			}
 		}
 		jobs = append(jobs, *j)

@@ -73,8 +73,11 @@ func TestAccountSumsPerJobAndGPU(t *testing.T) {
 			t.Errorf("job %d = %+v; want %+v and not over", i, j, w)
 		}
 	}
-	if g := jobs[0].GPUs; len(g) != 1 || len(g[0].PIDs) != 2 || g[0].Used != 12*gib {
-		t.Errorf("job 5 per GPU = %+v; want GPU 0 with PIDs 1,2 and 12 GiB", g)
+	if g := jobs[0].GPUs; len(g) != 1 || len(g[0].PIDs) != 2 || g[0].Used != 12*gib || g[0].Alloc != 20*gib {
+		t.Errorf("job 5 per GPU = %+v; want GPU 0 with PIDs 1,2, 12 GiB used of 20 GiB", g)
+	}
+	if g := jobs[1].GPUs; len(g) != 1 || g[0].GPU != 1 || g[0].Alloc != 40*gib {
+		t.Errorf("job 6 per GPU = %+v; want GPU 1 holding its 40 GiB instance", g)
 	}
 }
 

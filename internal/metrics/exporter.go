@@ -1,0 +1,99 @@
+// Package metrics exposes a node's GPUs, jobs and the sidecar itself to Prometheus. As in
+// node_exporter, each concern is one small collector; unlike it, no collector talks to
+// the hardware at scrape time: they all read the State of the last poll, so a scrape is
+// cheap, never blocks on NVML, and two scrapes of one poll agree.
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gpumem/gpumem/internal/health"
+	"github.com/gpumem/gpumem/internal/usage"
+)
+
+const namespace = "gpumem"
+
+// State is what one poll learned; the daemon builds a fresh one per poll and never
+// changes it after Set.
+type State struct {
+	Polled       bool // at least one poll has run
+	SampleErr    error
+	Snapshot     usage.Snapshot
+	Jobs         []usage.Job
+	Unattributed map[int]uint64 // GPU index -> bytes of processes of no Slurm job
+	Health       health.Status
+	XIDs         map[[2]int]uint64 // (GPU, XID) -> events since start
+	Actions      map[string]uint64 // enforcement action kind -> count since start
+	Polls        uint64
+	PollErrors   map[string]uint64 // stage -> failed polls since start
+	PollDuration time.Duration
+	Unit         uint64   // bytes of one shard
+	FragSizes    []uint64 // request sizes, in bytes, that fragmentation is measured against
+}
+
+// collector is one concern's metrics.
+type collector interface {
+	describe(ch chan<- *prometheus.Desc)
+	collect(st *State, ch chan<- prometheus.Metric) error
+}
+
+// Exporter is the prometheus.Collector of all gpumem metrics.
+type Exporter struct {
+	mu         sync.RWMutex
+	st         *State
+	collectors map[string]collector
+	success    *prometheus.Desc
+	duration   *prometheus.Desc
+}
+
+// NewExporter builds the exporter with every collector.
+func NewExporter() *Exporter {
+	return &Exporter{
+		st: &State{},
+		collectors: map[string]collector{
+			"gpu":     newGPUCollector(),
+			"job":     newJobCollector(),
+			"node":    newNodeCollector(),
+			"sidecar": newSidecarCollector(),
+		},
+		success: prometheus.NewDesc(namespace+"_scrape_collector_success",
+			"Whether a collector succeeded (1) or failed (0) in this scrape.", []string{"collector"}, nil),
+		duration: prometheus.NewDesc(namespace+"_scrape_collector_duration_seconds",
+			"Time a collector took in this scrape.", []string{"collector"}, nil),
+	}
+}
+
+// Set publishes a poll's state to the next scrapes.
+func (e *Exporter) Set(st *State) {
+	e.mu.Lock()
+	e.st = st
+	e.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
+	ch <- e.success
+	ch <- e.duration
+	for _, c := range e.collectors {
+		c.describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+	e.mu.RLock()
+	st := e.st
+	e.mu.RUnlock()
+	for name, c := range e.collectors {
+		start := time.Now()
+		ok := 1.0
+		if err := c.collect(st, ch); err != nil {
+			ok = 0
+		}
+		ch <- prometheus.MustNewConstMetric(e.duration, prometheus.GaugeValue, time.Since(start).Seconds(), name)
+		ch <- prometheus.MustNewConstMetric(e.success, prometheus.GaugeValue, ok, name)
+	}
+}

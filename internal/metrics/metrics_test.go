@@ -1,0 +1,150 @@
+package metrics
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/gpumem/gpumem/internal/health"
+	"github.com/gpumem/gpumem/internal/usage"
+)
+
+const gib = 1 << 30
+
+func TestFragmented(t *testing.T) {
+	sizes := []uint64{10 * gib, 20 * gib, 40 * gib}
+	for _, c := range []struct {
+		avail uint64
+		sizes []uint64
+		want  uint64
+	}{
+		{35 * gib, sizes, 5 * gib},
+		{9 * gib, sizes, 9 * gib},
+		{80 * gib, sizes, 0},
+		{79 * gib, []uint64{20 * gib, 30 * gib}, 9 * gib}, // 20+20+30 = 70 is the most that fits
+		{13 * gib, []uint64{5 * gib, 8 * gib}, 0},
+		{12 * gib, []uint64{5 * gib, 8 * gib}, 2 * gib},
+		{7 * gib, nil, 0},
+		{1 << 50, []uint64{3 * gib, 5 * gib}, 1<<50 - (1<<50/gib)*gib},
+	} {
+		if got := Fragmented(c.avail, c.sizes); got != c.want {
+			t.Errorf("Fragmented(%d GiB, %v) = %d GiB, want %d GiB", c.avail/gib, c.sizes, got/gib, c.want/gib)
+		}
+	}
+}
+
+func pollState() *State {
+	nan := math.NaN()
+	return &State{
+		Polled: true,
+		Snapshot: usage.Snapshot{GPUs: []usage.GPU{
+			{Index: 0, UUID: "GPU-0", Name: "NVIDIA H100 80GB HBM3", Total: 80 * gib, Used: 35 * gib, Free: 45 * gib, TempC: 40, PowerW: 310.5, UtilPct: 55},
+			{Index: 1, UUID: "GPU-1", Name: "NVIDIA H100 80GB HBM3", Total: 80 * gib, Free: 80 * gib, TempC: nan, PowerW: nan, UtilPct: nan},
+			{Index: 2, UUID: "GPU-2", Name: "NVIDIA H100 80GB HBM3", Total: 80 * gib, MIG: true, Instances: []usage.Instance{{GI: 1, Total: 40 * gib}}, TempC: 30, PowerW: nan, UtilPct: nan},
+		}},
+		Jobs: []usage.Job{
+			{ID: "41", Kind: usage.KindShard, Alloc: 25 * gib, Used: 28 * gib, GPUs: []usage.JobGPU{{GPU: 0, Used: 28 * gib, Alloc: 25 * gib, PIDs: []int{9}}}},
+			{ID: "42", Kind: usage.KindMIG, Alloc: 40 * gib, Used: 10 * gib, GPUs: []usage.JobGPU{{GPU: 2, Used: 10 * gib, Alloc: 40 * gib}}},
+		},
+		Unattributed: map[int]uint64{0: 2 * gib},
+		Health:       health.Status{Healthy: true},
+		XIDs:         map[[2]int]uint64{{1, 43}: 2},
+		Actions:      map[string]uint64{"warn": 1},
+		Polls:        12,
+		PollErrors:   map[string]uint64{"history": 1},
+		PollDuration: 3 * time.Millisecond,
+		FragSizes:    []uint64{10 * gib, 20 * gib},
+	}
+}
+
+func TestLintAndValues(t *testing.T) {
+	e := NewExporter()
+	e.Set(pollState())
+	problems, err := testutil.CollectAndLint(e)
+	if err != nil || len(problems) != 0 {
+		t.Fatalf("lint: %v %+v", err, problems)
+	}
+	want := `
+# HELP gpumem_node_available_memory_bytes GPU memory of shared GPUs neither allocated to jobs nor in use.
+# TYPE gpumem_node_available_memory_bytes gauge
+gpumem_node_available_memory_bytes 1.34217728e+11
+# HELP gpumem_node_fragmented_memory_bytes Available GPU memory that no configured request size can use, summed over shared GPUs.
+# TYPE gpumem_node_fragmented_memory_bytes gauge
+gpumem_node_fragmented_memory_bytes 5.36870912e+09
+# HELP gpumem_job_over_allocation 1 when the job holds more GPU memory than it was allocated.
+# TYPE gpumem_job_over_allocation gauge
+gpumem_job_over_allocation{jobid="41"} 1
+gpumem_job_over_allocation{jobid="42"} 0
+`
+	// GPU 0: 80 - max(25 allocated, 35 used) = 45 GiB, of which 5 GiB no 10 or 20 GiB
+	// request can use; GPU 1: 80 GiB; MIG GPU 2 left out.
+	if err := testutil.CollectAndCompare(e, strings.NewReader(want),
+		"gpumem_node_available_memory_bytes", "gpumem_node_fragmented_memory_bytes", "gpumem_job_over_allocation"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(e, "gpumem_gpu_temperature_celsius"); n != 2 {
+		t.Fatalf("%d temperature series, want 2 (GPU 1 did not report one)", n)
+	}
+}
+
+func TestFailedPollMarksCollectorsFailed(t *testing.T) {
+	e := NewExporter()
+	e.Set(&State{Polled: true, SampleErr: errors.New("nvml: device count: Unknown Error")})
+	want := `
+# HELP gpumem_scrape_collector_success Whether a collector succeeded (1) or failed (0) in this scrape.
+# TYPE gpumem_scrape_collector_success gauge
+gpumem_scrape_collector_success{collector="gpu"} 0
+gpumem_scrape_collector_success{collector="job"} 1
+gpumem_scrape_collector_success{collector="node"} 0
+gpumem_scrape_collector_success{collector="sidecar"} 1
+`
+	if err := testutil.CollectAndCompare(e, strings.NewReader(want), "gpumem_scrape_collector_success"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScrapeOverHTTPPassesPromtool scrapes a real listener on 127.0.0.1 and, where
+// promtool is installed (Debian package prometheus, or $PROMTOOL), runs
+// `promtool check metrics` on what came back.
+func TestScrapeOverHTTPPassesPromtool(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	e := NewExporter()
+	e.Set(pollState())
+	reg.MustRegister(e)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`gpumem_gpu_memory_used_bytes{gpu="0",model="NVIDIA H100 80GB HBM3",uuid="GPU-0"} 3.758096384e+10`)) {
+		t.Fatalf("scrape: %d\n%s", resp.StatusCode, body)
+	}
+	promtool := os.Getenv("PROMTOOL")
+	if promtool == "" {
+		promtool, _ = exec.LookPath("promtool")
+	}
+	if promtool == "" {
+		t.Log("promtool not installed; lint covered by testutil.CollectAndLint only")
+		return
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(body)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}

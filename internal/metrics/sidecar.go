@@ -1,0 +1,51 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// sidecarCollector reports gpumemd's own health: whether the node is fit for jobs, what
+// it did about it, and how its polls go.
+type sidecarCollector struct {
+	healthy, problems, drained, polls, errs, duration *prometheus.Desc
+}
+
+func newSidecarCollector() *sidecarCollector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(namespace+"_sidecar_"+name, help, labels, nil)
+	}
+	return &sidecarCollector{
+		healthy:  d("healthy", "1 when NVML answers, no GPU is lost and no critical XID is held."),
+		problems: d("health_problems", "Health problems found by the last poll."),
+		drained:  d("node_drained", "1 while gpumemd holds the node drained in Slurm."),
+		polls:    d("polls_total", "Polls since gpumemd started."),
+		errs:     d("poll_errors_total", "Polls since start in which a stage failed (nvml, gres, usage, health, history).", "stage"),
+		duration: d("poll_duration_seconds", "Time the last poll took."),
+	}
+}
+
+func (c *sidecarCollector) describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.healthy, c.problems, c.drained, c.polls, c.errs, c.duration} {
+		ch <- d
+	}
+}
+
+// Stages a poll runs, for poll_errors_total.
+var Stages = []string{"nvml", "gres", "usage", "health", "history"}
+
+func (c *sidecarCollector) collect(st *State, ch chan<- prometheus.Metric) error {
+	ch <- prometheus.MustNewConstMetric(c.healthy, prometheus.GaugeValue, bool01(st.Polled && st.Health.Healthy))
+	ch <- prometheus.MustNewConstMetric(c.problems, prometheus.GaugeValue, float64(len(st.Health.Problems)))
+	ch <- prometheus.MustNewConstMetric(c.drained, prometheus.GaugeValue, bool01(st.Health.Drained))
+	ch <- prometheus.MustNewConstMetric(c.polls, prometheus.CounterValue, float64(st.Polls))
+	for _, s := range Stages {
+		ch <- prometheus.MustNewConstMetric(c.errs, prometheus.CounterValue, float64(st.PollErrors[s]), s)
+	}
+	ch <- prometheus.MustNewConstMetric(c.duration, prometheus.GaugeValue, st.PollDuration.Seconds())
+	return nil
+}
+
+func bool01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
