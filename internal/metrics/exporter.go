@@ -97,3 +97,14 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(e.success, prometheus.GaugeValue, ok, name)
 	}
 }
+
+// allocByGPU sums the jobs' allocations per GPU index.
+func (st *State) allocByGPU() map[int]uint64 {
+	alloc := map[int]uint64{}
+	for _, j := range st.Jobs {
+		for _, g := range j.GPUs {
+			alloc[g.GPU] += g.Alloc
+		}
+	}
+	return alloc
+}

@@ -52,12 +52,7 @@ func (c *gpuCollector) collect(st *State, ch chan<- prometheus.Metric) error {
 	if !st.Polled || st.SampleErr != nil {
 		return errNoPoll
 	}
-	alloc := map[int]uint64{}
-	for _, j := range st.Jobs {
-		for _, g := range j.GPUs {
-			alloc[g.GPU] += g.Alloc
-		}
-	}
+	alloc := st.allocByGPU()
 	var failed bool
 	for _, g := range st.Snapshot.GPUs {
 		if g.Err != nil {

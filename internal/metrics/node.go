@@ -35,12 +35,7 @@ func (c *nodeCollector) collect(st *State, ch chan<- prometheus.Metric) error {
 	if !st.Polled || st.SampleErr != nil {
 		return errNoPoll
 	}
-	alloc := map[int]uint64{}
-	for _, j := range st.Jobs {
-		for _, g := range j.GPUs {
-			alloc[g.GPU] += g.Alloc
-		}
-	}
+	alloc := st.allocByGPU()
 	var avail, frag uint64
 	for _, g := range st.Snapshot.GPUs {
 		if g.Err != nil || g.MIG {
