@@ -4,12 +4,16 @@
  * limits the rate. Jobs are held (priority 0) so that scheduling does not run them.
  *
  *   submit PROCS JOBS_PER_PROC TRES_PER_NODE
+ *   submit --lines      (one held job per line of stdin, its tres_per_node; for fuzzing)
  *
  * Prints "submitted=N failed=N seconds=S rate=R"; the first refusal goes to stderr.
+ * With --lines, prints "ok JOBID" or "refused MESSAGE" for each line, in order.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,35 +30,68 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static int submit_one(const char *tres, uint32_t *job_id)
+{
+	char *env[] = {"GPUMEM_BENCH=1", NULL};
+	job_desc_msg_t d;
+	submit_response_msg_t *resp = NULL;
+	slurm_init_job_desc_msg(&d);
+	d.name = "gpumem-bench";
+	d.script = "#!/bin/sh\ntrue\n";
+	d.priority = 0;
+	d.user_id = getuid();
+	d.group_id = getgid();
+	d.min_nodes = 1;
+	d.work_dir = "/tmp";
+	d.environment = env;
+	d.env_size = 1;
+	d.tres_per_node = (char *)tres;
+	int rc = slurm_submit_batch_job(&d, &resp);
+	if (resp) {
+		*job_id = resp->job_id;
+		slurm_free_submit_response_response_msg(resp);
+	}
+	return rc;
+}
+
+/* submit_lines submits one job per line of stdin; a line may hold anything but NUL. */
+static int submit_lines(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		if (line[n - 1] == '\n')
+			line[n - 1] = 0;
+		uint32_t id = 0;
+		if (submit_one(line, &id) == SLURM_SUCCESS)
+			printf("ok %u\n", id);
+		else
+			printf("refused %s\n", slurm_strerror(errno));
+		fflush(stdout);
+	}
+	free(line);
+	return 0;
+}
+
 /* submit_n returns how many of n submissions failed. */
 static int submit_n(int n, const char *tres)
 {
-	char *env[] = {"GPUMEM_BENCH=1", NULL};
 	int failed = 0;
 	for (int i = 0; i < n; i++) {
-		job_desc_msg_t d;
-		submit_response_msg_t *resp = NULL;
-		slurm_init_job_desc_msg(&d);
-		d.name = "gpumem-bench";
-		d.script = "#!/bin/sh\ntrue\n";
-		d.priority = 0;
-		d.user_id = getuid();
-		d.group_id = getgid();
-		d.min_nodes = 1;
-		d.work_dir = "/tmp";
-		d.environment = env;
-		d.env_size = 1;
-		d.tres_per_node = (char *)tres;
-		if (slurm_submit_batch_job(&d, &resp) != SLURM_SUCCESS && failed++ == 0)
+		uint32_t id;
+		if (submit_one(tres, &id) != SLURM_SUCCESS && failed++ == 0)
 			fprintf(stderr, "submit %s: %s\n", tres, slurm_strerror(errno));
-		if (resp)
-			slurm_free_submit_response_response_msg(resp);
 	}
 	return failed;
 }
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "--lines") == 0) {
+		slurm_init(NULL);
+		return submit_lines();
+	}
 	if (argc != 4) {
 		fprintf(stderr, "usage: %s PROCS JOBS_PER_PROC TRES_PER_NODE (e.g. 8 500 gres:gpu:mem:20g)\n", argv[0]);
 		return 2;

@@ -41,7 +41,7 @@ gpumem_conf() {
 		InventoryPath = $CONF/gpumem.d
 		SlurmConf = $CONF/slurm.conf
 		OnError = open
-		LogLevel = info
+		LogLevel = error
 		ReloadInterval = 2s
 	CONF
 }

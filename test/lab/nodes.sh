@@ -18,7 +18,7 @@ node_lines() {
 
 # Three ways in: everything (default), the big-memory training nodes, and the L4s.
 partition_lines() {
-	echo "PartitionName=gpu Nodes=n1,n2,n3 Default=YES MaxTime=INFINITE State=UP"
-	echo "PartitionName=train Nodes=n1,n2 MaxTime=INFINITE State=UP"
-	echo "PartitionName=inference Nodes=n3 MaxTime=INFINITE State=UP"
+	echo "PartitionName=gpu Nodes=n1,n2,n3 Default=YES DefaultTime=60 MaxTime=INFINITE State=UP"
+	echo "PartitionName=train Nodes=n1,n2 DefaultTime=60 MaxTime=INFINITE State=UP"
+	echo "PartitionName=inference Nodes=n3 DefaultTime=60 MaxTime=INFINITE State=UP"
 }

@@ -1,0 +1,162 @@
+//go:build e2e
+
+// Package e2e proves gpumem against a real Slurm: the lab that test/lab/lab.sh starts
+// (LAB_SLURM=22.05 on the host, 24.11 in its chroot). Every test talks to the daemons
+// only through Slurm's own commands, as a user would. Run through test/e2e.sh.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// release is the lab under test; root is its chroot ("" for the host's Slurm).
+var release, root = labRelease()
+
+func labRelease() (string, string) {
+	rel := os.Getenv("LAB_SLURM")
+	if rel == "" {
+		rel = "22.05"
+	}
+	if rel == "22.05" {
+		return rel, ""
+	}
+	cache := os.Getenv("LAB_CHROOT_CACHE")
+	if cache == "" {
+		cache = "/var/cache/gpumem-lab"
+	}
+	return rel, filepath.Join(cache, "trixie")
+}
+
+// tresPrefix is how slurmctld prefixes --gres entries in tres_per_node on this release.
+func tresPrefix() string {
+	if release == "22.05" {
+		return "gres:"
+	}
+	return "gres/"
+}
+
+type result struct {
+	out, err string
+	code     int
+	took     time.Duration
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d after %v\nstdout:\n%s\nstderr:\n%s", r.code, r.took.Round(time.Millisecond), r.out, r.err)
+}
+
+// slurm runs a Slurm command in the lab (inside the chroot for 24.11), feeding stdin.
+func slurm(t testing.TB, timeout time.Duration, stdin string, args ...string) result {
+	t.Helper()
+	if root != "" {
+		args = append([]string{"chroot", root}, args...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	var out, errOut bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	r := result{out: out.String(), err: errOut.String(), took: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("%s: still running after %v\n%s", strings.Join(args, " "), timeout, r)
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	return r
+}
+
+// ok runs a Slurm command that must succeed and returns its stdout.
+func ok(t testing.TB, args ...string) string {
+	t.Helper()
+	r := slurm(t, 90*time.Second, "", args...)
+	if r.code != 0 {
+		t.Fatalf("%s: %s", strings.Join(args, " "), r)
+	}
+	return r.out
+}
+
+// hostPath is where a path inside the lab is on this machine.
+func hostPath(p string) string { return root + p }
+
+// envOf reads KEY=VALUE lines, as `env` prints them.
+func envOf(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, found := strings.Cut(l, "="); found {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// clean cancels every job, so each test starts from an empty cluster and one test's
+// leftovers never change where the next one's jobs land.
+func clean(t testing.TB) {
+	t.Helper()
+	ok(t, "scancel", "--quiet", "-u", "root")
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.TrimSpace(ok(t, "squeue", "-h", "-o", "%i")) == "" {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("jobs still queued 30s after scancel:\n%s", ok(t, "squeue"))
+}
+
+var submittedRE = regexp.MustCompile(`Submitted batch job (\d+)`)
+
+// sbatch submits and returns the job id.
+func sbatch(t testing.TB, args ...string) string {
+	t.Helper()
+	out := ok(t, append([]string{"sbatch"}, args...)...)
+	m := submittedRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("sbatch %v: no job id in %q", args, out)
+	}
+	return m[1]
+}
+
+// waitState waits until a job reaches one of the states and returns the one reached.
+func waitState(t testing.TB, id string, states ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		last = strings.TrimSpace(slurm(t, 30*time.Second, "", "squeue", "-h", "-j", id, "-o", "%T").out)
+		for _, s := range states {
+			if last == s {
+				return s
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("job %s: state %q after 60s, want one of %v", id, last, states)
+	return ""
+}
+
+func atoi(t testing.TB, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return n
+}
