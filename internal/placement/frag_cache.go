@@ -1,0 +1,247 @@
+package placement
+
+import (
+	"strconv"
+	"strings"
+)
+
+// fragCache keeps each node's fragmentation view and memoises everything computed from
+// views, so a policy that scores every node for every task pays for a node's
+// fragmentation only when that node changed, and only once per distinct condition.
+// It belongs to one policy value and is not safe for concurrent use.
+type fragCache struct {
+	shapes []Shape
+	ids    map[string]int32 // view key -> view id
+	views  []nodeView
+	frags  []float64 // by view id
+
+	nodeView []int32 // by node: its current view id
+	seenCPU  []int64 // by node: UsedCPU when its view was taken
+	seenDev  []int64 // all devices' Used, node after node
+	devAt    []int   // by node: offset of its devices in seenDev
+
+	demands map[string]int32 // demand key -> demand id
+	trials  map[[2]int32]trial
+
+	score func(delta float64) float64 // how the owning policy ranks a decrease
+	// byNode[demand id][node] is the last trial of that demand on that node, valid while
+	// the node is still in the view it was made in: most nodes do not change between
+	// two demands, and scanning one slice is far cheaper than a lookup per node.
+	byNode [][]nodeTrial
+}
+
+type nodeTrial struct {
+	view int32 // view id + 1; 0 = none yet
+	t    trial
+}
+
+// trial is the outcome of placing one demand on a node in one view.
+type trial struct {
+	delta float64 // fragmentation before minus after: positive is better
+	score float64 // delta as the policy ranks it
+	// For a shared-GPU demand, the GPU to take: the first device of the node like GPU
+	// gpu of the view. Kept small, as there is one trial per view and demand seen.
+	gpu int16
+	ok  bool
+}
+
+func newFragCache(shapes []Shape, score func(float64) float64) *fragCache {
+	return &fragCache{shapes: shapes, score: score, ids: map[string]int32{}, demands: map[string]int32{}, trials: map[[2]int32]trial{}}
+}
+
+func (c *fragCache) intern(v nodeView) int32 {
+	k := v.key()
+	if id, ok := c.ids[k]; ok {
+		return id
+	}
+	id := int32(len(c.views))
+	c.ids[k] = id
+	c.views = append(c.views, v)
+	c.frags = append(c.frags, fragOf(&v, c.shapes))
+	return id
+}
+
+// sync starts over when s is not the cluster the views were taken of.
+func (c *fragCache) sync(s *State) {
+	if len(c.nodeView) != len(s.Nodes) {
+		c.rebuild(s)
+		return
+	}
+	for n := range s.Nodes {
+		if c.devAt[n+1]-c.devAt[n] != len(s.Nodes[n].Devices) {
+			c.rebuild(s)
+			return
+		}
+	}
+}
+
+// refresh brings node n's view up to date. It is called only for the nodes a demand is
+// scored on, so full nodes cost nothing.
+func (c *fragCache) refresh(s *State, n int) {
+	nd := &s.Nodes[n]
+	changed := nd.UsedCPU != c.seenCPU[n]
+	seen := c.seenDev[c.devAt[n]:c.devAt[n+1]]
+	for i := range nd.Devices {
+		changed = changed || nd.Devices[i].Used != seen[i]
+	}
+	if changed {
+		c.take(s, n)
+	}
+}
+
+func (c *fragCache) rebuild(s *State) {
+	c.byNode = nil
+	c.nodeView = make([]int32, len(s.Nodes))
+	c.seenCPU = make([]int64, len(s.Nodes))
+	c.devAt = make([]int, len(s.Nodes)+1)
+	total := 0
+	for n := range s.Nodes {
+		c.devAt[n] = total
+		total += len(s.Nodes[n].Devices)
+	}
+	c.devAt[len(s.Nodes)] = total
+	c.seenDev = make([]int64, total)
+	for n := range s.Nodes {
+		c.take(s, n)
+	}
+}
+
+func (c *fragCache) take(s *State, n int) {
+	nd := &s.Nodes[n]
+	c.seenCPU[n] = nd.UsedCPU
+	for i := range nd.Devices {
+		c.seenDev[c.devAt[n]+i] = nd.Devices[i].Used
+	}
+	c.nodeView[n] = c.intern(viewOf(nd))
+}
+
+func demandKey(d *Demand) string {
+	var b strings.Builder
+	for _, v := range []int64{d.CPU, int64(d.GPUs), d.Units, int64(d.kinds())} {
+		b.WriteString(strconv.FormatInt(v, 10))
+		b.WriteByte(' ')
+	}
+	b.WriteString(strings.Join(d.Models, "|"))
+	return b.String()
+}
+
+func (c *fragCache) demandID(d *Demand) int32 {
+	k := demandKey(d)
+	id, ok := c.demands[k]
+	if !ok {
+		id = int32(len(c.demands))
+		c.demands[k] = id
+	}
+	return id
+}
+
+// trial places d on a node in view id, on paper.
+func (c *fragCache) trial(id, did int32, d *Demand) trial {
+	key := [2]int32{id, did}
+	t, ok := c.trials[key]
+	if !ok {
+		t = c.try(id, d)
+		t.score = c.score(t.delta)
+		c.trials[key] = t
+	}
+	return t
+}
+
+// try works out a trial. For a shared-GPU demand the GPUs of the node are ranked by the
+// policy's score of the decrease, as the policy would rank nodes.
+func (c *fragCache) try(id int32, d *Demand) trial {
+	score := c.score
+	v := &c.views[id]
+	before := c.frags[id]
+	if v.cpu < d.CPU {
+		return trial{}
+	}
+	after := func(change func(*nodeView)) float64 {
+		w := v.clone()
+		w.cpu -= d.CPU
+		change(&w)
+		w.sort()
+		return before - c.frags[c.intern(w)]
+	}
+	allowed := func(g gpuView) bool { return len(d.Models) == 0 || contains(d.Models, g.model) }
+	switch {
+	case d.GPUs == 0:
+		return trial{ok: true, delta: after(func(*nodeView) {})}
+	case d.kinds()&Shard != 0 && d.GPUs == 1:
+		best := trial{}
+		for i, g := range v.gpus {
+			if !allowed(g) || g.free < d.Units || (i > 0 && v.gpus[i-1] == g) {
+				continue
+			}
+			delta := after(func(w *nodeView) { w.gpus[i].free -= d.Units })
+			if !best.ok || score(delta) > score(best.delta) {
+				best = trial{ok: true, delta: delta, gpu: int16(i)}
+			}
+		}
+		return best
+	case d.kinds()&Whole != 0:
+		var take []int
+		for i, g := range v.gpus {
+			if allowed(g) && g.free == g.cap && g.cap >= d.Units && len(take) < d.GPUs {
+				take = append(take, i)
+			}
+		}
+		if len(take) < d.GPUs {
+			return trial{}
+		}
+		return trial{ok: true, delta: after(func(w *nodeView) {
+			for _, i := range take {
+				w.gpus[i].free = 0
+			}
+		})}
+	}
+	return trial{}
+}
+
+// each calls fn for every node that admits d, with the outcome of placing d there. Nodes
+// in the same view are worked out once per call.
+func (c *fragCache) each(s *State, d *Demand, fn func(n int, t trial)) {
+	c.sync(s)
+	did := c.demandID(d)
+	for int(did) >= len(c.byNode) {
+		c.byNode = append(c.byNode, make([]nodeTrial, len(s.Nodes)))
+	}
+	last := c.byNode[did]
+	for n := range s.Nodes {
+		if !s.NodeAdmits(n, d) {
+			continue
+		}
+		c.refresh(s, n)
+		v := c.nodeView[n]
+		if last[n].view != v+1 {
+			last[n] = nodeTrial{v + 1, c.trial(v, did, d)}
+		}
+		if last[n].t.ok {
+			fn(n, last[n].t)
+		}
+	}
+}
+
+// choice turns a trial on node n into the devices to take.
+func (c *fragCache) choice(s *State, n int, d *Demand, t trial) (Choice, bool) {
+	if d.GPUs == 0 {
+		return Choice{Node: n}, true
+	}
+	if d.kinds()&Shard != 0 && d.GPUs == 1 {
+		for i := range s.Nodes[n].Devices {
+			dv := &s.Nodes[n].Devices[i]
+			g := c.views[c.nodeView[n]].gpus[t.gpu]
+			if dv.Profile == "" && dv.Model == g.model && dv.Free() == g.free && s.DeviceFits(n, i, d, Shard) {
+				return Choice{Node: n, Kind: Shard, Devices: []int{i}}, true
+			}
+		}
+		return Choice{}, false
+	}
+	var devs []int
+	for i := range s.Nodes[n].Devices {
+		if len(devs) < d.GPUs && s.DeviceFits(n, i, d, Whole) {
+			devs = append(devs, i)
+		}
+	}
+	return Choice{Node: n, Kind: Whole, Devices: devs}, len(devs) == d.GPUs
+}

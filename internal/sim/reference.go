@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/trace"
+)
+
+// Agreement compares a policy with a reference run of the same arrival sequence.
+type Agreement struct {
+	Tasks int
+	// Free run: the policy makes its own decisions from the start.
+	SameNode        int     // decisions on the same node (or both failed)
+	Alloc, RefAlloc float64 // allocation % at the end
+	// Forced run: the state follows the reference's decisions; at each step the policy's
+	// scores are asked whether the reference's node was among its best.
+	Forced, ForcedBest int
+}
+
+// Scorer gives every node's score for a demand, -1 where it cannot go; higher is better.
+type Scorer func(s *placement.State, d *placement.Demand) []float64
+
+// Compare replays seq's arrivals with p and checks it against the decisions of the
+// reference policy ref (a name the sequence file uses, e.g. "06-FGD"). When scores is
+// not nil it also replays the reference's own decisions and counts how often its node
+// scored best.
+func Compare(nodes []trace.Node, seq *trace.Sequence, ref string, p placement.Policy, scores Scorer) (Agreement, error) {
+	dec, ok := seq.Decisions[ref]
+	if !ok {
+		return Agreement{}, fmt.Errorf("sim: the sequence has no decisions of %q, it has %v", ref, seq.Policies)
+	}
+	index := trace.NodeIndex(nodes)
+	pnodes := trace.PlacementNodes(nodes)
+	a := Agreement{Tasks: len(seq.Pods)}
+	free := placement.NewState(pnodes)
+	forced := placement.NewState(pnodes)
+	var used, capacity int64
+	for _, n := range pnodes {
+		capacity += int64(len(n.Devices)) * trace.MilliPerGPU
+	}
+	for i := range seq.Pods {
+		pod := &seq.Pods[i]
+		d := pod.Demand()
+		want, err := trace.Lookup(index, dec[i])
+		if err != nil {
+			return a, fmt.Errorf("sim: reference decision %d: %w", i, err)
+		}
+		got := -1
+		if c, ok := p.Place(free, &d); ok {
+			if err := free.Commit(c, &d); err != nil {
+				return a, fmt.Errorf("sim: %s placed task %d wrongly: %w", p.Name(), i, err)
+			}
+			got = c.Node
+			used += pod.GPUDemand()
+		}
+		if got == want {
+			a.SameNode++
+		}
+		if scores == nil || want < 0 {
+			continue
+		}
+		sc := scores(forced, &d)
+		top := -1.0
+		for _, v := range sc {
+			top = max(top, v)
+		}
+		a.Forced++
+		if sc[want] >= 0 && sc[want] == top {
+			a.ForcedBest++
+		}
+		c, err := referenceChoice(forced, want, dec[i].GPUs, &d)
+		if err != nil {
+			return a, fmt.Errorf("sim: reference decision %d (%s on %s): %w", i, pod.Name, dec[i].Node, err)
+		}
+		if err := forced.Commit(c, &d); err != nil {
+			return a, fmt.Errorf("sim: reference decision %d (%s on %s) does not fit our model: %w", i, pod.Name, dec[i].Node, err)
+		}
+	}
+	a.Alloc = 100 * float64(used) / float64(capacity)
+	a.RefAlloc = 100 * float64(dec[len(dec)-1].UsedAfter) / float64(capacity)
+	return a, nil
+}
+
+// referenceChoice rebuilds a reference decision: the GPUs it names, or else the first
+// that fit (which whole GPUs does not change any figure).
+func referenceChoice(s *placement.State, n int, gpus []int, d *placement.Demand) (placement.Choice, error) {
+	if len(gpus) == d.GPUs && d.GPUs > 0 {
+		return placement.Choice{Node: n, Kind: d.Kinds, Devices: gpus}, nil
+	}
+	c, ok := s.FirstDevices(n, d)
+	if !ok {
+		return c, fmt.Errorf("node cannot take it in our model")
+	}
+	return c, nil
+}

@@ -1,0 +1,110 @@
+package sim
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/trace"
+)
+
+// Workload is a named task list.
+type Workload struct {
+	Name string
+	Pods []trace.Pod
+}
+
+// Spec is a table to compute: every workload with every policy and seed.
+type Spec struct {
+	Nodes     []trace.Node
+	Workloads []Workload
+	Policies  []string
+	Seeds     []int64
+	Tune      float64 // arrivals up to tune x capacity; the paper uses 1.3
+	Coverage  float64 // share of tasks the target shapes cover; the paper uses 0.95
+	Workers   int     // parallel runs; 0 = the CPUs Go may use
+}
+
+// Shapes is the target workload FGD-style policies measure fragmentation against.
+func Shapes(pods []trace.Pod, coverage float64) []placement.Shape {
+	ds := make([]placement.Demand, len(pods))
+	for i := range pods {
+		ds[i] = pods[i].Demand()
+	}
+	return placement.TargetShapes(ds, coverage)
+}
+
+// Run computes the table, runs spread over the workers. Results come back in the order
+// workload, policy, seed, whatever order they finished in.
+func Run(spec Spec) ([]Result, error) {
+	if len(spec.Workloads) == 0 || len(spec.Policies) == 0 || len(spec.Seeds) == 0 {
+		return nil, fmt.Errorf("sim: need at least one workload, policy and seed")
+	}
+	nodes := trace.PlacementNodes(spec.Nodes)
+	capacity := int64(trace.TotalGPUs(spec.Nodes)) * trace.MilliPerGPU
+	points := int(spec.Tune*100) + 1
+	type job struct {
+		w, p, s int
+		shapes  []placement.Shape
+		arr     []trace.Pod
+	}
+	var jobs []job
+	for wi, w := range spec.Workloads {
+		shapes := Shapes(w.Pods, spec.Coverage)
+		for si, seed := range spec.Seeds {
+			arr, err := Arrivals(w.Pods, capacity, spec.Tune, seed)
+			if err != nil {
+				return nil, fmt.Errorf("workload %s: %w", w.Name, err)
+			}
+			for pi := range spec.Policies {
+				jobs = append(jobs, job{wi, pi, si, shapes, arr})
+			}
+		}
+	}
+	workers := spec.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	results := make([]Result, len(jobs))
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				j := jobs[i]
+				seed := spec.Seeds[j.s]
+				p, err := NewPolicy(spec.Policies[j.p], j.shapes, seed)
+				if err == nil {
+					results[i], err = Replay(nodes, j.arr, p, j.shapes, points)
+				}
+				results[i].Workload, results[i].Seed = spec.Workloads[j.w].Name, seed
+				errs[i] = err
+			}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			j := jobs[i]
+			return nil, fmt.Errorf("%s / %s / seed %d: %w", spec.Workloads[j.w].Name, spec.Policies[j.p], spec.Seeds[j.s], err)
+		}
+	}
+	// Rows ordered workload, policy, seed, as tables read.
+	ordered := make([]Result, 0, len(results))
+	for wi := range spec.Workloads {
+		for pi := range spec.Policies {
+			for i, j := range jobs {
+				if j.w == wi && j.p == pi {
+					ordered = append(ordered, results[i])
+				}
+			}
+		}
+	}
+	return ordered, nil
+}

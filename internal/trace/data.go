@@ -1,0 +1,84 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DirEnv names the environment variable that points at the trace folder.
+const DirEnv = "GPUMEM_TRACE_DIR"
+
+// File names inside the trace folder.
+const (
+	NodesFile     = "openb_node_list_gpu_node.csv"
+	SequenceFile  = "openb_default_tune1.3_seed42_sequence.csv"
+	CurvesFile    = "published_alloc_curves.csv"
+	workloadStem  = "openb_pod_list_"
+	sharedDataRel = "../shared/data/alibaba-gpu-v2023"
+)
+
+// Workloads are the workloads of the published comparison, in its order.
+var Workloads = []string{"default", "gpushare40", "gpushare60", "gpushare80", "gpushare100",
+	"multigpu20", "multigpu30", "multigpu40", "multigpu50"}
+
+// WorkloadFile is the file name of a workload ("default", "gpushare40", ...).
+func WorkloadFile(w string) string { return workloadStem + w + ".csv" }
+
+// WorkloadName is the inverse of WorkloadFile; names that are not trace files pass through.
+func WorkloadName(file string) string {
+	base := strings.TrimSuffix(filepath.Base(file), ".csv")
+	return strings.TrimPrefix(base, workloadStem)
+}
+
+// FindDir locates the trace: $GPUMEM_TRACE_DIR if set, else the shared data folder
+// beside the repository that contains the working directory.
+func FindDir() (string, error) {
+	if d := os.Getenv(DirEnv); d != "" {
+		if _, err := os.Stat(filepath.Join(d, NodesFile)); err != nil {
+			return "", fmt.Errorf("$%s=%s has no %s", DirEnv, d, NodesFile)
+		}
+		return d, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			d := filepath.Join(dir, sharedDataRel)
+			if _, err := os.Stat(filepath.Join(d, NodesFile)); err != nil {
+				return "", fmt.Errorf("no trace at %s (set $%s to the folder holding %s)", d, DirEnv, NodesFile)
+			}
+			return d, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", errors.New("no go.mod above the working directory to find the trace from; set $" + DirEnv)
+		}
+	}
+}
+
+// LoadNodes reads a node list file.
+func LoadNodes(path string) ([]Node, error) { return load(path, ReadNodes) }
+
+// LoadPods reads a task list file.
+func LoadPods(path string) ([]Pod, error) { return load(path, ReadPods) }
+
+// LoadSequence reads a reference sequence file.
+func LoadSequence(path string) (*Sequence, error) { return load(path, ReadSequence) }
+
+// LoadCurves reads a published curves file.
+func LoadCurves(path string) ([]Curve, error) { return load(path, ReadCurves) }
+
+func load[T any](path string, read func(string, io.Reader) (T, error)) (T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	return read(filepath.Base(path), f)
+}
