@@ -125,3 +125,15 @@ func TestLoad(t *testing.T) {
 		t.Fatal("a directory read as config gave no error")
 	}
 }
+
+// The documented example ships every key at its default; keep the two in step.
+func TestExampleFileIsTheDefaults(t *testing.T) {
+	path := filepath.Join("..", "..", "slurm-conf", "gpumem.conf")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil || c != Default() {
+		t.Fatalf("slurm-conf/gpumem.conf: %+v, %v; want exactly the defaults %+v", c, err, Default())
+	}
+}
