@@ -1,0 +1,221 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/ini.v1"
+)
+
+// Gpumemd is the [gpumemd] section of gpumem.conf: the node sidecar's settings. Every
+// key can also be given as a gpumemd flag, which wins over the file.
+type Gpumemd struct {
+	NVML          string        // NVML backend: real, mock:NAME or fake:PATH
+	Listen        string        // address of /metrics and /api
+	WebConfigFile string        // exporter-toolkit web config (TLS, basic auth); "" serves plain HTTP
+	NodeName      string        // Slurm NodeName; "" means the short host name
+	PollInterval  time.Duration // how often NVML is read
+
+	WriteGres      bool          // keep GresConf in step with the GPUs
+	GresConf       string        // gres.conf to write
+	WriteInventory bool          // write this node's inventory to InventoryDir/NODE.json
+	InventoryDir   string        // per-node inventory directory the plugins read
+	GresInterval   time.Duration // how often the GPUs are re-discovered for gres.conf
+	GresHook       string        // command run after gres.conf changed; "" runs nothing
+
+	UsagePolicy string        // record, warn or kill
+	UsageGrace  time.Duration // how long a job may stay over its slice before kill
+	UsageNotify bool          // warnings also go to the job's stderr
+
+	Drain        bool          // drain the node on NVML failure, a lost GPU or a critical XID
+	Resume       bool          // resume it when healthy again
+	CriticalXIDs []int         // nil means the built-in list
+	XIDHold      time.Duration // how long a critical XID keeps the node drained; 0 until restart
+	Scontrol     string        // scontrol binary
+
+	HistoryDB          string        // SQLite file; "" keeps no history
+	HistoryBucket      time.Duration // one sample per job per bucket
+	HistoryKeepSamples time.Duration
+	HistoryKeepJobs    time.Duration
+
+	FragmentationSizesMiB []int64 // request sizes fragmentation is measured against
+}
+
+// DefaultGpumemd is what gpumemd runs with when neither file nor flag says otherwise:
+// it measures and reports, and changes nothing in Slurm until told to.
+func DefaultGpumemd() Gpumemd {
+	return Gpumemd{
+		NVML:                  "real",
+		Listen:                ":9402",
+		PollInterval:          10 * time.Second,
+		GresConf:              "/etc/slurm/gres.conf",
+		InventoryDir:          Default().InventoryPath,
+		GresInterval:          time.Minute,
+		UsagePolicy:           "record",
+		UsageGrace:            time.Minute,
+		UsageNotify:           true,
+		Scontrol:              "scontrol",
+		HistoryDB:             "/var/lib/gpumem/history.db",
+		HistoryBucket:         time.Minute,
+		HistoryKeepSamples:    7 * 24 * time.Hour,
+		HistoryKeepJobs:       90 * 24 * time.Hour,
+		FragmentationSizesMiB: []int64{5 << 10, 10 << 10, 20 << 10, 40 << 10},
+	}
+}
+
+// LoadGpumemd reads the [gpumemd] section of path; a missing file gives the defaults.
+// Unlike the plugins' keys, a bad key here is returned as an error for gpumemd to stop
+// on: a sidecar that silently ignored "Drain = yse" would never drain.
+func LoadGpumemd(path string) (Gpumemd, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return DefaultGpumemd(), nil
+	}
+	if err != nil {
+		return DefaultGpumemd(), fmt.Errorf("gpumem.conf: %w", err)
+	}
+	c, err := ParseGpumemd(b)
+	if err != nil {
+		return c, fmt.Errorf("%s [gpumemd]: %w", path, err)
+	}
+	return c, nil
+}
+
+// ParseGpumemd reads the [gpumemd] section of an INI document.
+func ParseGpumemd(b []byte) (Gpumemd, error) {
+	c := DefaultGpumemd()
+	f, err := ini.LoadSources(ini.LoadOptions{Insensitive: true}, b)
+	if err != nil {
+		return c, fmt.Errorf("not an INI file: %w", err)
+	}
+	var errs []error
+	for _, k := range f.Section("gpumemd").Keys() {
+		set, ok := gpumemdSetters[k.Name()]
+		if !ok {
+			errs = append(errs, fmt.Errorf("unknown key %q; known keys: %s", k.Name(), gpumemdKeys))
+			continue
+		}
+		if err := set(&c, strings.TrimSpace(k.String())); err != nil {
+			errs = append(errs, fmt.Errorf("%s = %q: %w", k.Name(), k.String(), err))
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+const gpumemdKeys = "NVML, Listen, WebConfigFile, NodeName, PollInterval, WriteGres, GresConf, " +
+	"WriteInventory, InventoryDir, GresInterval, GresHook, UsagePolicy, UsageGrace, UsageNotify, " +
+	"Drain, Resume, CriticalXIDs, XIDHold, Scontrol, HistoryDB, HistoryBucket, HistoryKeepSamples, " +
+	"HistoryKeepJobs, FragmentationSizes"
+
+var gpumemdSetters = map[string]func(*Gpumemd, string) error{
+	"nvml":          func(c *Gpumemd, v string) error { return assign(&c.NVML, v, nonEmpty) },
+	"listen":        func(c *Gpumemd, v string) error { return assign(&c.Listen, v, ParseListen) },
+	"webconfigfile": func(c *Gpumemd, v string) error { return assign(&c.WebConfigFile, v, optionalPath) },
+	"nodename":      func(c *Gpumemd, v string) error { c.NodeName = v; return nil },
+	"pollinterval": func(c *Gpumemd, v string) error {
+		return assign(&c.PollInterval, v, durationIn(time.Second, time.Hour))
+	},
+	"writegres":      func(c *Gpumemd, v string) error { return assign(&c.WriteGres, v, parseBool) },
+	"gresconf":       func(c *Gpumemd, v string) error { return assign(&c.GresConf, v, parsePath) },
+	"writeinventory": func(c *Gpumemd, v string) error { return assign(&c.WriteInventory, v, parseBool) },
+	"inventorydir":   func(c *Gpumemd, v string) error { return assign(&c.InventoryDir, v, parsePath) },
+	"gresinterval": func(c *Gpumemd, v string) error {
+		return assign(&c.GresInterval, v, durationIn(time.Second, 24*time.Hour))
+	},
+	"greshook":     func(c *Gpumemd, v string) error { c.GresHook = v; return nil },
+	"usagepolicy":  func(c *Gpumemd, v string) error { return assign(&c.UsagePolicy, v, ParseUsagePolicy) },
+	"usagegrace":   func(c *Gpumemd, v string) error { return assign(&c.UsageGrace, v, durationIn(0, 24*time.Hour)) },
+	"usagenotify":  func(c *Gpumemd, v string) error { return assign(&c.UsageNotify, v, parseBool) },
+	"drain":        func(c *Gpumemd, v string) error { return assign(&c.Drain, v, parseBool) },
+	"resume":       func(c *Gpumemd, v string) error { return assign(&c.Resume, v, parseBool) },
+	"criticalxids": func(c *Gpumemd, v string) error { return assign(&c.CriticalXIDs, v, ParseXIDs) },
+	"xidhold":      func(c *Gpumemd, v string) error { return assign(&c.XIDHold, v, durationIn(0, 30*24*time.Hour)) },
+	"scontrol":     func(c *Gpumemd, v string) error { return assign(&c.Scontrol, v, nonEmpty) },
+	"historydb":    func(c *Gpumemd, v string) error { return assign(&c.HistoryDB, v, optionalPath) },
+	"historybucket": func(c *Gpumemd, v string) error {
+		return assign(&c.HistoryBucket, v, durationIn(time.Second, 24*time.Hour))
+	},
+	"historykeepsamples": func(c *Gpumemd, v string) error {
+		return assign(&c.HistoryKeepSamples, v, durationIn(time.Minute, 3650*24*time.Hour))
+	},
+	"historykeepjobs": func(c *Gpumemd, v string) error {
+		return assign(&c.HistoryKeepJobs, v, durationIn(time.Minute, 3650*24*time.Hour))
+	},
+	"fragmentationsizes": func(c *Gpumemd, v string) error { return assign(&c.FragmentationSizesMiB, v, ParseSizes) },
+}
+
+// ParseUsagePolicy checks UsagePolicy.
+func ParseUsagePolicy(v string) (string, error) {
+	switch p := strings.ToLower(v); p {
+	case "record", "warn", "kill":
+		return p, nil
+	}
+	return "", errors.New("want record, warn or kill")
+}
+
+// ParseListen checks a listen address such as :9402 or 127.0.0.1:9402.
+func ParseListen(v string) (string, error) {
+	i := strings.LastIndex(v, ":")
+	if i < 0 {
+		return "", errors.New("want HOST:PORT or :PORT, e.g. :9402")
+	}
+	if p, err := strconv.Atoi(v[i+1:]); err != nil || p < 0 || p > 65535 {
+		return "", errors.New("want HOST:PORT or :PORT with a port from 0 to 65535")
+	}
+	return v, nil
+}
+
+// ParseXIDs reads a comma-separated list of XID numbers.
+func ParseXIDs(v string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || n > 1000 {
+			return nil, fmt.Errorf("%q is not an XID; want numbers such as 48,79,94", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// ParseSizes reads a comma-separated list of sizes (10G,20G,40G) into MiB.
+func ParseSizes(v string) ([]int64, error) {
+	var out []int64
+	for _, f := range strings.Split(v, ",") {
+		n, err := ParseMiB(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", strings.TrimSpace(f), err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// durationIn reads a Go duration (90s, 5m, 168h) within [lo, hi].
+func durationIn(lo, hi time.Duration) func(string) (time.Duration, error) {
+	return func(v string) (time.Duration, error) {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < lo || d > hi {
+			return 0, fmt.Errorf("want a duration from %s to %s, e.g. 30s, 5m or 168h", lo, hi)
+		}
+		return d, nil
+	}
+}
+
+func nonEmpty(v string) (string, error) {
+	if v == "" {
+		return "", errors.New("empty")
+	}
+	return v, nil
+}
+
+func optionalPath(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	return parsePath(v)
+}

@@ -1,0 +1,64 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseGpumemdSection(t *testing.T) {
+	c, err := ParseGpumemd([]byte(`
+ShardUnit = 1GiB
+[gpumemd]
+NVML = mock:dgxh100
+Listen = 127.0.0.1:9402
+PollInterval = 2s
+WriteGres = yes
+UsagePolicy = Kill
+UsageGrace = 90s
+Drain = yes
+Resume = yes
+CriticalXIDs = 48, 79
+HistoryDB =
+FragmentationSizes = 10G,20G
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultGpumemd()
+	want.NVML, want.Listen, want.PollInterval, want.WriteGres = "mock:dgxh100", "127.0.0.1:9402", 2*time.Second, true
+	want.UsagePolicy, want.UsageGrace, want.Drain, want.Resume = "kill", 90*time.Second, true, true
+	want.CriticalXIDs, want.HistoryDB, want.FragmentationSizesMiB = []int{48, 79}, "", []int64{10240, 20480}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+}
+
+func TestParseGpumemdErrorsNameKeyAndChoices(t *testing.T) {
+	c, err := ParseGpumemd([]byte("[gpumemd]\nDrain = yse\nUsagePolicy = nuke\nPollInterval = 0s\nListen = 9402\nColour = blue\nCriticalXIDs = 48,x\n"))
+	for _, want := range []string{`Drain = "yse": want yes or no`, `UsagePolicy = "nuke": want record, warn or kill`,
+		`PollInterval = "0s": want a duration from 1s`, `Listen = "9402": want HOST:PORT`, `unknown key "colour"`, `"x" is not an XID`} {
+		// Keys are read case-insensitively and reported as ini.v1 folds them.
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(want)) {
+			t.Errorf("error %v\nlacks %q", err, want)
+		}
+	}
+	if c.Drain || c.UsagePolicy != "record" {
+		t.Errorf("bad keys changed settings: %+v", c)
+	}
+}
+
+func TestLoadGpumemdMissingFileIsDefault(t *testing.T) {
+	c, err := LoadGpumemd(filepath.Join(t.TempDir(), "none.conf"))
+	if err != nil || !reflect.DeepEqual(c, DefaultGpumemd()) {
+		t.Fatalf("got %+v, %v", c, err)
+	}
+	p := filepath.Join(t.TempDir(), "gpumem.conf")
+	os.WriteFile(p, []byte("[gpumemd]\nDrain = maybe\n"), 0o644)
+	if _, err := LoadGpumemd(p); err == nil || !strings.Contains(err.Error(), p+" [gpumemd]: drain") {
+		t.Fatalf("error %v does not name the file, section and key", err)
+	}
+}
