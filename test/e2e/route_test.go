@@ -1,0 +1,126 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRequestLandsWhereItFits: a size only one model holds, and a partition of one
+// model, land there; the MIG-preferring lab config sends a small request to the smallest
+// MIG instance whose real memory (not its name) holds it.
+func TestRequestLandsWhereItFits(t *testing.T) {
+	g := readGres(t)
+	cases := []struct {
+		name, partition, gres, node, tres string
+	}{
+		{"only the H100s hold 60g", "", "gpu:mem:60g", "n1", "shard:60"},
+		{"the inference partition is the L4s", "inference", "gpu:mem:20g", "n3", "shard:20"},
+		{"4g: 1g.5gb (4864 MiB) holds it", "train", "gpu:mem:4g", "n2", "gpu:1g.5gb:1"},
+		{"5g: 1g.5gb is 4864 MiB, too small, so 2g.10gb", "train", "gpu:mem:5g", "n2", "gpu:2g.10gb:1"},
+		{"15g: 3g.20gb", "train", "gpu:mem:15g", "n2", "gpu:3g.20gb:1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clean(t)
+			args := []string{"srun", "--gres=" + c.gres}
+			if c.partition != "" {
+				args = append(args, "-p", c.partition)
+			}
+			r := slurm(t, 60*time.Second, "", append(args, "bash", "-c", inJob)...)
+			if r.code != 0 {
+				t.Fatalf("%s: %s", strings.Join(args, " "), r)
+			}
+			j := jobFromOutput(t, g, r.out)
+			if j.node != c.node || j.tresPerNode != tresPrefix()+c.tres {
+				t.Fatalf("%s landed on %s as %s; want %s as %s%s", c.gres, j.node, j.tresPerNode, c.node, tresPrefix(), c.tres)
+			}
+			want := atoi(t, strings.TrimSuffix(strings.TrimPrefix(c.gres, "gpu:mem:"), "g"))
+			if !holds(t, j, want) {
+				t.Fatalf("%s: allocation %+v holds less than asked", c.gres, j.uses)
+			}
+		})
+	}
+}
+
+// TestRefusedAtOnce: what can never run and what is malformed is refused at submit,
+// with a message that says why; nothing is left pending.
+func TestRefusedAtOnce(t *testing.T) {
+	cases := []struct{ gres, partition, says string }{
+		{"gpu:mem:500g", "", "the largest GPU in partition gpu has 79.6 GiB"},
+		{"gpu:mem:30g", "inference", "partition inference"},
+		{"gpu:mem:abc", "", `gpu:mem:abc" has a bad size`},
+		{"gpu:mem:0", "", `gpu:mem:0" has a bad size`},
+		{"gpu:mem:0g", "", `gpu:mem:0g`},
+		{"gpu:mem:-1g", "", `gpu:mem:-1g" has a bad size: is negative`},
+		{"gpu:mem:99999999999999999999g", "", "is larger than"},
+		{"gpu:mem:18446744073709551617", "", "gpu:mem:18446744073709551617"},
+		{"gpu:mem:20x", "", `unknown unit "x"`},
+	}
+	for _, c := range cases {
+		for _, cmd := range []string{"srun", "sbatch", "salloc"} {
+			t.Run(cmd+" "+c.gres, func(t *testing.T) {
+				clean(t)
+				args := []string{cmd, "--gres=" + c.gres}
+				if c.partition != "" {
+					args = append(args, "-p", c.partition)
+				}
+				if cmd == "sbatch" {
+					args = append(args, "--wrap", "true")
+				} else {
+					args = append(args, "true")
+				}
+				r := slurm(t, 30*time.Second, "", args...)
+				if r.code == 0 {
+					t.Fatalf("%s was accepted: %s", strings.Join(args, " "), r)
+				}
+				if !strings.Contains(r.err, c.says) {
+					t.Errorf("%s: the user reads\n%s\nwant it to say %q", strings.Join(args, " "), r.err, c.says)
+				}
+				if r.took > 5*time.Second {
+					t.Errorf("%s: refused only after %v", strings.Join(args, " "), r.took)
+				}
+				if q := strings.TrimSpace(ok(t, "squeue", "-h", "-o", "%i %b")); q != "" {
+					t.Errorf("a refused request left jobs behind: %s", q)
+				}
+			})
+		}
+	}
+}
+
+// TestScontrolUpdate: job_modify translates gpu:mem and refuses what cannot fit, for a
+// pending job changed with scontrol.
+func TestScontrolUpdate(t *testing.T) {
+	clean(t)
+	id := sbatch(t, "--hold", "--gres=gpu:mem:20g", "--wrap", "true")
+	r := slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "TresPerNode="+tresPrefix()+"gpu:mem:500g")
+	// 22.05's job_modify has no err_msg: there the user sees only Slurm's own error.
+	if r.code == 0 || release != "22.05" && !strings.Contains(r.out+r.err, "500") {
+		t.Errorf("scontrol update to gpu:mem:500g: want a refusal naming the size, got %s", r)
+	}
+	ok(t, "scontrol", "update", "job="+id, "TresPerNode="+tresPrefix()+"gpu:mem:30g")
+	g := readGres(t)
+	if j := showJob(t, g, id); j.tresPerNode != tresPrefix()+"shard:30" {
+		t.Errorf("after scontrol update to gpu:mem:30g, TresPerNode=%s; want %sshard:30", j.tresPerNode, tresPrefix())
+	}
+	clean(t)
+}
+
+// TestOtherRequestsUntouched: jobs without gpu:mem reach Slurm exactly as typed.
+func TestOtherRequestsUntouched(t *testing.T) {
+	clean(t)
+	g := readGres(t)
+	for _, gres := range []string{"shard:7", "gpu:l4:1", "gpu:1", "shard:h100:3"} {
+		id := sbatch(t, "--hold", "--gres="+gres, "--wrap", "true")
+		if j := showJob(t, g, id); j.tresPerNode != tresPrefix()+gres {
+			t.Errorf("--gres=%s reached Slurm as %s", gres, j.tresPerNode)
+		}
+	}
+	id := sbatch(t, "--hold", "--wrap", "true")
+	if j := showJob(t, g, id); j.tresPerNode != "" {
+		t.Errorf("a job without --gres got TresPerNode=%s", j.tresPerNode)
+	}
+	clean(t)
+}
