@@ -73,6 +73,11 @@ the previous version as gres.conf.prev.`,
 			if err != nil {
 				return err
 			}
+			if conf != "" {
+				if err := annotate(conf, &c); err != nil {
+					return err
+				}
+			}
 			if invOut != "" {
 				if c, err = writeInventory(cmd.OutOrStdout(), invOut, c, r.src.inventory == ""); err != nil {
 					return err
@@ -132,6 +137,22 @@ func writeInventory(w io.Writer, path string, c inventory.Cluster, merge bool) (
 		return c, nil
 	}
 	return inventory.LoadPath(path)
+}
+
+// annotate adds slurm.conf's partitions, CPUs and memory to the inventory, and checks
+// that slurm.conf defines every node, since slurmd -G can only validate those.
+func annotate(conf string, c *inventory.Cluster) error {
+	sc, err := slurmconf.ParseFile(conf)
+	if err != nil {
+		return err
+	}
+	for _, n := range c.Nodes {
+		if _, ok := sc.Node(n.Name); !ok {
+			return fmt.Errorf("node %s is not defined in %s: add its NodeName line (Gres= as generate prints it) first", n.Name, conf)
+		}
+	}
+	sc.Annotate(c)
+	return nil
 }
 
 func writeNodeGres(dir string, c inventory.Cluster, opt gresconf.Options) error {

@@ -182,27 +182,18 @@ func instance(src *nvmlsrc.Source, gi nvml.GpuInstance, p nvmlsrc.Profile, minor
 }
 
 func firstCI(gi nvml.GpuInstance) (int, bool, error) {
+	cis, err := nvmlsrc.ComputeInstances(gi)
+	if err != nil {
+		return 0, false, err
+	}
 	best, found := 0, false
-	for enum := 0; enum < nvml.COMPUTE_INSTANCE_PROFILE_COUNT; enum++ {
-		pi, ret := gi.GetComputeInstanceProfileInfo(enum, nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
-		if ret != nvml.SUCCESS {
-			continue
-		}
-		cis, ret := gi.GetComputeInstances(&pi)
-		if ret == nvml.ERROR_NOT_FOUND {
-			continue
-		}
-		if err := nvmlsrc.Err(ret, "compute instances"); err != nil {
+	for _, ci := range cis {
+		info, ret := ci.GetInfo()
+		if err := nvmlsrc.Err(ret, "compute instance info"); err != nil {
 			return 0, false, err
 		}
-		for _, ci := range cis {
-			info, ret := ci.GetInfo()
-			if err := nvmlsrc.Err(ret, "compute instance info"); err != nil {
-				return 0, false, err
-			}
-			if !found || int(info.Id) < best {
-				best, found = int(info.Id), true
-			}
+		if !found || int(info.Id) < best {
+			best, found = int(info.Id), true
 		}
 	}
 	return best, found, nil

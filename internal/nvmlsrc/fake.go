@@ -49,13 +49,14 @@ type FakeGPU struct {
 
 // FakeMIG is a fake GPU's MIG state.
 type FakeMIG struct {
-	Enabled   bool           `json:"enabled"`
-	Pending   *bool          `json:"pending,omitempty"` // mode after the next GPU reset; defaults to enabled
-	Instances []FakeInstance `json:"instances,omitempty"`
+	Enabled   bool        `json:"enabled"`
+	Pending   *bool       `json:"pending,omitempty"` // mode after the next GPU reset; defaults to enabled
+	Instances []Placement `json:"instances,omitempty"`
 }
 
-// FakeInstance is one MIG GPU instance (with one full compute instance).
-type FakeInstance struct {
+// Placement is one MIG GPU instance (with one full compute instance): a profile at a
+// start slot.
+type Placement struct {
 	Profile string `json:"profile"` // e.g. "3g.40gb"
 	Start   int    `json:"start"`   // placement start slot
 }

@@ -34,7 +34,7 @@ func OpenFake(spec, path string) (*Source, error) {
 		driver = fakeDriver
 	}
 	srv := server.NewServerWithGPUs(driver, "12."+driver, 12040, configs...)
-	if err := n.attach(srv, "fa4e"); err != nil {
+	if err := Guard(func() error { return n.attach(srv, "fa4e") }); err != nil {
 		return nil, fmt.Errorf("fake node %s: %w", path, err)
 	}
 	return &Source{NVML: srv, Kind: KindFake, Spec: spec, CapsMinors: DriverMigMinors, Fake: n, shutdown: srv.Shutdown}, nil
@@ -152,50 +152,11 @@ func (n *FakeNode) createMIG(d *server.Device, i int) error {
 		return nil
 	}
 	d.MigMode = nvml.DEVICE_MIG_ENABLE
-	profiles, err := Profiles(d)
+	plan, err := resolveLayout(d, m.Instances)
 	if err != nil {
 		return err
 	}
-	var used uint32 // memory slots taken, one bit each
-	for _, in := range m.Instances {
-		p, ok := ProfileByName(profiles, in.Profile)
-		if !ok {
-			return fmt.Errorf("MIG profile %q not offered by %s; offered: %s", in.Profile, d.Config.Name, profileNames(profiles))
-		}
-		pl, err := placementAt(d, p, in.Start)
-		if err != nil {
-			return err
-		}
-		mask := uint32(1<<pl.Size-1) << pl.Start
-		if used&mask != 0 {
-			return fmt.Errorf("MIG %s at slot %d overlaps another instance", in.Profile, in.Start)
-		}
-		used |= mask
-		if _, err := CreateInstance(d, p, pl); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// placementAt finds p's placement starting at slot start.
-func placementAt(d nvml.Device, p Profile, start int) (nvml.GpuInstancePlacement, error) {
-	var pls []nvml.GpuInstancePlacement
-	var ret nvml.Return
-	if err := Guard(func() error { pls, ret = d.GetGpuInstancePossiblePlacements(&p.Info); return nil }); err != nil {
-		return nvml.GpuInstancePlacement{}, err
-	}
-	if err := Err(ret, "possible placements of "+p.Name); err != nil {
-		return nvml.GpuInstancePlacement{}, err
-	}
-	var starts []uint32
-	for _, pl := range pls {
-		if int(pl.Start) == start {
-			return pl, nil
-		}
-		starts = append(starts, pl.Start)
-	}
-	return nvml.GpuInstancePlacement{}, fmt.Errorf("MIG %s cannot start at slot %d; it can start at %v", p.Name, start, starts)
+	return createLayout(d, plan)
 }
 
 // CreateInstance creates a GPU instance of profile p at pl with one compute instance

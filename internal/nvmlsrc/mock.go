@@ -40,7 +40,7 @@ func openMock(spec, name string) (*Source, error) {
 			PowerMW:      72000,
 		}
 	}
-	if err := n.attach(srv, m.uuidTag); err != nil {
+	if err := Guard(func() error { return n.attach(srv, m.uuidTag) }); err != nil {
 		return nil, fmt.Errorf("nvml %q: %w", spec, err)
 	}
 	return &Source{NVML: srv, Kind: KindMock, Spec: spec, CapsMinors: DriverMigMinors, Fake: n, shutdown: srv.Shutdown}, nil

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpumem/gpumem/internal/inventory"
+)
+
+// run runs gpumemctl with args and returns what it printed.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestGresGenerateFromMockToStdout(t *testing.T) {
+	out, err := run(t, "gres", "generate", "--nvml=mock:dgxh200", "--node", "g1", "--shard-unit", "2G")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "# slurm.conf: NodeName=g1 Gres=gpu:h200:8,shard:560\n") ||
+		strings.Count(out, "Name=shard Count=70 File=/dev/nvidia") != 8 {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func TestGresGenerateInstallsOnceAndWritesInventoryDir(t *testing.T) {
+	dir := t.TempDir()
+	invDir := filepath.Join(dir, "gpumem.d")
+	if err := os.Mkdir(invDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Another node's inventory is already there: the shared gres.conf must keep it.
+	other := inventory.Cluster{Nodes: []inventory.Node{{Name: "a1", GPUs: []inventory.GPU{{Index: 0, Type: "a100", MemoryMiB: 40960}}}}}
+	b, _ := other.Encode()
+	os.WriteFile(filepath.Join(invDir, "a1.json"), b, 0o644)
+
+	gres := filepath.Join(dir, "gres.conf")
+	args := []string{"gres", "generate", "--nvml=mock:dgxh100", "--node", "h1", "--inventory-out", invDir,
+		"--out", gres, "--node-gres", filepath.Join(dir, "node-gres"), "--dev-prefix", "/lab/dev", "--no-cores"}
+	out, err := run(t, args...)
+	if err != nil || !strings.Contains(out, gres+": written") {
+		t.Fatalf("first generate: %v\n%s", err, out)
+	}
+	conf, _ := os.ReadFile(gres)
+	for _, want := range []string{"NodeName=a1 Name=gpu Type=a100 File=/lab/dev/nvidia0", "NodeName=h1 Name=shard Count=80 File=/lab/dev/nvidia7"} {
+		if !strings.Contains(string(conf), want) {
+			t.Errorf("gres.conf lacks %q:\n%s", want, conf)
+		}
+	}
+	if g, _ := os.ReadFile(filepath.Join(dir, "node-gres", "h1")); string(g) != "gpu:h100:8,shard:640\n" {
+		t.Errorf("node Gres = %q", g)
+	}
+	c, err := inventory.LoadPath(invDir)
+	if err != nil || len(c.Nodes) != 2 {
+		t.Fatalf("inventory dir: %v, %d nodes", err, len(c.Nodes))
+	}
+	out, err = run(t, args...)
+	if err != nil || !strings.Contains(out, gres+": unchanged") || !strings.Contains(out, "h1.json: unchanged") {
+		t.Fatalf("second generate should change nothing: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(gres + ".prev"); err == nil {
+		t.Error("an unchanged generation kept a .prev")
+	}
+	out, err = run(t, "gres", "diff", "--inventory", invDir, "--current", gres, "--dev-prefix", "/lab/dev", "--no-cores")
+	if err != nil || !strings.Contains(out, "up to date") {
+		t.Fatalf("diff after generate: %v\n%s", err, out)
+	}
+	out, err = run(t, "gres", "diff", "--inventory", invDir, "--current", gres, "--dev-prefix", "/lab/dev", "--no-cores", "--shard-unit", "2G")
+	if err != nil || !strings.Contains(out, "-NodeName=h1 Name=shard Count=80") || !strings.Contains(out, "+NodeName=h1 Name=shard Count=40") {
+		t.Fatalf("diff with another unit: %v\n%s", err, out)
+	}
+}
+
+func TestGresGenerateRefusesWhatSlurmdRejects(t *testing.T) {
+	if _, err := exec.LookPath("slurmd"); err != nil {
+		t.Skip("slurmd not installed")
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "slurm.conf")
+	os.WriteFile(conf, []byte("ClusterName=t\nSlurmctldHost=localhost\nGresTypes=gpu,shard\nSlurmdSpoolDir="+dir+"/spool\n"+
+		"NodeName=h1 NodeHostname=localhost CPUs=8 Gres=gpu:h100:8,shard:640\nPartitionName=p Nodes=h1 Default=YES\n"), 0o644)
+	gres := filepath.Join(dir, "gres.conf")
+	os.WriteFile(gres, []byte("# the old, good file\n"), 0o644)
+	// The device files do not exist here: slurmd must refuse, and the old file stay.
+	_, err := run(t, "gres", "generate", "--nvml=mock:dgxh100", "--node", "h1", "--out", gres, "--slurm-conf", conf, "--dev-prefix", filepath.Join(dir, "missing"))
+	if err == nil || !strings.Contains(err.Error(), "not replaced") {
+		t.Fatalf("generate with missing device files: %v", err)
+	}
+	if b, _ := os.ReadFile(gres); string(b) != "# the old, good file\n" {
+		t.Fatalf("the old gres.conf was replaced by %q", b)
+	}
+	_, err = run(t, "gres", "generate", "--nvml=mock:dgxh100", "--node", "nowhere", "--out", gres, "--slurm-conf", conf)
+	if err == nil || !strings.Contains(err.Error(), "not defined in") {
+		t.Fatalf("a node missing from slurm.conf: %v", err)
+	}
+}
+
+func TestInventoryCommand(t *testing.T) {
+	out, err := run(t, "inventory", "--nvml=fake:../../internal/nvmlsrc/testdata/mig-a100.json", "--node", "n2", "--format", "table")
+	if err != nil || !strings.Contains(out, "3g.20gb") || !strings.Contains(out, "/dev/nvidia5") {
+		t.Fatalf("table: %v\n%s", err, out)
+	}
+	out, err = run(t, "inventory", "--nvml=mock:dgxa100", "--node", "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := inventory.Decode([]byte(out))
+	if err != nil || len(c.Nodes) != 1 || len(c.Nodes[0].GPUs) != 8 {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if _, err := run(t, "inventory", "--nvml=mock:dgxa100", "--format", "yaml"); err == nil {
+		t.Fatal("an unknown format was accepted")
+	}
+	if _, err := run(t, "inventory", "--nvml=mock:dgxa100", "--inventory", "x.json"); err == nil || !strings.Contains(err.Error(), "both given") {
+		t.Fatalf("two sources: %v", err)
+	}
+}

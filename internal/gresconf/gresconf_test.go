@@ -1,0 +1,181 @@
+package gresconf
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpumem/gpumem/internal/inventory"
+)
+
+func lab() inventory.Cluster {
+	return inventory.Cluster{Nodes: []inventory.Node{
+		{Name: "n3", GPUs: []inventory.GPU{
+			{Index: 0, Minor: 0, Type: "l4", MemoryMiB: 23034},
+			{Index: 1, Minor: 1, Type: "l4", MemoryMiB: 23034, Sharing: inventory.SharingWhole},
+		}},
+		{Name: "n1", GPUs: []inventory.GPU{
+			{Index: 0, Minor: 0, Type: "h100", MemoryMiB: 81559, Cores: "0-3"},
+			{Index: 1, Minor: 1, Type: "h100", MemoryMiB: 81559, Cores: "4-7"},
+		}},
+		{Name: "n2", GPUs: []inventory.GPU{{Index: 0, Minor: 0, Type: "a100", MemoryMiB: 40960, MIG: true,
+			Instances: []inventory.MIGInstance{
+				{Profile: "3g.20gb", MemoryMiB: 20096, GI: 1, CI: 0, Start: 4, Slices: 3,
+					Files: []string{"/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap12", "/dev/nvidia-caps/nvidia-cap13"}},
+				{Profile: "1g.5gb", MemoryMiB: 4864, GI: 2, CI: 0, Start: 0, Slices: 1,
+					Files: []string{"/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia-caps/nvidia-cap22"}},
+			}}}},
+	}}
+}
+
+func TestRenderLab(t *testing.T) {
+	got, err := Render(lab(), Options{DevPrefix: "/lab/dev/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `# slurm.conf: NodeName=n1 Gres=gpu:h100:2,shard:158
+NodeName=n1 Name=gpu Type=h100 File=/lab/dev/nvidia0 Cores=0-3
+NodeName=n1 Name=gpu Type=h100 File=/lab/dev/nvidia1 Cores=4-7
+NodeName=n1 Name=shard Count=79 File=/lab/dev/nvidia0
+NodeName=n1 Name=shard Count=79 File=/lab/dev/nvidia1
+# slurm.conf: NodeName=n2 Gres=gpu:3g.20gb:1,gpu:1g.5gb:1
+NodeName=n2 Name=gpu Type=3g.20gb MultipleFiles=/lab/dev/nvidia0,/lab/dev/nvidia-caps/nvidia-cap12,/lab/dev/nvidia-caps/nvidia-cap13
+NodeName=n2 Name=gpu Type=1g.5gb MultipleFiles=/lab/dev/nvidia0,/lab/dev/nvidia-caps/nvidia-cap21,/lab/dev/nvidia-caps/nvidia-cap22
+# slurm.conf: NodeName=n3 Gres=gpu:l4:2,shard:22
+NodeName=n3 Name=gpu Type=l4 File=/lab/dev/nvidia0
+NodeName=n3 Name=gpu Type=l4 File=/lab/dev/nvidia1
+NodeName=n3 Name=shard Count=22 File=/lab/dev/nvidia0
+`
+	body := string(got)[strings.Index(string(got), "# slurm.conf"):]
+	if body != want {
+		t.Fatalf("gres.conf:\n%s\nwant:\n%s", body, want)
+	}
+	if !strings.Contains(string(got), "One shard = 1024 MiB") {
+		t.Error("header does not say what a shard is")
+	}
+}
+
+func TestShardsNeverPromiseMissingMemory(t *testing.T) {
+	for _, c := range []struct{ mem, unit, want int64 }{
+		{81559, 1024, 79}, {81920, 1024, 80}, {81919, 1024, 79}, {1023, 1024, 0}, {144384, 2048, 70}, {0, 1024, 0}, {100, 0, 0},
+	} {
+		if got := Shards(c.mem, c.unit); got != c.want || got*c.unit > c.mem {
+			t.Errorf("Shards(%d, %d) = %d; want %d", c.mem, c.unit, got, c.want)
+		}
+	}
+}
+
+func TestRenderRejectsBadOptionsAndInventories(t *testing.T) {
+	if _, err := Render(lab(), Options{DevPrefix: "dev"}); err == nil || !strings.Contains(err.Error(), "absolute") {
+		t.Errorf("relative dev prefix: %v", err)
+	}
+	if _, err := Render(lab(), Options{ShardUnitMiB: -1}); err == nil || !strings.Contains(err.Error(), "positive") {
+		t.Errorf("negative shard unit: %v", err)
+	}
+	bad := inventory.Cluster{Nodes: []inventory.Node{{Name: "x", GPUs: []inventory.GPU{{Type: "h100"}}}}}
+	if _, err := Render(bad, Options{}); err == nil {
+		t.Error("a GPU without memory rendered")
+	}
+	out, err := Render(lab(), Options{NoCores: true, ShardUnitMiB: 2048})
+	if err != nil || strings.Contains(string(out), "Cores=") || !strings.Contains(string(out), "Count=39 ") {
+		t.Errorf("NoCores and a 2 GiB unit: %v\n%s", err, out)
+	}
+}
+
+func TestInstallKeepsPreviousAndSkipsUnchanged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gres.conf")
+	changed, err := Install(path, []byte("a\n"), nil)
+	if err != nil || !changed {
+		t.Fatalf("first install: %v %v", changed, err)
+	}
+	fi, _ := os.Stat(path)
+	if changed, err := Install(path, []byte("a\n"), func([]byte) error { t.Fatal("checked an unchanged file"); return nil }); err != nil || changed {
+		t.Fatalf("unchanged install: %v %v", changed, err)
+	}
+	if fi2, _ := os.Stat(path); !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Error("an unchanged file was rewritten")
+	}
+	if changed, err := Install(path, []byte("b\n"), nil); err != nil || !changed {
+		t.Fatalf("second install: %v %v", changed, err)
+	}
+	if prev, _ := os.ReadFile(path + PrevSuffix); string(prev) != "a\n" {
+		t.Errorf("prev = %q; want the old file", prev)
+	}
+	rejected := errors.New("slurmd says no")
+	if _, err := Install(path, []byte("broken\n"), func([]byte) error { return rejected }); !errors.Is(err, rejected) {
+		t.Fatalf("rejected install: %v", err)
+	}
+	if cur, _ := os.ReadFile(path); string(cur) != "b\n" {
+		t.Errorf("after a rejected install the file is %q; want the last good one", cur)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 2 {
+		t.Errorf("left %d files behind; want gres.conf and gres.conf.prev", len(entries))
+	}
+}
+
+func TestInstallIntoMissingDirFailsCleanly(t *testing.T) {
+	if _, err := Install(filepath.Join(t.TempDir(), "no", "gres.conf"), []byte("x"), nil); err == nil {
+		t.Fatal("installed into a missing directory")
+	}
+}
+
+func TestDiff(t *testing.T) {
+	if d := Diff([]byte("a\nb\n"), []byte("a\nb\n"), "x", "y"); d != "" {
+		t.Fatalf("equal files differ: %q", d)
+	}
+	d := Diff([]byte("a\nb\nc\n"), []byte("a\nB\nc\nd\n"), "old", "new")
+	want := "--- old\n+++ new\n+B\n-b\n+d\n"
+	if d != want {
+		t.Fatalf("diff:\n%s\nwant:\n%s", d, want)
+	}
+}
+
+// TestSlurmdAcceptsWhatWeRender runs the real slurmd -G on a rendered gres.conf.
+func TestSlurmdAcceptsWhatWeRender(t *testing.T) {
+	if _, err := exec.LookPath("slurmd"); err != nil {
+		t.Skip("slurmd not installed (apt-get install slurmd)")
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "slurm.conf")
+	text := "ClusterName=t\nSlurmctldHost=localhost\nGresTypes=gpu,shard\nSlurmdParameters=config_overrides\n" +
+		"SlurmdSpoolDir=" + dir + "/spool-%n\n" +
+		"NodeName=n1 NodeHostname=localhost CPUs=8 Gres=gpu:h100:2,shard:158 State=UNKNOWN\n" +
+		"NodeName=n2 NodeHostname=localhost CPUs=8 Gres=gpu:3g.20gb:1,gpu:1g.5gb:1 State=UNKNOWN\n" +
+		"NodeName=n3 NodeHostname=localhost CPUs=8 Gres=gpu:l4:2,shard:22 State=UNKNOWN\n" +
+		"PartitionName=p Nodes=n[1-3] Default=YES\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Plain files stand in for device nodes: slurmd warns but accepts them.
+	for _, f := range []string{"nvidia0", "nvidia1", "nvidia-caps/nvidia-cap12", "nvidia-caps/nvidia-cap13", "nvidia-caps/nvidia-cap21", "nvidia-caps/nvidia-cap22"} {
+		p := filepath.Join(dir, "dev", f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good, err := Render(lab(), Options{DevPrefix: filepath.Join(dir, "dev"), NoCores: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Slurmd{SlurmConf: conf, Nodes: []string{"n1", "n2", "n3"}}
+	reports, err := v.Check(good)
+	if err != nil {
+		t.Fatalf("slurmd rejected the rendered gres.conf: %v", err)
+	}
+	for _, r := range reports {
+		if len(r.Gres) == 0 {
+			t.Errorf("node %s: slurmd reported no GRES", r.Node)
+		}
+	}
+	bad := append(append([]byte(nil), good...), "NodeName=n1 Name=gpu Typo=h100\n"...)
+	if _, err := v.Check(bad); err == nil || !strings.Contains(err.Error(), "Typo") {
+		t.Fatalf("slurmd accepted a broken gres.conf: %v", err)
+	}
+}
