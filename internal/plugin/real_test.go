@@ -1,0 +1,117 @@
+package plugin
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpumem/gpumem/internal/request"
+)
+
+// realPlugin is a plugin over the real admission core and a small mixed inventory:
+// shared H100s, an A100 in MIG mode, whole L4s.
+func realPlugin(tb testing.TB, sink *logSink) *Plugin {
+	tb.Helper()
+	dir := tb.TempDir()
+	inv := `{"nodes": [
+ {"name": "n1", "partitions": ["gpu", "train"], "gpus": [
+  {"index": 0, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559},
+  {"index": 1, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559}]},
+ {"name": "n2", "partitions": ["gpu"], "gpus": [
+  {"index": 0, "name": "NVIDIA A100-SXM4-40GB", "type": "a100", "memory_mib": 40960, "mig": true, "mig_instances": [
+   {"profile": "3g.20gb", "memory_mib": 19968, "start": 4, "slices": 3},
+   {"profile": "2g.10gb", "memory_mib": 9856, "start": 0, "slices": 2}]}]},
+ {"name": "n3", "partitions": ["gpu"], "gpus": [
+  {"index": 0, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034, "sharing": "whole"}]}]}`
+	files := map[string]string{
+		"inventory.json": inv,
+		"slurm.conf":     "PartitionName=gpu Nodes=n[1-3] Default=YES\nPartitionName=train Nodes=n1\n",
+		"gpumem.conf":    "InventoryPath = " + filepath.Join(dir, "inventory.json") + "\nSlurmConf = " + filepath.Join(dir, "slurm.conf") + "\nReloadInterval = 1h\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	p := New(filepath.Join(dir, "gpumem.conf"), "job_submit/gpumem", sink, AdmitCore)
+	if len(sink.errors) > 0 {
+		tb.Fatalf("plugin did not load cleanly: %v", sink.errors)
+	}
+	return p
+}
+
+func TestRealCore(t *testing.T) {
+	p := realPlugin(t, &logSink{})
+	v := p.Submit(Fields{PerNode: "gres:gpu:mem:20g"})
+	if v.Refusal != "" || v.Fields.PerNode != "gres:shard:20" {
+		t.Fatalf("gpu:mem:20g: %+v", v)
+	}
+	v = p.Submit(Fields{PerNode: "gres:gpu:mem:500g"})
+	if !strings.Contains(v.Refusal, "500 GiB") {
+		t.Fatalf("gpu:mem:500g: %+v", v)
+	}
+	f := Fields{PerNode: "gres:gpu:mem:20g", Partition: "nosuch"}
+	if v := p.Submit(f); v.Refusal == "" {
+		t.Fatalf("a partition without GPUs admitted: %+v", v)
+	}
+}
+
+// FuzzSubmit: whatever a user types, the core never panics (Submit would hide a panic
+// behind OnError, so the log is checked) and a job that asks for no memory is untouched.
+func FuzzSubmit(f *testing.F) {
+	for _, s := range []string{"gres:gpu:mem:20g", "gres:gpu:2,gres:gpu:mem:40g", "gres/gpu:mem:1.5t", "gres:gpu:mem:abc", "gres:gpu:mem:-1g", "gres:gpu:mem:0", "gres:shard:3;gres:gpu:mem:99999999999999g", "gres:gpu:mem:20g,gres:gpu:mem:20g", ""} {
+		f.Add(s, "", "")
+	}
+	f.Add("gres:gpu:mem:20g", "gres:gpu:h100:2", "train")
+	sink := &logSink{}
+	p := realPlugin(f, sink)
+	f.Fuzz(func(t *testing.T, perNode, perJob, partition string) {
+		in := Fields{PerNode: perNode, PerJob: perJob, Partition: partition}
+		v := p.Submit(in)
+		if len(sink.errors) > 0 {
+			t.Fatalf("Submit(%+v) logged %v", in, sink.errors)
+		}
+		if !asksMem(in) && v != (Verdict{Fields: in}) {
+			t.Fatalf("Submit(%+v) = %+v; want it untouched", in, v)
+		}
+	})
+}
+
+// FuzzStep: a step's request and its job's GRES never make Step panic, and what it
+// accepts leaves no gpu:mem for slurmctld to stumble on.
+func FuzzStep(f *testing.F) {
+	f.Add("gres:gpu:mem:10g", "gres:shard:20")
+	f.Add("gres:gpu:2,gres:gpu:mem:10g", "gres:gpu:h100:2")
+	f.Add("gres/gpu:mem:1m", "gres/shard:h100:x")
+	f.Fuzz(func(t *testing.T, step, job string) {
+		out, err := Step(step, job, 1, 1024)
+		if err != nil {
+			return
+		}
+		t2, err := request.Parse(request.PerNode, out)
+		if err != nil || t2.Find(request.GPUMem) >= 0 {
+			t.Fatalf("Step(%q, %q) = %q, which still asks for gpu:mem (%v)", step, job, out, err)
+		}
+	})
+}
+
+func BenchmarkSubmitUntouched(b *testing.B) {
+	p := realPlugin(b, &logSink{})
+	f := Fields{PerNode: "gres:gpu:h100:2", PerJob: "gres:license:3", Partition: "gpu"}
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Submit(f)
+	}
+}
+
+func BenchmarkSubmitRewrite(b *testing.B) {
+	p := realPlugin(b, &logSink{})
+	f := Fields{PerNode: "gres:gpu:mem:20g"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := p.Submit(f); v.Fields.PerNode != "gres:shard:20" {
+			b.Fatal(v)
+		}
+	}
+}
