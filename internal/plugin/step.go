@@ -30,7 +30,8 @@ func Step(stepPerNode, jobPerNode string, jobID uint32, shardUnitMiB int64) (str
 	if err != nil {
 		return "", fmt.Errorf("job %d: its GRES %q cannot be read: %w", jobID, jobPerNode, err)
 	}
-	rest := st.Without(request.GPUMem).Without(request.GPUCount)
+	// The step's own GPU count is folded into the GRES it gets.
+	drop := [3]bool{request.GPUMem: true, request.GPUCount: true}
 	if shards, ok := shardsOf(jt); ok {
 		units := (mib + shardUnitMiB - 1) / shardUnitMiB
 		switch {
@@ -39,7 +40,7 @@ func Step(stepPerNode, jobPerNode string, jobID uint32, shardUnitMiB int64) (str
 		case units > shards:
 			return "", fmt.Errorf("step asks for %s of GPU memory but job %d holds %s (shard:%d)", request.GiB(mib), jobID, request.GiB(shards*shardUnitMiB), shards)
 		}
-		return rest.With("shard:"+strconv.FormatInt(units, 10), st.Prefix()).String(), nil
+		return st.Rewrite(drop, "shard:"+strconv.FormatInt(units, 10), st.Prefix()), nil
 	}
 	if k := jt.Find(request.GPUCount); k >= 0 {
 		held := jt.Entries[k]
@@ -50,7 +51,7 @@ func Step(stepPerNode, jobPerNode string, jobID uint32, shardUnitMiB int64) (str
 		if held.Type != "" {
 			body += held.Type + ":"
 		}
-		return rest.With(body+strconv.FormatInt(gpus, 10), st.Prefix()).String(), nil
+		return st.Rewrite(drop, body+strconv.FormatInt(gpus, 10), st.Prefix()), nil
 	}
 	return "", fmt.Errorf("job %d holds no GPU memory to give this step (its GRES: %q); ask for --gres=gpu:mem:SIZE when you submit the job", jobID, jobPerNode)
 }
