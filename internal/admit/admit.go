@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/inventory"
@@ -137,11 +138,11 @@ func (a *Admitter) Admit(j Job) (Decision, error) {
 	if routed || len(t.parts) != len(cands) || len(j.Partitions) > 0 && len(t.parts) != len(j.Partitions) {
 		d.Partitions = t.parts
 	}
-	scope := "node"
+	scope := " per node -> "
 	if q.perJob {
-		scope = "job"
+		scope = " per job -> "
 	}
-	d.Explain = fmt.Sprintf("gpu:mem:%s x%d per %s -> %s in %s", request.FormatSize(q.mib), q.gpus, scope, t.gres, strings.Join(t.parts, ","))
+	d.Explain = "gpu:mem:" + request.FormatSize(q.mib) + " x" + strconv.FormatInt(q.gpus, 10) + scope + t.gres + " in " + strings.Join(t.parts, ",")
 	return d, nil
 }
 
@@ -163,6 +164,9 @@ func readAsk(j Job) (*ask, error) {
 	names := [4]string{request.PerNode, request.PerJob, request.PerSocket, request.PerTask}
 	found, counted, memInJob, countInJob := false, false, false, false
 	for i := range raw {
+		if i >= 2 && !strings.Contains(raw[i], "gpu") {
+			continue // nothing there for gpumem; these fields are never rewritten
+		}
 		t, err := request.Parse(names[i], raw[i])
 		if err != nil {
 			return nil, err
@@ -217,13 +221,12 @@ func (a *Admitter) candidates(j Job, mib int64) ([]string, bool) {
 // rewrite drops the gpu:mem entry and the GPU count it used, and writes the native GRES
 // into the field Slurm reads it from, with the prefix the job already uses.
 func (d *Decision) rewrite(q *ask, t target) {
-	node := q.fields[0].Without(request.GPUMem)
-	job := q.fields[1].Without(request.GPUMem)
+	mem, both := [3]bool{request.GPUMem: true}, [3]bool{request.GPUMem: true, request.GPUCount: true}
 	if t.kind == placement.Shard || !q.perJob {
-		node = node.Without(request.GPUCount).With(t.gres, q.prefix)
-		job = job.Without(request.GPUCount)
-	} else {
-		job = job.Without(request.GPUCount).With(t.gres, q.prefix)
+		d.TresPerNode = q.fields[0].Rewrite(both, t.gres, q.prefix)
+		d.TresPerJob = q.fields[1].Rewrite(both, "", "")
+		return
 	}
-	d.TresPerNode, d.TresPerJob = node.String(), job.String()
+	d.TresPerNode = q.fields[0].Rewrite(mem, "", "")
+	d.TresPerJob = q.fields[1].Rewrite(both, t.gres, q.prefix)
 }

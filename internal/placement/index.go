@@ -1,19 +1,45 @@
 package placement
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // summary bounds what one node, or every node of a subtree, can offer, so that a policy
 // skips whole subtrees that cannot take a demand or cannot beat the best node found.
 type summary struct {
-	cpu, mem           int64   // most free CPU and host memory
-	shard, mig, whole  int64   // most free units on one device, by kind
-	lo, hi             float64 // least and most leftover share before placing
-	minInvCPU, maxInv  float64 // 1/CPU capacity bounds (0 for a node without CPU count)
-	minInvCap, maxInvC float64 // 1/GPU capacity bounds (0 for a node without devices)
+	cpu, mem             int64   // most free CPU and host memory
+	shard, mig, whole    int64   // most free units on one device, by kind
+	shardN, migN, wholeN int     // most devices of each kind free on one node
+	lo, hi               float64 // least and most leftover share before placing
+	minInvCPU, maxInv    float64 // 1/CPU capacity bounds (0 for a node without CPU count)
+	minInvCap, maxInvC   float64 // 1/GPU capacity bounds (0 for a node without devices)
+	devShare             float64 // most any one device holds of its node's GPU capacity
+	// Least leftover share among the nodes that could take a demand of a kind, so that
+	// full nodes do not weaken best-fit's bound for the demands they cannot take: by the
+	// bit length of the node's largest free shard space, and by its count of free MIG
+	// instances or idle full GPUs.
+	loShard        [shardBuckets]float64
+	loMIG, loWhole [countBuckets]float64
 }
 
-var emptySummary = summary{cpu: -1, mem: -1, shard: -1, mig: -1, whole: -1,
-	lo: math.Inf(1), hi: math.Inf(-1), minInvCPU: math.Inf(1), minInvCap: math.Inf(1)}
+const (
+	shardBuckets = 24 // bit lengths 0..23; larger free spaces share the last bucket
+	countBuckets = 9  // 0..8 devices; more share the last bucket
+)
+
+// emptySummary stands for no node: it fits nothing and bounds nothing.
+func emptySummary() summary {
+	sm := summary{cpu: -1, mem: -1, shard: -1, mig: -1, whole: -1, shardN: -1, migN: -1, wholeN: -1,
+		lo: math.Inf(1), hi: math.Inf(-1), minInvCPU: math.Inf(1), minInvCap: math.Inf(1)}
+	for i := range sm.loShard {
+		sm.loShard[i] = math.Inf(1)
+	}
+	for i := range sm.loMIG {
+		sm.loMIG[i], sm.loWhole[i] = math.Inf(1), math.Inf(1)
+	}
+	return sm
+}
 
 // index is a segment tree of node summaries in node order. Commit and Release keep it
 // current; it is rebuilt whenever the node count changed under it.
@@ -40,7 +66,7 @@ func (s *State) Reindex() {
 	}
 	x.sum = make([]summary, 2*x.size)
 	for i := range x.sum {
-		x.sum[i] = emptySummary
+		x.sum[i] = emptySummary()
 	}
 	for n := range s.Nodes {
 		x.sum[x.size+n] = summarize(&s.Nodes[n])
@@ -65,22 +91,27 @@ func (s *State) touch(n int) {
 }
 
 func summarize(nd *Node) summary {
-	sm := summary{cpu: nd.CPU - nd.UsedCPU, mem: nd.Mem - nd.UsedMem, shard: -1, mig: -1, whole: -1}
-	var capacity, free int64
+	sm := emptySummary()
+	sm.cpu, sm.mem, sm.shardN, sm.migN, sm.wholeN = nd.CPU-nd.UsedCPU, nd.Mem-nd.UsedMem, 0, 0, 0
+	var capacity, free, biggest int64
 	for i := range nd.Devices {
 		dv := &nd.Devices[i]
 		capacity += dv.Capacity
+		biggest = max(biggest, dv.Capacity)
 		free += dv.Free()
 		switch {
 		case dv.Whole:
 		case dv.Profile != "":
 			sm.mig = max(sm.mig, dv.Capacity)
+			sm.migN++
 		default:
-			if dv.Shareable {
+			if dv.Shareable && dv.Free() > 0 {
 				sm.shard = max(sm.shard, dv.Free())
+				sm.shardN++
 			}
 			if dv.Used == 0 {
 				sm.whole = max(sm.whole, dv.Capacity)
+				sm.wholeN++
 			}
 		}
 	}
@@ -89,21 +120,53 @@ func summarize(nd *Node) summary {
 	}
 	if capacity > 0 {
 		sm.minInvCap = 1 / float64(capacity)
+		sm.devShare = float64(biggest) / float64(capacity)
+	}
+	if nd.CPU <= 0 {
+		sm.minInvCPU = 0
+	}
+	if capacity <= 0 {
+		sm.minInvCap = 0
 	}
 	sm.maxInv, sm.maxInvC = sm.minInvCPU, sm.minInvCap
 	sm.lo = leftover(nd.CPU, nd.CPU-nd.UsedCPU, capacity, free)
 	sm.hi = sm.lo
+	if sm.shardN > 0 {
+		sm.loShard[shardBucket(sm.shard)] = sm.lo
+	}
+	sm.loMIG[min(sm.migN, countBuckets-1)] = sm.lo
+	sm.loWhole[min(sm.wholeN, countBuckets-1)] = sm.lo
 	return sm
 }
 
+func shardBucket(units int64) int { return min(bits.Len64(uint64(max(units, 0))), shardBuckets-1) }
+
+// leastFrom is the least of lo[from:], the nodes with at least that bucket.
+func leastFrom(lo []float64, from int) float64 {
+	m := math.Inf(1)
+	for _, v := range lo[min(from, len(lo)-1):] {
+		m = min(m, v)
+	}
+	return m
+}
+
 func joinSummaries(a, b *summary) summary {
-	return summary{
+	sm := summary{
 		cpu: max(a.cpu, b.cpu), mem: max(a.mem, b.mem),
 		shard: max(a.shard, b.shard), mig: max(a.mig, b.mig), whole: max(a.whole, b.whole),
+		shardN: max(a.shardN, b.shardN), migN: max(a.migN, b.migN), wholeN: max(a.wholeN, b.wholeN),
 		lo: min(a.lo, b.lo), hi: max(a.hi, b.hi),
 		minInvCPU: min(a.minInvCPU, b.minInvCPU), maxInv: max(a.maxInv, b.maxInv),
 		minInvCap: min(a.minInvCap, b.minInvCap), maxInvC: max(a.maxInvC, b.maxInvC),
+		devShare: max(a.devShare, b.devShare),
 	}
+	for i := range sm.loShard {
+		sm.loShard[i] = min(a.loShard[i], b.loShard[i])
+	}
+	for i := range sm.loMIG {
+		sm.loMIG[i], sm.loWhole[i] = min(a.loMIG[i], b.loMIG[i]), min(a.loWhole[i], b.loWhole[i])
+	}
+	return sm
 }
 
 // leftover is the best-fit score: half the free CPU share plus half the free GPU share.
@@ -128,7 +191,9 @@ func (sm *summary) mayFit(d *Demand) bool {
 		return true
 	}
 	k := d.kinds()
-	return k&Shard != 0 && sm.shard >= d.Units || k&MIG != 0 && sm.mig >= d.Units || k&Whole != 0 && sm.whole >= d.Units
+	return k&Shard != 0 && sm.shard >= d.Units && sm.shardN >= d.GPUs ||
+		k&MIG != 0 && sm.mig >= d.Units && sm.migN >= d.GPUs ||
+		k&Whole != 0 && sm.whole >= d.Units && sm.wholeN >= d.GPUs
 }
 
 // bound is the least (tight) or most (!tight) leftover any node under sm can have after
@@ -137,11 +202,31 @@ func (sm *summary) mayFit(d *Demand) bool {
 func (sm *summary) bound(d *Demand, tight bool) float64 {
 	gpus := float64(d.GPUs)
 	if tight {
-		used := float64(d.Units) * gpus
+		// A shard takes Units of the node's capacity; a MIG instance or full GPU at most
+		// the largest device's share of it.
+		share := float64(d.Units) * sm.maxInvC
 		if d.kinds()&(MIG|Whole) != 0 {
-			used = float64(max(d.Units, sm.mig, sm.whole)) * gpus
+			share = max(share, sm.devShare)
 		}
-		return sm.lo - 0.5*float64(d.CPU)*sm.maxInv - 0.5*used*sm.maxInvC
+		return sm.least(d) - 0.5*float64(d.CPU)*sm.maxInv - 0.5*gpus*share
 	}
 	return sm.hi - 0.5*float64(d.CPU)*sm.minInvCPU - 0.5*float64(d.Units)*gpus*sm.minInvCap
+}
+
+// least is the least leftover share, before placing, of the nodes under sm that may take d.
+func (sm *summary) least(d *Demand) float64 {
+	if d.GPUs == 0 {
+		return sm.lo
+	}
+	k, m := d.kinds(), math.Inf(1)
+	if k&Shard != 0 {
+		m = min(m, leastFrom(sm.loShard[:], shardBucket(d.Units)))
+	}
+	if k&MIG != 0 {
+		m = min(m, leastFrom(sm.loMIG[:], d.GPUs))
+	}
+	if k&Whole != 0 {
+		m = min(m, leastFrom(sm.loWhole[:], d.GPUs))
+	}
+	return m
 }

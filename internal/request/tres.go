@@ -52,6 +52,7 @@ func Parse(field, s string) (TRES, error) {
 	if s == "" {
 		return t, nil
 	}
+	t.Entries = make([]Entry, 0, 1+strings.Count(s, ",")+strings.Count(s, ";"))
 	for {
 		i := strings.IndexAny(s, ",;")
 		raw, sep := s, ""
@@ -87,9 +88,16 @@ func parseEntry(field, raw string) (Entry, error) {
 	if name != "gpu" {
 		return e, nil
 	}
-	var parts []string
+	// At most three ':' parts matter; a fixed array keeps the hot path free of allocation.
+	var buf [3]string
+	parts := buf[:0]
+	for found && len(parts) < len(buf) {
+		var p string
+		p, rest, found = strings.Cut(rest, ":")
+		parts = append(parts, p)
+	}
 	if found {
-		parts = strings.Split(rest, ":")
+		parts = append(parts, rest) // a fourth part: reported as too many below
 	}
 	bad := func(why, valid string) (Entry, error) {
 		return Entry{}, &EntryError{Field: field, Token: raw, Why: why, Valid: valid}
@@ -188,22 +196,30 @@ func (t TRES) Find(k Kind) int {
 	return -1
 }
 
-// Without returns t minus the entries of kind k, keeping the others' separators.
-func (t TRES) Without(k Kind) TRES {
-	out := TRES{Field: t.Field, Entries: make([]Entry, 0, len(t.Entries))}
+// Rewrite writes t without the entries of the kinds drop says (indexed by Kind), plus add
+// (a gres body such as "shard:20", written with prefix) when not empty. Kept entries keep
+// their separators.
+func (t TRES) Rewrite(drop [3]bool, add, prefix string) string {
+	var b strings.Builder
+	b.Grow(len(add) + len(prefix) + 8*len(t.Entries))
+	sep := ""
 	for _, e := range t.Entries {
-		if e.Kind != k {
-			out.Entries = append(out.Entries, e)
+		if drop[e.Kind] {
+			continue
+		}
+		b.WriteString(sep)
+		b.WriteString(e.Raw)
+		sep = e.Sep
+		if sep == "" {
+			sep = ","
 		}
 	}
-	return out
-}
-
-// With returns t with one more entry, written as gres (body like "shard:20") with the
-// prefix the string already uses, so Slurm of either generation reads it.
-func (t TRES) With(body, prefix string) TRES {
-	out := TRES{Field: t.Field, Entries: append(t.Entries[:len(t.Entries):len(t.Entries)], Entry{Raw: prefix + body, Prefix: prefix})}
-	return out
+	if add != "" {
+		b.WriteString(sep)
+		b.WriteString(prefix)
+		b.WriteString(add)
+	}
+	return b.String()
 }
 
 // Prefix is the gres prefix the string uses ("gres:", "gres/" or "").

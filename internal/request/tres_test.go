@@ -71,7 +71,7 @@ func TestRewriteKeepsOtherGRESByteForByte(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := tr.Without(GPUMem).Without(GPUCount).With("shard:20", tr.Prefix()).String()
+	got := tr.Rewrite([3]bool{GPUMem: true, GPUCount: true}, "shard:20", tr.Prefix())
 	want := "gres:license:x:3;gres:nic:Mellanox_CX7:1,,gres:shard:20"
 	if got != want {
 		t.Errorf("rewrite = %q, want %q", got, want)
@@ -83,8 +83,14 @@ func TestRewriteKeepsOtherGRESByteForByte(t *testing.T) {
 		t.Errorf("Find(GPUCount) = %d, want 4", i)
 	}
 	empty, _ := Parse(PerNode, "")
-	if s := empty.With("shard:3", "gres/").String(); s != "gres/shard:3" {
-		t.Errorf("With on empty = %q", s)
+	if s := empty.Rewrite([3]bool{}, "shard:3", "gres/"); s != "gres/shard:3" {
+		t.Errorf("Rewrite on empty = %q", s)
+	}
+	if s := tr.Rewrite([3]bool{GPUMem: true}, "", ""); s != "gres:license:x:3;gres:nic:Mellanox_CX7:1,,gres:gpu:2" {
+		t.Errorf("Rewrite dropping only gpu:mem = %q", s)
+	}
+	if s := tr.Rewrite([3]bool{}, "", ""); s != in {
+		t.Errorf("Rewrite dropping nothing = %q, want the input", s)
 	}
 }
 
