@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/health"
+	"github.com/gpumem/gpumem/internal/history"
+	"github.com/gpumem/gpumem/internal/metrics"
+	"github.com/gpumem/gpumem/internal/nvmlsrc"
+	"github.com/gpumem/gpumem/internal/usage"
+)
+
+// daemon is one node's sidecar: each poll reads NVML once and feeds the same snapshot
+// to usage enforcement, health, history, gres.conf and the metrics.
+type daemon struct {
+	opt      options
+	node     string
+	unit     uint64 // bytes of one shard
+	src      *nvmlsrc.Source
+	log      *slog.Logger
+	exporter *metrics.Exporter
+	enforcer *usage.Enforcer
+	monitor  *health.Monitor
+	hist     *history.Store // nil without history
+	procfs   usage.Procfs
+	xids     chan health.XIDEvent
+	gres     *gresWriter // nil unless gres.conf or the inventory is written
+
+	polls      uint64
+	pollErrors map[string]uint64
+	actions    map[string]uint64
+	lastErr    map[string]string // per stage, so a failure that lasts is logged once
+}
+
+// run polls until ctx ends. The first poll happens at once, so /metrics has data
+// before the first interval passes.
+func (d *daemon) run(ctx context.Context) {
+	t := time.NewTicker(d.opt.PollInterval)
+	defer t.Stop()
+	for {
+		d.poll(time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (d *daemon) poll(now time.Time) {
+	start := time.Now()
+	d.polls++
+	d.takeXIDs()
+	var snap usage.Snapshot
+	sampleErr := nvmlsrc.Guard(func() error {
+		var err error
+		snap, err = usage.Sample(d.src.NVML, now)
+		return err
+	})
+	if sampleErr != nil {
+		d.fail("nvml", sampleErr)
+	}
+	var jobs []usage.Job
+	var unattributed map[int]uint64
+	if sampleErr == nil {
+		jobs, unattributed = usage.Account(snap, d.procfs.Owner, d.unit)
+		for _, a := range d.enforcer.Step(jobs, now) {
+			d.actions[a.Kind]++
+			d.log.Warn(a.Detail, "job", a.Job, "action", a.Kind)
+		}
+	}
+	status, err := d.monitor.Observe(snap, sampleErr, now)
+	if err != nil {
+		d.fail("health", err)
+	}
+	if d.gres != nil && status.Healthy {
+		// A sick node keeps its last good gres.conf: rewriting it without a lost GPU
+		// would hide the problem from Slurm instead of draining.
+		if err := d.gres.maybeWrite(now); err != nil {
+			d.fail("gres", err)
+		}
+	}
+	if d.hist != nil && sampleErr == nil {
+		if err := d.hist.Record(now, jobs); err != nil {
+			d.fail("history", err)
+		}
+	}
+	d.exporter.Set(&metrics.State{
+		Polled:       true,
+		SampleErr:    sampleErr,
+		Snapshot:     snap,
+		Jobs:         jobs,
+		Unattributed: unattributed,
+		Health:       status,
+		XIDs:         maps.Clone(d.monitor.XIDCounts),
+		Actions:      maps.Clone(d.actions),
+		Polls:        d.polls,
+		PollErrors:   maps.Clone(d.pollErrors),
+		PollDuration: time.Since(start),
+		Unit:         d.unit,
+		FragSizes:    fragSizes(d.opt.FragmentationSizesMiB),
+	})
+}
+
+// takeXIDs hands the events the watcher queued since the last poll to health.
+func (d *daemon) takeXIDs() {
+	for {
+		select {
+		case ev := <-d.xids:
+			d.log.Warn("XID event", "gpu", ev.GPU, "xid", ev.XID)
+			d.monitor.XID(ev.GPU, ev.XID, ev.At)
+		default:
+			return
+		}
+	}
+}
+
+func (d *daemon) fail(stage string, err error) {
+	d.pollErrors[stage]++
+	if msg := err.Error(); d.lastErr[stage] != msg {
+		d.lastErr[stage] = msg
+		d.log.Error("poll", "stage", stage, "err", err)
+	}
+}
+
+func fragSizes(mib []int64) []uint64 {
+	out := make([]uint64, 0, len(mib))
+	for _, m := range mib {
+		out = append(out, uint64(m)<<20)
+	}
+	return out
+}

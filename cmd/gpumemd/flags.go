@@ -1,0 +1,119 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gpumem/gpumem/internal/config"
+	"github.com/gpumem/gpumem/internal/nvmlsrc"
+)
+
+// options are gpumemd's settings: the [gpumemd] section of gpumem.conf with flags on
+// top, plus the shared top-level keys.
+type options struct {
+	config.Gpumemd
+	ConfPath string
+	Shared   config.Config
+}
+
+// parseArgs reads flags twice: once to find --config, then over the file's values,
+// so a flag given on the command line wins over the file and the file over defaults.
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	var o options
+	o.Gpumemd = config.DefaultGpumemd()
+	if err := newFlags(&o, stderr).Parse(args); err != nil {
+		return o, err
+	}
+	file, err := config.LoadGpumemd(o.ConfPath)
+	if err != nil {
+		return o, err
+	}
+	o.Gpumemd = file
+	if err := newFlags(&o, io.Discard).Parse(args); err != nil {
+		return o, err
+	}
+	// The shared keys (ShardUnit, SlurmConf, InventoryPath) never stop the sidecar; their
+	// reader keeps safe defaults for whatever is wrong and says so.
+	o.Shared, err = config.Load(o.ConfPath)
+	return o, warning{err}
+}
+
+// warning is a configuration problem worth logging but not worth stopping for.
+type warning struct{ err error }
+
+func (w warning) Error() string {
+	if w.err == nil {
+		return ""
+	}
+	return w.err.Error()
+}
+
+func newFlags(o *options, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("gpumemd", flag.ContinueOnError)
+	fs.SetOutput(out)
+	c := &o.Gpumemd
+	fs.StringVar(&o.ConfPath, "config", config.DefaultPath, "gpumem.conf; gpumemd reads its [gpumemd] section and the shared ShardUnit and SlurmConf")
+	// Not nvmlsrc.AddFlag: its default would overwrite the file's NVML key.
+	fs.StringVar(&c.NVML, nvmlsrc.FlagName, c.NVML, "NVML backend: "+nvmlsrc.Usage)
+	fs.StringVar(&c.Listen, "listen", c.Listen, "address for /metrics and /api (HOST:PORT or :PORT)")
+	fs.StringVar(&c.WebConfigFile, "web.config.file", c.WebConfigFile, "Prometheus exporter-toolkit web config for TLS and basic auth")
+	fs.StringVar(&c.NodeName, "node", c.NodeName, "Slurm NodeName of this node (default: the short host name)")
+	fs.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often NVML is read")
+	fs.BoolVar(&c.WriteGres, "write-gres", c.WriteGres, "keep --gres-conf in step with the GPUs")
+	fs.StringVar(&c.GresConf, "gres-conf", c.GresConf, "gres.conf to write")
+	fs.BoolVar(&c.WriteInventory, "write-inventory", c.WriteInventory, "write this node's inventory to --inventory-dir/NODE.json for the plugins")
+	fs.StringVar(&c.InventoryDir, "inventory-dir", c.InventoryDir, "per-node inventory directory")
+	fs.DurationVar(&c.GresInterval, "gres-interval", c.GresInterval, "how often GPUs are re-discovered for gres.conf")
+	fs.StringVar(&c.GresHook, "gres-hook", c.GresHook, "shell command run after gres.conf changed, e.g. 'systemctl restart slurmd'")
+	fs.Func("usage-policy", "what to do with a job over its slice: record, warn or kill (default "+c.UsagePolicy+")", func(v string) error {
+		p, err := config.ParseUsagePolicy(v)
+		c.UsagePolicy = p
+		return err
+	})
+	fs.DurationVar(&c.UsageGrace, "usage-grace", c.UsageGrace, "how long a job may stay over its slice before kill")
+	fs.BoolVar(&c.UsageNotify, "usage-notify", c.UsageNotify, "also write warnings to the job's stderr")
+	fs.BoolVar(&c.Drain, "drain", c.Drain, "drain the node on NVML failure, a lost GPU or a critical XID")
+	fs.BoolVar(&c.Resume, "resume", c.Resume, "resume a node gpumemd drained once it is healthy")
+	fs.Func("critical-xids", "comma-separated XIDs that drain (default: the built-in list)", func(v string) error {
+		x, err := config.ParseXIDs(v)
+		c.CriticalXIDs = x
+		return err
+	})
+	fs.DurationVar(&c.XIDHold, "xid-hold", c.XIDHold, "how long a critical XID counts as a problem; 0 until restart")
+	fs.StringVar(&c.Scontrol, "scontrol", c.Scontrol, "scontrol binary used to drain and resume")
+	fs.StringVar(&c.HistoryDB, "history-db", c.HistoryDB, "SQLite history file; empty keeps no history")
+	fs.DurationVar(&c.HistoryBucket, "history-bucket", c.HistoryBucket, "one history sample per job per bucket")
+	fs.DurationVar(&c.HistoryKeepSamples, "history-keep-samples", c.HistoryKeepSamples, "how long samples are kept")
+	fs.DurationVar(&c.HistoryKeepJobs, "history-keep-jobs", c.HistoryKeepJobs, "how long ended jobs are kept")
+	fs.Func("fragmentation-sizes", "request sizes fragmentation is measured against (default "+sizes(c.FragmentationSizesMiB)+")", func(v string) error {
+		s, err := config.ParseSizes(v)
+		c.FragmentationSizesMiB = s
+		return err
+	})
+	return fs
+}
+
+func sizes(mib []int64) string {
+	var parts []string
+	for _, m := range mib {
+		parts = append(parts, strconv.FormatInt(m/1024, 10)+"G")
+	}
+	return strings.Join(parts, ",")
+}
+
+// check rejects combinations no single key can.
+func (o options) check() error {
+	if o.PollInterval <= 0 {
+		return fmt.Errorf("--poll-interval %s: want a positive duration such as 10s", o.PollInterval)
+	}
+	if o.UsagePolicy == "kill" && o.UsageGrace < o.PollInterval {
+		return fmt.Errorf("--usage-grace %s is shorter than --poll-interval %s: a job would be killed on the first poll that saw it over; give it at least one poll", o.UsageGrace, o.PollInterval)
+	}
+	if _, err := config.ParseListen(o.Listen); err != nil {
+		return fmt.Errorf("--listen %q: %w", o.Listen, err)
+	}
+	return nil
+}

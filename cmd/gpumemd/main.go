@@ -1,0 +1,163 @@
+// Command gpumemd is the gpumem node sidecar: it reads NVML, keeps gres.conf in step
+// with the GPUs, serves Prometheus metrics and per-job history, enforces per-job GPU
+// memory slices, and drains the node through scontrol when its GPUs fail.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/gpumem/gpumem/internal/health"
+	"github.com/gpumem/gpumem/internal/history"
+	"github.com/gpumem/gpumem/internal/metrics"
+	"github.com/gpumem/gpumem/internal/nvmlsrc"
+	"github.com/gpumem/gpumem/internal/usage"
+)
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, os.Args[1:], log, nil); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "gpumemd:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the sidecar and blocks until ctx ends. ready, when not nil, receives the
+// address the HTTP server listens on (tests listen on 127.0.0.1:0).
+func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- string) error {
+	opt, err := parseArgs(args, os.Stderr)
+	var w warning
+	if errors.As(err, &w) {
+		if w.err != nil {
+			log.Warn("gpumem.conf shared keys: using defaults where wrong", "err", w.err)
+		}
+	} else if err != nil {
+		return err
+	}
+	if err := opt.check(); err != nil {
+		return err
+	}
+	if opt.WebConfigFile != "" {
+		if err := web.Validate(opt.WebConfigFile); err != nil {
+			return fmt.Errorf("--web.config.file %s: %w", opt.WebConfigFile, err)
+		}
+	}
+	node := opt.NodeName
+	if node == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("no --node and no host name: %w", err)
+		}
+		node, _, _ = strings.Cut(h, ".")
+	}
+	src, err := nvmlsrc.Open(opt.NVML)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+
+	d, err := newDaemon(opt, node, src, log)
+	if err != nil {
+		return err
+	}
+	if d.hist != nil {
+		defer d.hist.Close()
+	}
+	ln, err := net.Listen("tcp", opt.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", opt.Listen, err)
+	}
+	srv := newServer(d)
+	served := make(chan error, 1)
+	go func() { served <- serve(srv, ln, opt.WebConfigFile, log) }()
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	defer stopPolling()
+	if err := health.WatchXIDs(pollCtx, src.NVML, time.Second, d.xids); err != nil {
+		log.Warn("XID events unavailable; health relies on polling", "err", err)
+	}
+	log.Info("gpumemd started", "node", node, "nvml", src.Spec, "listen", ln.Addr().String(),
+		"poll", opt.PollInterval, "policy", opt.UsagePolicy, "drain", opt.Drain, "gres", opt.WriteGres)
+
+	pollDone := make(chan struct{})
+	go func() { d.run(pollCtx); close(pollDone) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shut)
+	stopPolling()
+	<-pollDone
+	if d.gres != nil {
+		d.gres.wait(30 * time.Second)
+	}
+	if serveErr != nil {
+		return fmt.Errorf("HTTP server: %w", serveErr)
+	}
+	log.Info("gpumemd stopped")
+	return nil
+}
+
+func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) (*daemon, error) {
+	unit := uint64(opt.Shared.ShardUnitMiB) << 20
+	d := &daemon{
+		opt: opt, node: node, unit: unit, src: src, log: log,
+		exporter:   metrics.NewExporter(),
+		procfs:     usage.Procfs{Root: "/proc"},
+		xids:       make(chan health.XIDEvent, 64),
+		pollErrors: map[string]uint64{}, actions: map[string]uint64{}, lastErr: map[string]string{},
+	}
+	d.enforcer = &usage.Enforcer{Policy: opt.UsagePolicy, Grace: opt.UsageGrace, Notify: opt.UsageNotify,
+		Owner: d.procfs.Owner, Proc: d.procfs.Root}
+	d.monitor = &health.Monitor{Node: node, Drainer: health.Scontrol{Path: opt.Scontrol},
+		Drain: opt.Drain, Resume: opt.Resume, XIDHold: opt.XIDHold}
+	if opt.CriticalXIDs != nil {
+		d.monitor.Critical = map[int]bool{}
+		for _, x := range opt.CriticalXIDs {
+			d.monitor.Critical[x] = true
+		}
+	}
+	if opt.HistoryDB != "" {
+		if err := os.MkdirAll(dirOf(opt.HistoryDB), 0o755); err != nil {
+			return nil, fmt.Errorf("--history-db: %w", err)
+		}
+		h, err := history.Open(opt.HistoryDB, history.Options{Bucket: opt.HistoryBucket,
+			KeepSamples: opt.HistoryKeepSamples, KeepJobs: opt.HistoryKeepJobs})
+		if err != nil {
+			return nil, err
+		}
+		d.hist = h
+	}
+	if opt.WriteGres || opt.WriteInventory {
+		d.gres = newGresWriter(opt, node, src, log)
+	}
+	return d, nil
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndex(path, "/"); i > 0 {
+		return path[:i]
+	}
+	return "."
+}

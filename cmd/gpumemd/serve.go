@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+// newServer routes /metrics, /api/jobs (history) and a small index page. The process
+// and Go runtime collectors come along so the sidecar's own CPU and memory can be
+// charted (and are what the soak benchmark reads).
+func newServer(d *daemon) *http.Server {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(d.exporter, collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	if d.hist != nil {
+		mux.Handle("GET /api/", d.hist.Handler())
+	} else {
+		mux.HandleFunc("GET /api/", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "history is off on this node (gpumemd --history-db is empty)"})
+		})
+	}
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "gpumemd on %s\n/metrics       Prometheus metrics\n/api/jobs      per-job GPU memory history (JSON)\n/api/jobs/ID   one job with its samples\n", d.node)
+	})
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+}
+
+// serve runs the server on ln with the exporter-toolkit, which adds TLS and basic auth
+// from the web config file (none: plain HTTP). A closed server is a clean end.
+func serve(srv *http.Server, ln net.Listener, webConfig string, log *slog.Logger) error {
+	systemd := false
+	err := web.Serve(ln, srv, &web.FlagConfig{WebListenAddresses: &[]string{ln.Addr().String()},
+		WebSystemdSocket: &systemd, WebConfigFile: &webConfig}, log)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
