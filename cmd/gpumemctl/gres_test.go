@@ -94,7 +94,7 @@ func TestGresGenerateRefusesWhatSlurmdRejects(t *testing.T) {
 	os.WriteFile(gres, []byte("# the old, good file\n"), 0o644)
 	// The device files do not exist here: slurmd must refuse, and the old file stay.
 	_, err := run(t, "gres", "generate", "--nvml=mock:dgxh100", "--node", "h1", "--out", gres, "--slurm-conf", conf, "--dev-prefix", filepath.Join(dir, "missing"))
-	if err == nil || !strings.Contains(err.Error(), "not replaced") {
+	if err == nil || !strings.Contains(err.Error(), "not replaced") || !strings.Contains(err.Error(), "device files missing") {
 		t.Fatalf("generate with missing device files: %v", err)
 	}
 	if b, _ := os.ReadFile(gres); string(b) != "# the old, good file\n" {

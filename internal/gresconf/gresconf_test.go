@@ -174,6 +174,9 @@ func TestSlurmdAcceptsWhatWeRender(t *testing.T) {
 			t.Errorf("node %s: slurmd reported no GRES", r.Node)
 		}
 	}
+	if _, err := v.Check(append(append([]byte(nil), good...), "NodeName=n1 Name=gpu Type=x File=/nonexistent/nvidia9\n"...)); err == nil || !strings.Contains(err.Error(), "device files missing: /nonexistent/nvidia9") {
+		t.Fatalf("a missing device file: %v", err)
+	}
 	bad := append(append([]byte(nil), good...), "NodeName=n1 Name=gpu Typo=h100\n"...)
 	if _, err := v.Check(bad); err == nil || !strings.Contains(err.Error(), "Typo") {
 		t.Fatalf("slurmd accepted a broken gres.conf: %v", err)

@@ -52,6 +52,11 @@ func (s Slurmd) Check(gres []byte) ([]Report, error) {
 	if len(s.Nodes) == 0 {
 		return nil, fmt.Errorf("gres check: no node to check: name one (--node)")
 	}
+	// slurmd waits about 20 s for a missing device file before it gives up; say so
+	// at once instead.
+	if missing := missingFiles(gres); len(missing) > 0 {
+		return nil, fmt.Errorf("gres check: device files missing: %s (wrong --dev-prefix, or the driver has not created them yet)", strings.Join(missing, ", "))
+	}
 	dir, err := os.MkdirTemp("", "gpumem-gres-check-")
 	if err != nil {
 		return nil, err
@@ -139,4 +144,32 @@ func parseReport(node, out string) Report {
 		}
 	}
 	return r
+}
+
+// missingFiles lists the File= and MultipleFiles= paths of gres that do not exist.
+// Host-list forms like /dev/nvidia[0-3] are left to slurmd.
+func missingFiles(gres []byte) []string {
+	var missing []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(gres), "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			if !strings.EqualFold(k, "File") && !strings.EqualFold(k, "MultipleFiles") {
+				continue
+			}
+			for _, p := range strings.Split(v, ",") {
+				if p == "" || seen[p] || strings.ContainsAny(p, "[]") {
+					continue
+				}
+				seen[p] = true
+				if _, err := os.Stat(p); err != nil {
+					missing = append(missing, p)
+				}
+			}
+		}
+	}
+	return missing
 }
