@@ -23,6 +23,9 @@ func Open(tag string, sink Sink, usable bool, missing string) (p *plugin.Plugin)
 		Sink{}.Error(fmt.Sprintf("%s: this program exports no %s; jobs pass unchanged", tag, missing))
 		return nil
 	}
+	if sink.Client {
+		return plugin.NewClient(confPath(), tag, sink, plugin.AdmitCore)
+	}
 	return plugin.New(confPath(), tag, sink, plugin.AdmitCore)
 }
 

@@ -62,6 +62,15 @@ type Plugin struct {
 // New reads the configuration at confPath and the inventory it names. Every problem is
 // logged and survived: a plugin that cannot admit jobs still loads and applies OnError.
 func New(confPath, tag string, sink Sink, newCore NewCore) *Plugin {
+	p := newPlugin(confPath, tag, sink, newCore, time.Now)
+	p.reload()
+	return p
+}
+
+// NewClient is New for srun, sbatch and salloc: the inventory is read only when a
+// command asks for GPU memory outside an allocation, so every other command, and every
+// step, starts as fast as without gpumem.
+func NewClient(confPath, tag string, sink Sink, newCore NewCore) *Plugin {
 	return newPlugin(confPath, tag, sink, newCore, time.Now)
 }
 
@@ -78,7 +87,6 @@ func newPlugin(confPath, tag string, sink Sink, newCore NewCore, now func() time
 	} else if part != "" {
 		p.defParts = []string{part}
 	}
-	p.reload()
 	p.log.infof("loaded: config %s, policy %s, shard unit %d MiB, on error %s, inventory %s", confPath, cfg.Policy, cfg.ShardUnitMiB, cfg.OnError, cfg.InventoryPath)
 	return p
 }

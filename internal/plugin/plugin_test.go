@@ -110,7 +110,9 @@ func (h *harness) newCore(cfg config.Config, inv inventory.Cluster, defs []strin
 func (h *harness) now() time.Time { return h.clock }
 
 func (h *harness) plugin() *Plugin {
-	return newPlugin(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, h.newCore, h.now)
+	p := newPlugin(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, h.newCore, h.now)
+	p.reload()
+	return p
 }
 
 func TestUntouchedJobNeverReachesTheCore(t *testing.T) {
@@ -310,6 +312,7 @@ func TestCoreBuildErrorKeepsTheLastGood(t *testing.T) {
 		}
 		return build(cfg, inv, d)
 	}, h.now)
+	p.reload()
 	h.writeInventory(2)
 	if v := p.Submit(Fields{PerNode: "gres:gpu:mem:20g"}); v.Fields.PerNode != "gres:shard:20" {
 		t.Fatalf("got %+v", v)
@@ -347,5 +350,18 @@ func TestDefaultPartition(t *testing.T) {
 	}
 	if _, err := DefaultPartition(dir); err == nil {
 		t.Error("a directory read as slurm.conf gave no error")
+	}
+}
+
+func TestClientReadsTheInventoryOnlyWhenAsked(t *testing.T) {
+	h := newHarness(t, "")
+	p := NewClient(filepath.Join(h.dir, "gpumem.conf"), "cli_filter/gpumem", h.sink, h.newCore)
+	p.SubmitOptions(Options{Gres: "gres:gpu:1"}, 0, "")
+	p.SubmitOptions(Options{Gres: "gres:gpu:mem:10g"}, 9, "gres:shard:20")
+	if len(h.builds) != 0 {
+		t.Fatalf("inventory read for commands that need none: %v", h.builds)
+	}
+	if o, _ := p.SubmitOptions(Options{Gres: "gres:gpu:mem:20g"}, 0, ""); o.Gres != "gres:shard:20" || len(h.builds) != 1 {
+		t.Fatalf("got %+v, builds %v", o, h.builds)
 	}
 }
