@@ -14,34 +14,17 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ROUNDS=${1:-5} PROCS=${2:-8} PER=${3:-500}
 REL=${LAB_SLURM:-22.05}
 LAB=$REPO/test/lab/lab.sh
-STATE=$REPO/test/lab/.state/$REL
-mkdir -p "$STATE"
 
 prefix="gres:"
 [ "$REL" != 22.05 ] && prefix="gres/"
-root=""
-[ "$REL" = 24.11 ] && root=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie
-
-# The submitter links the lab release's libslurm, so for 24.11 it is built in the chroot.
-build_submitter() {
-	if [ -z "$root" ]; then
-		gcc -O2 -Wall -o "$STATE/submit" "$REPO/test/bench/submit.c" -lslurm
-		echo "$STATE/submit"
-	else
-		"$LAB" up >/dev/null # the chroot and its mounts exist from here on
-		[ -x "$root/usr/bin/gcc" ] || chroot "$root" apt-get -qq -y install gcc libc6-dev >/dev/null
-		cp "$REPO/test/bench/submit.c" "$root/tmp/gpumem-submit.c"
-		chroot "$root" gcc -O2 -Wall -o /tmp/gpumem-submit /tmp/gpumem-submit.c -lslurm
-		echo /tmp/gpumem-submit
-	fi
-}
 
 modes=(none gpumem lua)
 if [ ! -f "$REPO/bin/job_submit_gpumem.so" ] && [ "$REL" = 22.05 ]; then
 	echo "bench: bin/job_submit_gpumem.so is not built (make build); measuring none and lua only" >&2
 	modes=(none lua)
 fi
-submitter=$(build_submitter)
+"$LAB" up >/dev/null
+submitter=$("$LAB" submitter)
 
 declare -A rates
 for r in $(seq "$ROUNDS"); do

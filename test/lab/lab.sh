@@ -1,7 +1,7 @@
 #!/bin/bash
 # The gpumem lab: a real Slurm with three fake-GPU nodes on this host.
 #
-#   lab.sh up|down|status|run CMD...     (LAB_SLURM=22.05, the default, or 24.11)
+#   lab.sh up|down|status|submitter|run CMD...     (LAB_SLURM=22.05, the default, or 24.11)
 #
 # 22.05 is Debian bookworm's Slurm, installed on the host, on the standard ports and
 # /etc/slurm, so plain srun/sbatch/squeue talk to it. 24.11 is Debian trixie's Slurm in
@@ -258,8 +258,25 @@ cmd_status() {
 	lab_in squeue || true
 }
 
+# cmd_submitter builds test/bench/submit.c against the lab's libslurm and prints its
+# path as the lab sees it (run it with `lab.sh run PATH ...`).
+cmd_submitter() {
+	local src=$REPO/test/bench/submit.c out=$LAB/submit
+	[ -n "$(daemon_pids)" ] || die "the lab is down: run lab.sh up first"
+	if [ -n "$ROOT" ] && [ ! -x "$ROOT/usr/bin/gcc" ]; then
+		chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive apt-get -qq -y install gcc libc6-dev >/dev/null ||
+			die "installing gcc in the chroot failed"
+	fi
+	if [ ! -x "$ROOT$out" ] || [ "$src" -nt "$ROOT$out" ]; then
+		cp "$src" "$ROOT$LAB/submit.c"
+		lab_in gcc -O2 -Wall -o "$out" "$LAB/submit.c" -lslurm
+	fi
+	echo "$out"
+}
+
 case "${1:-}" in
 up) cmd_up ;;
+submitter) cmd_submitter ;;
 down) cmd_down ;;
 status) cmd_status ;;
 run)
@@ -267,7 +284,7 @@ run)
 	lab_in "$@"
 	;;
 *)
-	echo "usage: LAB_SLURM=22.05|24.11 $0 up|down|status|run CMD..." >&2
+	echo "usage: LAB_SLURM=22.05|24.11 $0 up|down|status|submitter|run CMD..." >&2
 	exit 2
 	;;
 esac

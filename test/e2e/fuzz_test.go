@@ -1,0 +1,213 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fuzzCase is one --gres value and what must happen to it: valid ones are accepted,
+// invalid ones refused; wild ones may go either way but must not hurt slurmctld.
+type fuzzCase struct {
+	gres string
+	want string // "accept", "refuse" or "any"
+}
+
+func fuzzCases(r *rand.Rand, n int) []fuzzCase {
+	units := []string{"g", "G", "gib", "GiB"}
+	junk := "gpu:mem0123456789kmgtibKMGTB.,-+/ :;=%*()#éü\x01\x7f"
+	cs := make([]fuzzCase, 0, n)
+	for len(cs) < n {
+		switch k := r.Intn(10); {
+		case k < 3: // sizes the largest lab GPU holds, in every unit form
+			if r.Intn(2) == 0 {
+				cs = append(cs, fuzzCase{fmt.Sprintf("gpu:mem:%d%s", 1+r.Intn(79), units[r.Intn(len(units))]), "accept"})
+			} else {
+				cs = append(cs, fuzzCase{fmt.Sprintf("gpu:mem:%dm", 100+r.Intn(80000)), "accept"})
+			}
+		case k < 5: // sizes that can never fit or are not sizes
+			bad := []string{
+				fmt.Sprintf("%dg", 80+r.Intn(1<<20)),
+				fmt.Sprintf("-%dg", r.Intn(100)),
+				"0", "0g", "0m", "",
+				strconv.FormatUint(r.Uint64(), 10) + "t",
+				strings.Repeat("9", 25+r.Intn(20)) + "g",
+				fmt.Sprintf("%dx", r.Intn(100)),
+				"abc", "1e3g", "nan", "inf", "0x20g",
+			}
+			cs = append(cs, fuzzCase{"gpu:mem:" + bad[r.Intn(len(bad))], "refuse"})
+		default: // bytes around the grammar: anything may happen except harm
+			var b strings.Builder
+			if r.Intn(2) == 0 {
+				b.WriteString("gpu:mem:")
+			}
+			l := r.Intn(40)
+			if r.Intn(50) == 0 {
+				l = 2000 + r.Intn(3000)
+			}
+			for i := 0; i < l; i++ {
+				b.WriteByte(junk[r.Intn(len(junk))])
+			}
+			cs = append(cs, fuzzCase{b.String(), "any"})
+		}
+	}
+	return cs
+}
+
+func fuzzSeed(t *testing.T) int64 {
+	if s := os.Getenv("GPUMEM_FUZZ_SEED"); s != "" {
+		return atoi(t, s)
+	}
+	return time.Now().UnixNano()
+}
+
+// TestFuzzedSubmissions: 10,000 --gres strings straight into slurmctld through libslurm
+// (the job_submit plugin), then a few hundred through sbatch (cli_filter too). Afterwards
+// slurmctld is alive, every accepted job is native GRES, and valid jobs run.
+func TestFuzzedSubmissions(t *testing.T) {
+	clean(t)
+	n := 10000
+	if s := os.Getenv("GPUMEM_FUZZ_N"); s != "" {
+		n = int(atoi(t, s))
+	}
+	seed := fuzzSeed(t)
+	t.Logf("seed %d (GPUMEM_FUZZ_SEED=%d reproduces), %d submissions", seed, seed, n)
+	r := rand.New(rand.NewSource(seed))
+	cases := fuzzCases(r, n)
+
+	submitter := submitterPath(t)
+	var in strings.Builder
+	for _, c := range cases {
+		// The submitter reads lines, so a case can hold anything but a newline.
+		in.WriteString(tresPrefix() + c.gres + "\n")
+	}
+	start := time.Now()
+	res := slurm(t, 10*time.Minute, in.String(), submitter, "--lines")
+	lines := strings.Split(strings.TrimRight(res.out, "\n"), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("submitter answered %d of %d lines (exit %d); slurmctld may be down:\n%s", len(lines), len(cases), res.code, tail(res.err))
+	}
+	t.Logf("%d submissions in %v", n, time.Since(start).Round(time.Millisecond))
+	accepted := map[string]fuzzCase{}
+	var validIDs []string
+	var counts [2]int
+	for i, l := range lines {
+		c := cases[i]
+		okLine := strings.HasPrefix(l, "ok ")
+		if okLine {
+			counts[0]++
+			id := strings.TrimPrefix(l, "ok ")
+			accepted[id] = c
+			if c.want == "accept" {
+				validIDs = append(validIDs, id)
+			}
+		} else {
+			counts[1]++
+		}
+		switch {
+		case c.want == "accept" && !okLine:
+			t.Errorf("valid %q refused: %s", c.gres, l)
+		case c.want == "refuse" && okLine:
+			t.Errorf("invalid %q accepted as job %s", c.gres, strings.TrimPrefix(l, "ok "))
+		}
+	}
+	t.Logf("%d accepted, %d refused", counts[0], counts[1])
+	alive(t)
+
+	// Every accepted job is held with native GRES: no gpu:mem left for Slurm to choke on.
+	queued := ok(t, "squeue", "-h", "-t", "pending", "-o", "%i|%b")
+	nq := 0
+	for _, l := range strings.Split(strings.TrimSpace(queued), "\n") {
+		id, tres, _ := strings.Cut(l, "|")
+		if id == "" {
+			continue
+		}
+		nq++
+		if strings.Contains(tres, "gpu:mem") {
+			t.Errorf("job %s (from %q) kept %s", id, accepted[id].gres, tres)
+		}
+	}
+	if nq != counts[0] {
+		t.Errorf("%d jobs queued, %d accepted", nq, counts[0])
+	}
+
+	cliFuzz(t, r)
+	alive(t)
+
+	// Valid jobs, released, run to completion.
+	release := validIDs
+	if len(release) > 20 {
+		release = release[:20]
+	}
+	ok(t, append([]string{"scontrol", "release"}, release...)...)
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, id := range release {
+		for {
+			st := strings.TrimSpace(slurm(t, 30*time.Second, "", "squeue", "-h", "-j", id, "-o", "%T").out)
+			if st == "" || st == "COMPLETED" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("released valid job %s (%q) still %s after 2 minutes", id, accepted[id].gres, st)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	clean(t)
+	if r := slurm(t, 60*time.Second, "", "srun", "--gres=gpu:mem:20g", "true"); r.code != 0 {
+		t.Fatalf("after the fuzzing, srun --gres=gpu:mem:20g fails: %s", r)
+	}
+}
+
+// cliFuzz sends fuzzed --gres through sbatch, so cli_filter sees them first.
+func cliFuzz(t *testing.T, r *rand.Rand) {
+	t.Helper()
+	for _, c := range fuzzCases(r, 300) {
+		if strings.ContainsAny(c.gres, "\x00") {
+			continue
+		}
+		res := slurm(t, 30*time.Second, "", "sbatch", "--hold", "--gres="+c.gres, "--wrap", "true")
+		if res.code != 0 && res.code != 1 {
+			t.Errorf("sbatch --gres=%q exited %d (a crash?): %s", c.gres, res.code, tail(res.err))
+		}
+		if c.want == "accept" && res.code != 0 {
+			t.Errorf("sbatch --gres=%q refused: %s", c.gres, tail(res.err))
+		}
+		if c.want == "refuse" && res.code == 0 {
+			t.Errorf("sbatch --gres=%q accepted: %s", c.gres, res.out)
+		}
+	}
+}
+
+func alive(t *testing.T) {
+	t.Helper()
+	if r := slurm(t, 30*time.Second, "", "scontrol", "ping"); r.code != 0 || !strings.Contains(r.out, "UP") {
+		t.Fatalf("slurmctld is not answering: %s", r)
+	}
+}
+
+// submitterPath builds the libslurm submitter for this lab (see test/bench/submit.c).
+func submitterPath(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("../lab/lab.sh", "submitter")
+	cmd.Env = append(os.Environ(), "LAB_SLURM="+release)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("building the submitter: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func tail(s string) string {
+	if len(s) > 600 {
+		return "..." + s[len(s)-600:]
+	}
+	return s
+}
