@@ -198,7 +198,8 @@ func TestCPUListRoundTrip(t *testing.T) {
 }
 
 func TestMigMinorsFromTheDriverFile(t *testing.T) {
-	table := "config 1\nmonitor 2\ngpu0/gi0/access 3\ngpu0/gi0/ci0/access 4\ngpu1/gi2/access 156\ngpu1/gi2/ci0/access 157\n"
+	// Lines as a real driver (H200 node) prints them.
+	table := "config 1\nmonitor 2\ngpu0/gi0/access 3\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\ngpu1/gi0/access 138\ngpu1/gi2/access 156\ngpu1/gi2/ci0/access 157\n"
 	gi, ci, err := lookupMigMinors(strings.NewReader(table), 1, 2, 0)
 	if err != nil || gi != 156 || ci != 157 {
 		t.Fatalf("lookup = %d, %d, %v; want 156, 157", gi, ci, err)
