@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gpumem/gpumem/internal/admit"
 	"github.com/gpumem/gpumem/internal/inventory"
 )
 
@@ -50,14 +51,9 @@ func (o Options) check() (Options, error) {
 	return o, nil
 }
 
-// Shards is how many shards a GPU of memMiB gets: rounded down, so shards never
-// promise memory the GPU lacks.
-func Shards(memMiB, unitMiB int64) int64 {
-	if memMiB <= 0 || unitMiB <= 0 {
-		return 0
-	}
-	return memMiB / unitMiB
-}
+// Shards is how many shards a GPU of memMiB gets. It is admission's own count, so
+// gres.conf and the plugin can never disagree about a GPU's shards.
+func Shards(memMiB, unitMiB int64) int64 { return admit.ShardsPerGPU(memMiB, unitMiB) }
 
 // Render renders gres.conf for every node of c; each line carries NodeName= so that one
 // file serves the whole cluster.
