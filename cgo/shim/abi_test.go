@@ -1,0 +1,85 @@
+package shim
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// TestBuiltPluginsExportTheABI builds both plugins with cgo/build.sh against this
+// machine's slurm.h and checks what Slurm's plugin loader looks for: every symbol of the
+// plugin type, and plugin_version equal to the header's SLURM_VERSION_NUMBER.
+func TestBuiltPluginsExportTheABI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two c-shared libraries")
+	}
+	hdr, err := os.ReadFile("/usr/include/slurm/slurm_version.h")
+	if err != nil {
+		t.Skip("no Slurm headers (libslurm-dev):", err)
+	}
+	m := regexp.MustCompile(`(?m)^#define SLURM_VERSION_NUMBER (0x[0-9a-fA-F]+)`).FindSubmatch(hdr)
+	if m == nil {
+		t.Fatal("slurm_version.h has no SLURM_VERSION_NUMBER")
+	}
+	want, _ := strconv.ParseUint(string(m[1]), 0, 32)
+	out := t.TempDir()
+	cmd := exec.Command("../build.sh", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, b)
+	}
+	for so, syms := range map[string][]string{
+		"job_submit_gpumem.so": {"plugin_name", "plugin_type", "plugin_version", "init", "fini", "job_submit", "job_modify"},
+		"cli_filter_gpumem.so": {"plugin_name", "plugin_type", "plugin_version", "init", "fini",
+			"cli_filter_p_setup_defaults", "cli_filter_p_pre_submit", "cli_filter_p_post_submit"},
+	} {
+		f, err := elf.Open(filepath.Join(out, so))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		dyn, err := f.DynamicSymbols()
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]elf.Symbol{}
+		for _, s := range dyn {
+			if s.Section != elf.SHN_UNDEF {
+				byName[s.Name] = s
+			}
+		}
+		for _, name := range syms {
+			if _, ok := byName[name]; !ok {
+				t.Errorf("%s does not export %s", so, name)
+			}
+		}
+		if got := readU32(t, f, byName["plugin_version"]); got != uint32(want) {
+			t.Errorf("%s: plugin_version %#x; want %#x from slurm_version.h", so, got, want)
+		}
+		typ := readBytes(t, f, byName["plugin_type"])
+		if wantType := so[:len(so)-len("_gpumem.so")] + "/gpumem"; string(bytes.TrimRight(typ, "\x00")) != wantType {
+			t.Errorf("%s: plugin_type %q; want %q", so, typ, wantType)
+		}
+	}
+}
+
+func readBytes(t *testing.T, f *elf.File, s elf.Symbol) []byte {
+	t.Helper()
+	sec := f.Sections[s.Section]
+	b, err := sec.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := s.Value - sec.Addr
+	return b[off : off+s.Size]
+}
+
+func readU32(t *testing.T, f *elf.File, s elf.Symbol) uint32 {
+	t.Helper()
+	return binary.LittleEndian.Uint32(readBytes(t, f, s))
+}
