@@ -122,12 +122,7 @@ func writeInventory(w io.Writer, path string, c inventory.Cluster, merge bool) (
 		return c, err
 	}
 	for _, n := range c.Nodes {
-		data, err := inventory.Cluster{Nodes: []inventory.Node{n}}.Encode()
-		if err != nil {
-			return c, err
-		}
-		p := filepath.Join(path, n.Name+".json")
-		changed, err := gresconf.Install(p, data, nil)
+		p, changed, err := gresconf.InstallNode(path, n)
 		report(w, p, changed, err)
 		if err != nil {
 			return c, err
@@ -174,15 +169,9 @@ func writeNodeGres(dir string, c inventory.Cluster, opt gresconf.Options) error 
 func installGres(w io.Writer, path string, data []byte, conf string, c inventory.Cluster) error {
 	var check func([]byte) error
 	if conf != "" {
-		v := gresconf.Slurmd{SlurmConf: conf, Nodes: nodeNames(c)}
-		check = func(b []byte) error {
-			_, err := v.Check(b)
-			if errors.Is(err, gresconf.ErrNoSlurmd) {
-				fmt.Fprintln(w, "warning: slurmd not installed: gres.conf not validated")
-				return nil
-			}
-			return err
-		}
+		check = gresconf.CheckWith(conf, nodeNames(c), func() {
+			fmt.Fprintln(w, "warning: slurmd not installed: gres.conf not validated")
+		})
 	}
 	changed, err := gresconf.Install(path, data, check)
 	report(w, path, changed, err)

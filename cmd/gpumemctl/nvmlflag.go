@@ -64,13 +64,8 @@ func (s *nodeSource) discover() (inventory.Node, error) {
 		return inventory.Node{}, err
 	}
 	defer src.Close()
-	opt := discover.Options{NodeName: name, TypeStyle: s.typeStyle}
-	if src.Kind == nvmlsrc.KindReal {
-		// NVML's affinity lists logical CPUs; gres.conf wants Slurm's core numbers.
-		if m, err := discover.SysfsCoreMap("/sys/devices/system/cpu"); err == nil {
-			opt.CoreMap = m
-		}
-	}
+	opt := discover.OptionsFor(src, name)
+	opt.TypeStyle = s.typeStyle
 	return discover.Node(src, opt)
 }
 

@@ -198,3 +198,16 @@ func firstCI(gi nvml.GpuInstance) (int, bool, error) {
 	}
 	return best, found, nil
 }
+
+// OptionsFor is the usual discovery of node through src: on a real node, CPU affinity
+// is mapped to Slurm's core numbers through sysfs; mocks and fakes already describe
+// cores.
+func OptionsFor(src *nvmlsrc.Source, node string) Options {
+	opt := Options{NodeName: node}
+	if src.Kind == nvmlsrc.KindReal {
+		if m, err := SysfsCoreMap("/sys/devices/system/cpu"); err == nil {
+			opt.CoreMap = m
+		}
+	}
+	return opt
+}

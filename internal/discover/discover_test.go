@@ -139,3 +139,10 @@ func TestSysfsCoreMapFoldsHyperthreads(t *testing.T) {
 		t.Fatal("an empty sysfs gave a core map")
 	}
 }
+
+func TestOptionsForKeepsMockCores(t *testing.T) {
+	opt := OptionsFor(open(t, "mock:dgxa100"), "g2")
+	if opt.NodeName != "g2" || opt.CoreMap != nil {
+		t.Fatalf("OptionsFor(mock) = %+v; want the node name and no core map (mocks describe cores)", opt)
+	}
+}

@@ -182,3 +182,27 @@ func TestSlurmdAcceptsWhatWeRender(t *testing.T) {
 		t.Fatalf("slurmd accepted a broken gres.conf: %v", err)
 	}
 }
+
+func TestInstallNodeWritesWhatLoadPathReads(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gpumem.d")
+	n := lab().Nodes[1]
+	p, changed, err := InstallNode(dir, n)
+	if err != nil || !changed || p != filepath.Join(dir, "n1.json") {
+		t.Fatalf("InstallNode = %s, %v, %v", p, changed, err)
+	}
+	if _, changed, _ := InstallNode(dir, n); changed {
+		t.Error("an unchanged node was rewritten")
+	}
+	c, err := inventory.LoadPath(dir)
+	if err != nil || len(c.Nodes) != 1 || c.Nodes[0].GPUs[1].Cores != "4-7" {
+		t.Fatalf("LoadPath = %+v, %v", c, err)
+	}
+}
+
+func TestCheckWithoutSlurmdWarnsAndPasses(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	warned := false
+	if err := CheckWith("/etc/slurm/slurm.conf", []string{"n1"}, func() { warned = true })([]byte("x")); err != nil || !warned {
+		t.Fatalf("without slurmd: err %v, warned %v", err, warned)
+	}
+}
