@@ -33,11 +33,27 @@ type search struct {
 	keep  [16]int // holds best.Devices, so the next leaf cannot overwrite them
 }
 
-// scored returns the node with the least (tight) or most (!tight) leftover share.
+// scored returns the node with the least (tight) or most (!tight) leftover share. The
+// group whose root bound is best is searched first, so the others mostly prune at once.
 func (s *State) scored(d *Demand, tight bool) (Choice, bool) {
 	x := s.index()
 	w := search{s: s, d: d, tight: tight}
-	w.visit(x, 1, 0)
+	first, skip := -1, make([]bool, len(x.groups))
+	for i, g := range x.groups {
+		skip[i] = !s.mayServe(g, d)
+		if !skip[i] && g.sum[1].mayFit(d) && (first < 0 || w.better(g.sum[1].bound(d, tight), x.groups[first].sum[1].bound(d, tight))) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return Choice{}, false
+	}
+	w.visit(x.groups[first], 1, 0)
+	for i, g := range x.groups {
+		if i != first && !skip[i] {
+			w.visit(g, 1, 0)
+		}
+	}
 	if !w.found {
 		return Choice{}, false
 	}
@@ -53,32 +69,32 @@ func (w *search) better(a, b float64) bool {
 	return a > b+scoreTie
 }
 
-func (w *search) visit(x *index, t, lo int) {
-	sm := &x.sum[t]
-	if lo >= x.n || !sm.mayFit(w.d) {
+// visit searches the subtree t of g whose first leaf is lo.
+func (w *search) visit(g *group, t, lo int) {
+	sm := &g.sum[t]
+	if lo >= len(g.nodes) || !sm.mayFit(w.d) {
 		return
 	}
 	if w.found {
-		b := sm.bound(w.d, w.tight)
+		b, first := sm.bound(w.d, w.tight), g.nodes[lo]
 		// Past the best node only a clearly better score wins; before it, a tie does.
-		if lo > w.node && !w.better(b, w.score) || lo < w.node && w.better(w.score, b) {
+		if first > w.node && !w.better(b, w.score) || first < w.node && w.better(w.score, b) {
 			return
 		}
 	}
-	if t >= x.size {
-		w.leaf(t - x.size)
+	if t >= g.size {
+		w.leaf(g.nodes[t-g.size])
 		return
 	}
-	width := (x.size >> bitsLen(t)) // leaves under each child
+	width := g.width(t)
 	l, r := 2*t, 2*t+1
-	lb, rb := x.sum[l].bound(w.d, w.tight), x.sum[r].bound(w.d, w.tight)
-	if w.better(rb, lb) {
-		w.visit(x, r, lo+width)
-		w.visit(x, l, lo)
+	if w.better(g.sum[r].bound(w.d, w.tight), g.sum[l].bound(w.d, w.tight)) {
+		w.visit(g, r, lo+width)
+		w.visit(g, l, lo)
 		return
 	}
-	w.visit(x, l, lo)
-	w.visit(x, r, lo+width)
+	w.visit(g, l, lo)
+	w.visit(g, r, lo+width)
 }
 
 func (w *search) leaf(n int) {
@@ -91,15 +107,6 @@ func (w *search) leaf(n int) {
 		c.Devices = append(w.keep[:0], c.Devices...)
 		w.found, w.node, w.score, w.best = true, n, sc, c
 	}
-}
-
-// bitsLen is the depth of tree node t below the root (root 1 has depth 0) plus one.
-func bitsLen(t int) uint {
-	var n uint
-	for ; t > 0; t >>= 1 {
-		n++
-	}
-	return n
 }
 
 // Leftover is the share of node c.Node left after placing d as c: half the CPU fraction

@@ -154,7 +154,7 @@ func checkState(t *testing.T, s *State) {
 	if s.idx != nil {
 		fresh := &State{Nodes: s.Nodes}
 		fresh.Reindex()
-		if !reflect.DeepEqual(fresh.idx.sum, s.idx.sum) {
+		if !reflect.DeepEqual(fresh.idx, s.idx) {
 			t.Fatal("index differs from one rebuilt from the state")
 		}
 	}
