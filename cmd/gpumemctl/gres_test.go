@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,5 +125,51 @@ func TestInventoryCommand(t *testing.T) {
 	}
 	if _, err := run(t, "inventory", "--nvml=mock:dgxa100", "--inventory", "x.json"); err == nil || !strings.Contains(err.Error(), "both given") {
 		t.Fatalf("two sources: %v", err)
+	}
+}
+
+// TestLabFakeNodesReproduceTheLabsGres generates the three lab nodes from fake NVML
+// files and expects the lines the lab first wrote by hand and proved with real Slurm.
+func TestLabFakeNodesReproduceTheLabsGres(t *testing.T) {
+	dir := t.TempDir()
+	inv, gres := filepath.Join(dir, "inv"), filepath.Join(dir, "gres.conf")
+	os.Mkdir(inv, 0o755)
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if _, err := run(t, "gres", "generate", "--nvml=fake:../../internal/nvmlsrc/testdata/lab/"+n+".json", "--node", n,
+			"--inventory-out", inv, "--out", gres, "--dev-prefix", "/lab/dev", "--node-gres", filepath.Join(dir, "ng")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(gres)
+	got := map[string]bool{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "NodeName=") {
+			got[l] = true
+		}
+	}
+	var want []string
+	for i := 0; i < 2; i++ {
+		want = append(want, fmt.Sprintf("NodeName=n1 Name=gpu Type=h100 File=/lab/dev/nvidia%d", i), fmt.Sprintf("NodeName=n1 Name=shard Count=79 File=/lab/dev/nvidia%d", i))
+	}
+	for _, m := range []string{"3g.20gb:30,31", "2g.10gb:39,40", "1g.5gb:12,13", "1g.5gb:21,22"} {
+		typ, caps, _ := strings.Cut(m, ":")
+		a, b, _ := strings.Cut(caps, ",")
+		want = append(want, fmt.Sprintf("NodeName=n2 Name=gpu Type=%s MultipleFiles=/lab/dev/nvidia0,/lab/dev/nvidia-caps/nvidia-cap%s,/lab/dev/nvidia-caps/nvidia-cap%s", typ, a, b))
+	}
+	for i := 0; i < 4; i++ {
+		want = append(want, fmt.Sprintf("NodeName=n3 Name=gpu Type=l4 File=/lab/dev/nvidia%d", i), fmt.Sprintf("NodeName=n3 Name=shard Count=22 File=/lab/dev/nvidia%d", i))
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("missing %q", w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d lines; want %d:\n%s", len(got), len(want), b)
+	}
+	for n, g := range map[string]string{"n1": "gpu:h100:2,shard:158", "n3": "gpu:l4:4,shard:88"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, "ng", n)); string(b) != g+"\n" {
+			t.Errorf("%s Gres=%q; want %s", n, b, g)
+		}
 	}
 }

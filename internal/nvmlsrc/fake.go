@@ -59,6 +59,9 @@ type FakeMIG struct {
 type Placement struct {
 	Profile string `json:"profile"` // e.g. "3g.40gb"
 	Start   int    `json:"start"`   // placement start slot
+	// GI fixes the GPU instance id in a fake node, to mirror a real node's ids (and so
+	// its /dev/nvidia-caps files); NVML picks ids itself, so ApplyMIG ignores it.
+	GI *int `json:"gi,omitempty"`
 }
 
 // FakeProcess is one compute process.

@@ -156,7 +156,20 @@ func (n *FakeNode) createMIG(d *server.Device, i int) error {
 	if err != nil {
 		return err
 	}
-	return createLayout(d, plan)
+	ids := map[int]bool{}
+	for k, r := range plan {
+		if gi := m.Instances[k].GI; gi != nil {
+			if *gi < 0 || *gi >= capsGIsPerGPU || ids[*gi] {
+				return fmt.Errorf("MIG %s: gi %d: want a distinct id 0-%d", r.profile.Name, *gi, capsGIsPerGPU-1)
+			}
+			ids[*gi] = true
+			d.GpuInstanceCounter = uint32(*gi) // the mock numbers instances from its counter
+		}
+		if _, err := CreateInstance(d, r.profile, r.placement); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CreateInstance creates a GPU instance of profile p at pl with one compute instance
