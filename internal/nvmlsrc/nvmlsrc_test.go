@@ -103,11 +103,11 @@ func TestFakeFileErrorsNameTheProblem(t *testing.T) {
 		`{"gpus": [{"name": "X"}]}`:                     "needs name and memory_mib",
 		`{"gpus": [{"model": "h100", "pid": 3}]}`:       `unknown field "pid"`,
 		`{"gpus": [{"model": "h100", "cores": "4-2"}]}`: "not a range",
-		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "5g.50gb"}]}}]}`:                                                 `profile "5g.50gb" not offered`,
-		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "3g.40gb", "start": 1}]}}]}`:                                     "cannot start at slot 1",
-		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "4g.40gb", "start": 0}, {"profile": "2g.20gb", "start": 2}]}}]}`: "overlaps",
+		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "5g.50gb"}]}}]}`:                                                                   `profile "5g.50gb" not offered`,
+		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "3g.40gb", "start": 1}]}}]}`:                                                       "cannot start at slot 1",
+		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "4g.40gb", "start": 0}, {"profile": "2g.20gb", "start": 2}]}}]}`:                   "overlaps",
 		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "1g.10gb", "start": 0, "gi": 1}, {"profile": "1g.10gb", "start": 1, "gi": 1}]}}]}`: "want a distinct id",
-		`{"gpus": [{"model": "h100", "mig": {"enabled": false, "instances": [{"profile": "7g.80gb"}]}}]}`:                                                "mig.enabled is false",
+		`{"gpus": [{"model": "h100", "mig": {"enabled": false, "instances": [{"profile": "7g.80gb"}]}}]}`:                                                                  "mig.enabled is false",
 	} {
 		_, err := Open("fake:" + writeFake(t, body))
 		if err == nil || !strings.Contains(err.Error(), want) {
