@@ -107,7 +107,8 @@ int cli_filter_p_pre_submit(void *opt, int offset)
 			j.job_id = 0;
 			goto out;
 		}
-		j.in[GPUMEM_STEP_JOB_GRES] = jobs->job_array[0].tres_per_node;
+		j.in[GPUMEM_STEP_JOB_PER_NODE] = jobs->job_array[0].tres_per_node;
+		j.in[GPUMEM_STEP_JOB_PER_JOB] = jobs->job_array[0].tres_per_job;
 	}
 	if (gpumemCliDecide(&j)) {
 		gpumemCliError(j.refusal);

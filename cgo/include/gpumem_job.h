@@ -10,11 +10,11 @@
 enum { GPUMEM_PER_NODE, GPUMEM_PER_JOB, GPUMEM_PER_SOCKET, GPUMEM_PER_TASK, GPUMEM_PARTITION };
 
 /* cli_filter: the client options by the names slurm_option_get takes, then (read only)
- * the tres_per_node of the job a step runs in. */
+ * the tres_per_node and tres_per_job of the job a step runs in. */
 enum {
 	GPUMEM_OPT_GRES, GPUMEM_OPT_GPUS, GPUMEM_OPT_GPUS_PER_NODE, GPUMEM_OPT_GPUS_PER_SOCKET,
 	GPUMEM_OPT_GPUS_PER_TASK, GPUMEM_OPT_PARTITION, GPUMEM_OPT_NOPTS,
-	GPUMEM_STEP_JOB_GRES = GPUMEM_OPT_NOPTS
+	GPUMEM_STEP_JOB_PER_NODE = GPUMEM_OPT_NOPTS, GPUMEM_STEP_JOB_PER_JOB
 };
 
 #define GPUMEM_SLOTS 8

@@ -70,8 +70,8 @@ func recoverInto(j *C.struct_gpumem_job) {
 }
 
 // OptionsDecider is what cli_filter does with a submission's options; jobID is the job a
-// step runs in (0 for a new job) and jobPerNode what that job holds.
-type OptionsDecider func(o plugin.Options, jobID uint32, jobPerNode string) (plugin.Options, string)
+// step runs in (0 for a new job) and job what that job holds.
+type OptionsDecider func(o plugin.Options, jobID uint32, job plugin.Fields) (plugin.Options, string)
 
 // DecideOptions is Decide for cli_filter's slots.
 func DecideOptions(job unsafe.Pointer, decide OptionsDecider) int {
@@ -85,7 +85,8 @@ func DecideOptions(job unsafe.Pointer, decide OptionsDecider) int {
 		GPUsPerTask:   C.GoString(j.in[C.GPUMEM_OPT_GPUS_PER_TASK]),
 		Partition:     C.GoString(j.in[C.GPUMEM_OPT_PARTITION]),
 	}
-	out, refusal := decide(in, uint32(j.job_id), C.GoString(j.in[C.GPUMEM_STEP_JOB_GRES]))
+	held := plugin.Fields{PerNode: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_NODE]), PerJob: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_JOB])}
+	out, refusal := decide(in, uint32(j.job_id), held)
 	if refusal != "" {
 		j.refusal = C.CString(refusal)
 		return 1

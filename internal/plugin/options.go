@@ -71,10 +71,10 @@ func join(a, b string) string {
 }
 
 // SubmitOptions is cli_filter's decision. A step inside an allocation (stepOf, the job's
-// id, non-zero) takes a share of what its job holds (jobPerNode, as slurmctld stored it);
+// id, non-zero) takes a share of what its job holds (job, as slurmctld stored it);
 // anything else is admitted exactly as job_submit would admit it, so that srun sends
 // slurmctld and its own step the same native GRES. A non-empty refusal stops the client.
-func (p *Plugin) SubmitOptions(o Options, stepOf uint32, jobPerNode string) (out Options, refusal string) {
+func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Options, refusal string) {
 	prefix := "gres:"
 	if strings.Contains(o.Gres, "gres/") {
 		prefix = "gres/"
@@ -84,7 +84,7 @@ func (p *Plugin) SubmitOptions(o Options, stepOf uint32, jobPerNode string) (out
 		return o, ""
 	}
 	if stepOf != 0 {
-		gres, err := Step(f.PerNode, jobPerNode, stepOf, p.cfg.ShardUnitMiB)
+		gres, err := Step(f.PerNode, job, stepOf, p.cfg.ShardUnitMiB)
 		if err != nil {
 			return o, err.Error()
 		}

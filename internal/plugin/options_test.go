@@ -55,7 +55,7 @@ func TestSubmitOptions(t *testing.T) {
 		{in: Options{Gres: "gres:gpu:mem:30g"}, stepOf: 9, jobGRES: "gres:shard:20", want: Options{Gres: "gres:gpu:mem:30g"}, refusal: "step asks for 30 GiB of GPU memory but job 9 holds 20 GiB (shard:20)"},
 	}
 	for _, c := range cases {
-		got, refusal := p.SubmitOptions(c.in, c.stepOf, c.jobGRES)
+		got, refusal := p.SubmitOptions(c.in, c.stepOf, Fields{PerNode: c.jobGRES})
 		if got != c.want || refusal != c.refusal {
 			t.Errorf("SubmitOptions(%+v, %d, %q) = %+v, %q; want %+v, %q", c.in, c.stepOf, c.jobGRES, got, refusal, c.want, c.refusal)
 		}

@@ -356,12 +356,12 @@ func TestDefaultPartition(t *testing.T) {
 func TestClientReadsTheInventoryOnlyWhenAsked(t *testing.T) {
 	h := newHarness(t, "")
 	p := NewClient(filepath.Join(h.dir, "gpumem.conf"), "cli_filter/gpumem", h.sink, h.newCore)
-	p.SubmitOptions(Options{Gres: "gres:gpu:1"}, 0, "")
-	p.SubmitOptions(Options{Gres: "gres:gpu:mem:10g"}, 9, "gres:shard:20")
+	p.SubmitOptions(Options{Gres: "gres:gpu:1"}, 0, Fields{})
+	p.SubmitOptions(Options{Gres: "gres:gpu:mem:10g"}, 9, Fields{PerNode: "gres:shard:20"})
 	if len(h.builds) != 0 {
 		t.Fatalf("inventory read for commands that need none: %v", h.builds)
 	}
-	if o, _ := p.SubmitOptions(Options{Gres: "gres:gpu:mem:20g"}, 0, ""); o.Gres != "gres:shard:20" || len(h.builds) != 1 {
+	if o, _ := p.SubmitOptions(Options{Gres: "gres:gpu:mem:20g"}, 0, Fields{}); o.Gres != "gres:shard:20" || len(h.builds) != 1 {
 		t.Fatalf("got %+v, builds %v", o, h.builds)
 	}
 }

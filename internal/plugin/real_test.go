@@ -85,7 +85,7 @@ func FuzzStep(f *testing.F) {
 	f.Add("gres:gpu:2,gres:gpu:mem:10g", "gres:gpu:h100:2")
 	f.Add("gres/gpu:mem:1m", "gres/shard:h100:x")
 	f.Fuzz(func(t *testing.T, step, job string) {
-		out, err := Step(step, job, 1, 1024)
+		out, err := Step(step, Fields{PerNode: job}, 1, 1024)
 		if err != nil {
 			return
 		}

@@ -11,9 +11,10 @@ import (
 // Step rewrites the gpu:mem request of a job step (srun inside an sbatch or salloc
 // allocation) into a share of what its job holds. A step never passes through
 // job_submit and may only take GRES its job was granted, and the job holds exactly what
-// job_submit rewrote its own request into (jobPerNode, e.g. "gres:shard:20" or
-// "gres:gpu:3g.40gb:1"), so no inventory and no placement is needed here.
-func Step(stepPerNode, jobPerNode string, jobID uint32, shardUnitMiB int64) (string, error) {
+// job_submit rewrote its own request into (in tres_per_node, e.g. "gres:shard:20" or
+// "gres:gpu:3g.40gb:1", or in tres_per_job for --gpus), so no inventory and no placement
+// is needed here.
+func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64) (string, error) {
 	st, err := request.Parse(request.PerNode, stepPerNode)
 	if err != nil {
 		return "", err
@@ -26,9 +27,10 @@ func Step(stepPerNode, jobPerNode string, jobID uint32, shardUnitMiB int64) (str
 	if j := st.Find(request.GPUCount); j >= 0 {
 		gpus = st.Entries[j].GPUs
 	}
-	jt, err := request.Parse(request.PerNode, jobPerNode)
+	held := join(job.PerNode, job.PerJob)
+	jt, err := request.Parse(request.PerNode, held)
 	if err != nil {
-		return "", fmt.Errorf("job %d: its GRES %q cannot be read: %w", jobID, jobPerNode, err)
+		return "", fmt.Errorf("job %d: its GRES %q cannot be read: %w", jobID, held, err)
 	}
 	// The step's own GPU count is folded into the GRES it gets.
 	drop := [3]bool{request.GPUMem: true, request.GPUCount: true}
@@ -53,7 +55,7 @@ func Step(stepPerNode, jobPerNode string, jobID uint32, shardUnitMiB int64) (str
 		}
 		return st.Rewrite(drop, body+strconv.FormatInt(gpus, 10), st.Prefix()), nil
 	}
-	return "", fmt.Errorf("job %d holds no GPU memory to give this step (its GRES: %q); ask for --gres=gpu:mem:SIZE when you submit the job", jobID, jobPerNode)
+	return "", fmt.Errorf("job %d holds no GPU memory to give this step (its GRES: %q); ask for --gres=gpu:mem:SIZE when you submit the job", jobID, held)
 }
 
 // shardsOf finds a shard[:TYPE]:N entry, which request leaves as an entry it does not own.

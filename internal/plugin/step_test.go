@@ -17,7 +17,7 @@ func TestStep(t *testing.T) {
 		{"gres:license:1", "gres:shard:20", "gres:license:1"}, // no gpu:mem: as typed
 	}
 	for _, c := range ok {
-		got, err := Step(c.step, c.job, 7, 1024)
+		got, err := Step(c.step, Fields{PerNode: c.job}, 7, 1024)
 		if err != nil || got != c.want {
 			t.Errorf("Step(%q, job %q) = %q, %v; want %q", c.step, c.job, got, err, c.want)
 		}
@@ -29,8 +29,12 @@ func TestStep(t *testing.T) {
 		{"gres:gpu:mem:20g", "", `job 7 holds no GPU memory to give this step (its GRES: ""); ask for --gres=gpu:mem:SIZE when you submit the job`},
 		{"gres:gpu:mem:abc", "gres:shard:20", `entry "gres:gpu:mem:abc" has a bad size`},
 	}
+	// --gpus=2 with gpu:mem puts whole GPUs in tres_per_job.
+	if got, err := Step("gres:gpu:mem:20g", Fields{PerNode: "gres:license:1", PerJob: "gres:gpu:a100:2"}, 7, 1024); err != nil || got != "gres:gpu:a100:1" {
+		t.Errorf("step of a --gpus job: %q, %v; want gres:gpu:a100:1", got, err)
+	}
 	for _, c := range bad {
-		got, err := Step(c.step, c.job, 7, 1024)
+		got, err := Step(c.step, Fields{PerNode: c.job}, 7, 1024)
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("Step(%q, job %q) = %q, %v; want error with %q", c.step, c.job, got, err, c.err)
 		}
