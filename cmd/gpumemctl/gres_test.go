@@ -173,3 +173,39 @@ func TestLabFakeNodesReproduceTheLabsGres(t *testing.T) {
 		}
 	}
 }
+
+func TestGresCheck(t *testing.T) {
+	if _, err := exec.LookPath("slurmd"); err != nil {
+		t.Skip("slurmd not installed")
+	}
+	dir := t.TempDir()
+	dev := filepath.Join(dir, "dev")
+	os.Mkdir(dev, 0o755)
+	for i := 0; i < 8; i++ {
+		os.WriteFile(filepath.Join(dev, fmt.Sprintf("nvidia%d", i)), nil, 0o644)
+	}
+	conf := filepath.Join(dir, "slurm.conf")
+	os.WriteFile(conf, []byte("ClusterName=t\nSlurmctldHost=localhost\nGresTypes=gpu,shard\nSlurmdSpoolDir="+dir+"/spool\n"+
+		"NodeName=h[1-2] NodeHostname=localhost CPUs=8 Gres=gpu:h100:8,shard:640\nNodeName=cpu1 NodeHostname=localhost CPUs=8\n"+
+		"PartitionName=p Nodes=ALL Default=YES\n"), 0o644)
+	inv := filepath.Join(dir, "inv")
+	os.Mkdir(inv, 0o755)
+	for _, n := range []string{"h1", "h2"} {
+		if _, err := run(t, "gres", "generate", "--nvml=mock:dgxh100", "--node", n, "--no-cores", "--dev-prefix", dev,
+			"--inventory-out", inv, "--slurm-conf", conf, "--out", filepath.Join(dir, "gres.conf")); err != nil {
+			t.Fatalf("generate %s: %v", n, err)
+		}
+	}
+	c, err := inventory.LoadPath(inv)
+	if err != nil || strings.Join(c.Nodes[0].Partitions, ",") != "p" || c.Nodes[0].CPUs != 8 {
+		t.Fatalf("inventory not annotated from slurm.conf: %+v %v", c.Nodes, err)
+	}
+	out, err := run(t, "gres", "check", "--slurm-conf", conf)
+	if err != nil || !strings.Contains(out, "accepted by slurmd for 2 node(s)") || !strings.Contains(out, "node h2: ") {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(dir, "broken.conf"), []byte("NodeName=h1 Name=gpu Type=h100 File="+dev+"/nvidia0 Bogus=1\n"), 0o644)
+	if _, err := run(t, "gres", "check", filepath.Join(dir, "broken.conf"), "--slurm-conf", conf, "--node", "h1"); err == nil {
+		t.Fatal("a broken gres.conf passed the check")
+	}
+}
