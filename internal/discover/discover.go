@@ -104,7 +104,7 @@ func affinity(dev nvml.Device, opt Options) (string, error) {
 	if maxCPUs <= 0 {
 		maxCPUs = 4096
 	}
-	mask, ret := dev.GetCpuAffinity((maxCPUs + 63) / 64)
+	mask, ret := dev.GetCpuAffinity(maxCPUs) // go-nvml sizes the bitmask from a CPU count
 	if ret == nvml.ERROR_NOT_SUPPORTED {
 		return "", nil // no Cores=: Slurm then lets any core use the GPU
 	}

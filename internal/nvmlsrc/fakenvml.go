@@ -83,12 +83,16 @@ func (n *FakeNode) live(i int, f func(g *FakeGPU)) nvml.Return {
 
 func (n *FakeNode) wireDevice(d *server.Device, i int) {
 	cores := n.GPUs[i].Cores
-	d.GetCpuAffinityFunc = func(words int) ([]uint, nvml.Return) {
+	d.GetCpuAffinityFunc = func(numCPUs int) ([]uint, nvml.Return) {
 		if cores == "" {
 			return nil, nvml.ERROR_NOT_SUPPORTED
 		}
+		if numCPUs <= 0 {
+			return nil, nvml.ERROR_INVALID_ARGUMENT
+		}
 		cpus, _ := ParseCPUList(cores) // checked when the file was loaded
-		return cpuMask(cpus, words), nvml.SUCCESS
+		// As many words as go-nvml's real binding allocates for numCPUs.
+		return cpuMask(cpus, (numCPUs-1)/8+1), nvml.SUCCESS
 	}
 	d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 		var out []nvml.ProcessInfo

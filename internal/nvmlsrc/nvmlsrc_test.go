@@ -53,7 +53,7 @@ func TestMocksAnswerWhatTheSidecarAsks(t *testing.T) {
 		if ret != nvml.SUCCESS || mem.Total>>20 != wantMiB || mem.Free != mem.Total {
 			t.Errorf("%s: memory %+v (%v); want %d MiB total, all free", name, mem, ret, wantMiB)
 		}
-		mask, ret := dev.GetCpuAffinity(4)
+		mask, ret := dev.GetCpuAffinity(256)
 		if got := FormatCPUList(MaskCPUs(mask)); ret != nvml.SUCCESS || got != "64-127" {
 			t.Errorf("%s: GPU 5 affinity %q (%v); want the second socket 64-127", name, got, ret)
 		}
