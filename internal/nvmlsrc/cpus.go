@@ -2,6 +2,7 @@ package nvmlsrc
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -70,11 +71,12 @@ func cpuMask(cpus []int, words int) []uint {
 // MaskCPUs is the inverse of an NVML affinity bitmask.
 func MaskCPUs(mask []uint) []int {
 	var out []int
-	for w, bits := range mask {
-		for b := 0; b < maskBits; b++ {
-			if bits&(1<<b) != 0 {
-				out = append(out, w*maskBits+b)
-			}
+	for w, word := range mask {
+		// NVML's masks are wide and mostly zero: visit set bits only.
+		for word != 0 {
+			b := bits.TrailingZeros(word)
+			out = append(out, w*maskBits+b)
+			word &^= 1 << b
 		}
 	}
 	return out
