@@ -1,29 +1,49 @@
 package placement
 
+import "math"
+
 // OursName is the name of gpumem's own placement policy.
 const OursName = "gpumem"
 
-// Ours places each demand where it lowers the expected fragmentation most, compared
-// exactly rather than through FGD's integer score, and breaks what ties remain towards
-// the node left with the least idle GPU, so that free GPU share is kept together.
+// oursStep is the resolution, in units of expected fragmentation, at which Ours tells
+// two placements apart; nearer than that, packing decides. 40 milli-GPU is about the
+// resolution of FGD's integer score near zero, and the design experiment
+// (ours_experiment_test.go, on training seeds) found finer steps worse: the
+// fragmentation estimate is not precise enough to be worth more than packing.
+const oursStep = 40
+
+// Ours is gpumem's placement policy: fragmentation-aware best fit. Like FGD it sends a
+// demand where the expected fragmentation against the target workload rises least, but
+// it compares decreases in whole steps of oursStep, and among placements within a step
+// it takes the node left with the least idle GPU instead of a random one. FGD's
+// randomness spreads small tasks over many half-used nodes; best fit among equally good
+// nodes fills them, which keeps idle GPUs together for the tasks that need whole ones.
 type Ours struct {
 	cache *fragCache
 }
 
-// NewOurs makes the policy for a target workload. It draws nothing at random: the same
-// state and demand always give the same choice.
-func NewOurs(shapes []Shape) *Ours { return &Ours{cache: newFragCache(shapes, exact)} }
+// NewOurs makes the policy for a target workload's shapes (TargetShapes). It draws
+// nothing at random: the same state and demand always give the same choice.
+func NewOurs(shapes []Shape) *Ours { return newOurs(shapes, oursStep) }
+
+// newOurs takes the step as a parameter for the experiments that chose it; step 0
+// compares decreases exactly.
+func newOurs(shapes []Shape, step float64) *Ours {
+	score := func(delta float64) float64 { return delta }
+	if step > 0 {
+		score = func(delta float64) float64 { return math.Floor(delta / step) }
+	}
+	return &Ours{cache: newFragCache(shapes, score)}
+}
 
 func (*Ours) Name() string { return OursName }
-
-func exact(delta float64) float64 { return delta }
 
 func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 	best, bestN := trial{}, -1
 	var bestIdle int64
 	o.cache.each(s, d, func(n int, t trial) {
 		idle := idleUnits(&s.Nodes[n])
-		if bestN < 0 || t.delta > best.delta || (t.delta == best.delta && idle < bestIdle) {
+		if bestN < 0 || t.score > best.score || (t.score == best.score && idle < bestIdle) {
 			best, bestN, bestIdle = t, n, idle
 		}
 	})

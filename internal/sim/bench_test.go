@@ -17,11 +17,12 @@ func BenchmarkReplay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	shapes := Shapes(w.Pods, 0.95)
+	target := NewTarget(w.Pods, 0.95)
+	shapes := target.Shapes
 	for _, name := range Policies {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				p, err := NewPolicy(name, shapes, 42)
+				p, err := NewPolicy(name, target, 42)
 				if err != nil {
 					b.Fatal(err)
 				}

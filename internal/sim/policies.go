@@ -5,14 +5,33 @@ import (
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/trace"
 )
 
 // Policies are the policy names a table can hold, in the order tables show them.
 var Policies = []string{"random", "first-fit", "best-fit", "gpu-packing", "fgd", placement.OursName}
 
+// Target is the workload a policy expects, as the shapes of its tasks.
+type Target struct {
+	Shapes []placement.Shape
+}
+
+// NewTarget derives a target from a workload; coverage is the share of tasks whose
+// shapes are kept (the paper keeps 95%).
+func NewTarget(pods []trace.Pod, coverage float64) *Target {
+	ds := make([]placement.Demand, len(pods))
+	for i := range pods {
+		ds[i] = pods[i].Demand()
+	}
+	return &Target{Shapes: placement.TargetShapes(ds, coverage)}
+}
+
 // NewPolicy makes the named policy for a target workload; seed fixes its tie-breaks.
 // Policies are stateful (caches, random draws): one per run.
-func NewPolicy(name string, shapes []placement.Shape, seed int64) (placement.Policy, error) {
+func NewPolicy(name string, target *Target, seed int64) (placement.Policy, error) {
+	if target == nil {
+		target = &Target{}
+	}
 	s := uint64(seed)
 	switch name {
 	case "random":
@@ -24,9 +43,9 @@ func NewPolicy(name string, shapes []placement.Shape, seed int64) (placement.Pol
 	case "gpu-packing":
 		return placement.NewGPUPacking(s), nil
 	case "fgd":
-		return placement.NewFGD(shapes, s), nil
+		return placement.NewFGD(target.Shapes, s), nil
 	case placement.OursName:
-		return placement.NewOurs(shapes), nil
+		return placement.NewOurs(target.Shapes), nil
 	}
 	return nil, fmt.Errorf("unknown policy %q, want one of %s or all", name, strings.Join(Policies, ", "))
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -14,7 +15,8 @@ func TestAgainstReferenceSequence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shapes := Shapes(workload(t, dir, "default").Pods, 0.95)
+	target := NewTarget(workload(t, dir, "default").Pods, 0.95)
+	shapes := target.Shapes
 	fgd := placement.NewFGD(shapes, 42)
 	a, err := Compare(nodes, seq, "06-FGD", fgd, placement.NewFGD(shapes, 42).Scores)
 	if err != nil {
@@ -22,6 +24,14 @@ func TestAgainstReferenceSequence(t *testing.T) {
 	}
 	t.Logf("FGD: same node %d/%d (%.2f%%), reference node among best %d/%d (%.2f%%), alloc %.2f%% vs %.2f%%",
 		a.SameNode, a.Tasks, pct(a.SameNode, a.Tasks), a.ForcedBest, a.Forced, pct(a.ForcedBest, a.Forced), a.Alloc, a.RefAlloc)
+	// Our FGD must rank the reference's node among its best at every step it placed
+	// something, and land within a point of its allocation; the rest is tie-breaking.
+	if a.ForcedBest != a.Forced {
+		t.Errorf("FGD's scores disagree with the reference on %d of %d steps", a.Forced-a.ForcedBest, a.Forced)
+	}
+	if math.Abs(a.Alloc-a.RefAlloc) > 1 {
+		t.Errorf("FGD allocated %.2f%%, reference %.2f%%: more than a point apart", a.Alloc, a.RefAlloc)
+	}
 	b, err := Compare(nodes, seq, "05-BestFit", placement.BestFit{}, nil)
 	if err != nil {
 		t.Fatal(err)

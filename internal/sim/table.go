@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/trace"
 )
 
@@ -26,15 +25,6 @@ type Spec struct {
 	Workers   int     // parallel runs; 0 = the CPUs Go may use
 }
 
-// Shapes is the target workload FGD-style policies measure fragmentation against.
-func Shapes(pods []trace.Pod, coverage float64) []placement.Shape {
-	ds := make([]placement.Demand, len(pods))
-	for i := range pods {
-		ds[i] = pods[i].Demand()
-	}
-	return placement.TargetShapes(ds, coverage)
-}
-
 // Run computes the table, runs spread over the workers. Results come back in the order
 // workload, policy, seed, whatever order they finished in.
 func Run(spec Spec) ([]Result, error) {
@@ -46,19 +36,19 @@ func Run(spec Spec) ([]Result, error) {
 	points := int(spec.Tune*100) + 1
 	type job struct {
 		w, p, s int
-		shapes  []placement.Shape
+		target  *Target
 		arr     []trace.Pod
 	}
 	var jobs []job
 	for wi, w := range spec.Workloads {
-		shapes := Shapes(w.Pods, spec.Coverage)
+		target := NewTarget(w.Pods, spec.Coverage)
 		for si, seed := range spec.Seeds {
 			arr, err := Arrivals(w.Pods, capacity, spec.Tune, seed)
 			if err != nil {
 				return nil, fmt.Errorf("workload %s: %w", w.Name, err)
 			}
 			for pi := range spec.Policies {
-				jobs = append(jobs, job{wi, pi, si, shapes, arr})
+				jobs = append(jobs, job{wi, pi, si, target, arr})
 			}
 		}
 	}
@@ -75,9 +65,9 @@ func Run(spec Spec) ([]Result, error) {
 			for i := range next {
 				j := jobs[i]
 				seed := spec.Seeds[j.s]
-				p, err := NewPolicy(spec.Policies[j.p], j.shapes, seed)
+				p, err := NewPolicy(spec.Policies[j.p], j.target, seed)
 				if err == nil {
-					results[i], err = Replay(nodes, j.arr, p, j.shapes, points)
+					results[i], err = Replay(nodes, j.arr, p, j.target.Shapes, points)
 				}
 				results[i].Workload, results[i].Seed = spec.Workloads[j.w].Name, seed
 				errs[i] = err

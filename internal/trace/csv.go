@@ -42,10 +42,10 @@ func readTable(name string, r io.Reader, need ...string) (*table, error) {
 	return t, nil
 }
 
-// str returns a cell; a short row reads as empty cells.
+// str returns a cell; a short row, or a column the file does not have, reads as empty.
 func (t *table) str(row int, col string) string {
 	r := t.rows[row]
-	if i := t.col[col]; i < len(r) {
+	if i, ok := t.col[col]; ok && i < len(r) {
 		return strings.TrimSpace(r[i])
 	}
 	return ""

@@ -38,9 +38,10 @@ func (p *Pod) validate() error {
 }
 
 // ReadPods reads a task list (columns name, cpu_milli, memory_mib, num_gpu, gpu_milli,
-// gpu_spec; the timing columns are not needed by the protocol and are ignored).
+// and gpu_spec where the file has it, as the multi-GPU lists do not; the timing columns
+// are not needed by the protocol and are ignored).
 func ReadPods(name string, r io.Reader) ([]Pod, error) {
-	t, err := readTable(name, r, "name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec")
+	t, err := readTable(name, r, "name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,13 @@ func TestFixtureLoads(t *testing.T) {
 	}
 }
 
+func TestPodsWithoutModelColumn(t *testing.T) {
+	pods, err := ReadPods("multi.csv", strings.NewReader("name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,10,4,1000\n"))
+	if err != nil || len(pods) != 1 || pods[0].Models != nil || pods[0].GPUDemand() != 4000 {
+		t.Fatalf("ReadPods = %+v, %v; want one 4-GPU pod of any model", pods, err)
+	}
+}
+
 func TestDemandKinds(t *testing.T) {
 	cases := []struct {
 		pod   Pod

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpumem/gpumem/internal/sim"
+	"github.com/gpumem/gpumem/internal/trace"
+)
+
+func init() { subcommands = append(subcommands, newSimulateCmd) }
+
+type simulateFlags struct {
+	data, nodes, output, curveCSV, plot, policies string
+	workloads                                     []string
+	seeds, workers                                int
+	firstSeed                                     int64
+	tune, coverage                                float64
+}
+
+func newSimulateCmd() *cobra.Command {
+	var f simulateFlags
+	c := &cobra.Command{
+		Use:   "simulate",
+		Short: "Replay a GPU-sharing trace with placement policies and compare them",
+		Long: `Replays the Alibaba GPU-sharing trace (cluster-trace-gpu-v2023) the way Weng et al.
+(USENIX ATC 2023) do: each workload's tasks plus draws from it up to --tune times the
+cluster's GPU capacity arrive one by one in a seeded order, nothing departs, and each
+policy places or drops each task. Prints the unallocated GPU share at the end, mean over
+seeds (lower is better), beside the published figures where the trace folder has them.
+
+The trace folder is --data, else $` + trace.DirEnv + `, else ../shared/data/alibaba-gpu-v2023
+beside the repository. --workload takes files or the trace's workload names (default,
+gpushare40, multigpu20, ...); by default the nine of the published comparison.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd.OutOrStdout(), &f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.data, "data", "", "trace folder (default: $"+trace.DirEnv+" or the shared data beside the repository)")
+	fl.StringVar(&f.nodes, "nodes", "", "node list CSV (default: "+trace.NodesFile+" in the trace folder)")
+	fl.StringSliceVar(&f.workloads, "workload", nil, "task list CSV files or workload names, comma-separated or repeated (default: the published nine)")
+	fl.StringVar(&f.policies, "policy", "all", "comma-separated: "+strings.Join(sim.Policies, ", ")+", or all")
+	fl.IntVar(&f.seeds, "seeds", 10, "number of seeds")
+	fl.Int64Var(&f.firstSeed, "first-seed", 42, "first seed; the published runs use 42-51")
+	fl.Float64Var(&f.tune, "tune", 1.3, "arrivals up to this multiple of GPU capacity")
+	fl.Float64Var(&f.coverage, "coverage", 0.95, "share of tasks whose shapes make the fragmentation target")
+	fl.IntVar(&f.workers, "workers", 0, "runs in parallel (default: one per CPU)")
+	fl.StringVarP(&f.output, "output", "o", "table", "table or json")
+	fl.StringVar(&f.curveCSV, "curve-csv", "", "write every run's allocation curve (per whole % arrived) to this CSV")
+	fl.StringVar(&f.plot, "plot", "", "draw the mean curves to this SVG file")
+	return c
+}
+
+func runSimulate(out io.Writer, f *simulateFlags) error {
+	if f.output != "table" && f.output != "json" {
+		return fmt.Errorf("--output %q: want table or json", f.output)
+	}
+	if f.seeds < 1 {
+		return fmt.Errorf("--seeds %d: want at least 1", f.seeds)
+	}
+	if f.plot != "" && !strings.HasSuffix(strings.ToLower(f.plot), ".svg") {
+		return fmt.Errorf("--plot %q: only SVG is drawn, want a name ending in .svg", f.plot)
+	}
+	policies, err := sim.ParsePolicies(f.policies)
+	if err != nil {
+		return fmt.Errorf("--policy: %w", err)
+	}
+	dir := f.data
+	if dir == "" && (f.nodes == "" || len(f.workloads) == 0 || allTraceNames(f.workloads)) {
+		if dir, err = trace.FindDir(); err != nil {
+			return fmt.Errorf("%w (or pass --data, or --nodes and --workload files)", err)
+		}
+	}
+	spec := sim.Spec{Policies: policies, Tune: f.tune, Coverage: f.coverage, Workers: f.workers}
+	nodesPath := f.nodes
+	if nodesPath == "" {
+		nodesPath = filepath.Join(dir, trace.NodesFile)
+	}
+	if spec.Nodes, err = trace.LoadNodes(nodesPath); err != nil {
+		return err
+	}
+	names := f.workloads
+	if len(names) == 0 {
+		names = trace.Workloads
+	}
+	for _, w := range names {
+		path := w
+		if !strings.HasSuffix(w, ".csv") {
+			path = filepath.Join(dir, trace.WorkloadFile(w))
+		}
+		pods, err := trace.LoadPods(path)
+		if err != nil {
+			return fmt.Errorf("--workload %s: %w", w, err)
+		}
+		spec.Workloads = append(spec.Workloads, sim.Workload{Name: trace.WorkloadName(path), Pods: pods})
+	}
+	for i := range f.seeds {
+		spec.Seeds = append(spec.Seeds, f.firstSeed+int64(i))
+	}
+	start := time.Now()
+	results, err := sim.Run(spec)
+	if err != nil {
+		return err
+	}
+	wall := time.Since(start)
+	sums := sim.Summarize(results)
+	var published map[string]map[string]float64
+	if dir != "" {
+		if curves, err := trace.LoadCurves(filepath.Join(dir, trace.CurvesFile)); err == nil {
+			published = sim.Published(curves)
+		}
+	}
+	if f.curveCSV != "" {
+		if err := writeSimFile(f.curveCSV, func(w io.Writer) error { return sim.WriteCurveCSV(w, results) }); err != nil {
+			return err
+		}
+	}
+	if f.plot != "" {
+		if err := writeSimFile(f.plot, func(w io.Writer) error { return sim.WriteSVG(w, sums) }); err != nil {
+			return err
+		}
+	}
+	if f.output == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"runs": len(results), "wall_seconds": wall.Seconds(), "seeds": spec.Seeds,
+			"tune": spec.Tune, "results": sums, "published_unallocated_pct": published})
+	}
+	return printSimTable(out, spec, sums, published, len(results), wall)
+}
+
+// allTraceNames reports whether every workload is a trace name rather than a file.
+func allTraceNames(ws []string) bool {
+	for _, w := range ws {
+		if strings.HasSuffix(w, ".csv") {
+			return false
+		}
+	}
+	return true
+}
+
+func printSimTable(out io.Writer, spec sim.Spec, sums []sim.Summary, published map[string]map[string]float64, runs int, wall time.Duration) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "workload\t%s\t\n", strings.Join(spec.Policies, "\t"))
+	byKey := map[[2]string]sim.Summary{}
+	for _, s := range sums {
+		byKey[[2]string{s.Workload, s.Policy}] = s
+	}
+	for _, w := range spec.Workloads {
+		fmt.Fprintf(tw, "%s", w.Name)
+		for _, p := range spec.Policies {
+			fmt.Fprintf(tw, "\t%.2f", byKey[[2]string{w.Name, p}].Unallocated)
+		}
+		fmt.Fprintln(tw, "\t")
+		if pub, ok := published[w.Name]; ok {
+			fmt.Fprintf(tw, "  published")
+			for _, p := range spec.Policies {
+				if v, ok := pub[p]; ok {
+					fmt.Fprintf(tw, "\t%.2f", v)
+				} else {
+					fmt.Fprintf(tw, "\t-")
+				}
+			}
+			fmt.Fprintln(tw, "\t")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "unallocated GPU %% at %.0f%% arrived, mean of %d seeds (%d-%d); %d runs in %.1fs\n",
+		spec.Tune*100, len(spec.Seeds), spec.Seeds[0], spec.Seeds[len(spec.Seeds)-1], runs, wall.Seconds())
+	return err
+}
+
+func writeSimFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}
