@@ -120,30 +120,50 @@ func (a *Admitter) Admit(j Job) (Decision, error) {
 	if !mentionsMem(j) {
 		return Decision{Job: j}, nil
 	}
-	q, err := readAsk(j)
+	var q ask
+	found, err := readAsk(j, &q)
 	if err != nil {
 		return Decision{}, err
 	}
-	if q == nil {
+	if !found {
 		return Decision{Job: j}, nil
 	}
 	cands, routed := a.candidates(j, q.mib)
-	t, err := a.choose(q, cands)
+	t, err := a.choose(&q, cands)
 	if err != nil {
 		return Decision{}, err
 	}
 	d := Decision{Job: j, Changed: true, Kind: t.kind, GRES: t.gres, MiB: q.mib, GPUs: q.gpus, PerJob: q.perJob,
 		Units: t.units, Model: t.model, Serving: t.parts}
-	d.rewrite(q, t)
-	if routed || len(t.parts) != len(cands) || len(j.Partitions) > 0 && len(t.parts) != len(j.Partitions) {
+	d.rewrite(&q, t)
+	if routed || len(t.parts) != len(cands) {
 		d.Partitions = t.parts
 	}
-	scope := " per node -> "
-	if q.perJob {
-		scope = " per job -> "
-	}
-	d.Explain = "gpu:mem:" + request.FormatSize(q.mib) + " x" + strconv.FormatInt(q.gpus, 10) + scope + t.gres + " in " + strings.Join(t.parts, ",")
+	d.Explain = explain(&q, t)
 	return d, nil
+}
+
+// explain is the decision's log line, built in one buffer: it is made for every job.
+func explain(q *ask, t target) string {
+	b := make([]byte, 0, 128)
+	b = append(b, "gpu:mem:"...)
+	b = request.AppendSize(b, q.mib)
+	b = append(b, " x"...)
+	b = strconv.AppendInt(b, q.gpus, 10)
+	if q.perJob {
+		b = append(b, " per job -> "...)
+	} else {
+		b = append(b, " per node -> "...)
+	}
+	b = append(b, t.gres...)
+	b = append(b, " in "...)
+	for i, p := range t.parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, p...)
+	}
+	return string(b)
 }
 
 func mentionsMem(j Job) bool {
@@ -157,9 +177,9 @@ func mentionsMem(j Job) bool {
 
 var errOneMem = errors.New("ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU), with --gpus-per-node=N or --gpus=N for more than one GPU")
 
-// readAsk parses the four strings; nil when none holds gpu:mem after all.
-func readAsk(j Job) (*ask, error) {
-	q := &ask{gpus: 1}
+// readAsk parses the four strings into q; false when none holds gpu:mem after all.
+func readAsk(j Job, q *ask) (bool, error) {
+	q.gpus = 1
 	raw := [4]string{j.TresPerNode, j.TresPerJob, j.TresPerSocket, j.TresPerTask}
 	names := [4]string{request.PerNode, request.PerJob, request.PerSocket, request.PerTask}
 	found, counted, memInJob, countInJob := false, false, false, false
@@ -169,35 +189,35 @@ func readAsk(j Job) (*ask, error) {
 		}
 		t, err := request.Parse(names[i], raw[i])
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		q.fields[i] = t
 		for _, e := range t.Entries {
 			switch {
 			case e.Kind == request.GPUMem && i >= 2:
-				return nil, fmt.Errorf("gpu:mem in %s is not supported: GPU memory is asked per GPU with --gres=gpu:mem:20g, and the number of GPUs with --gpus-per-node or --gpus", names[i])
+				return false, fmt.Errorf("gpu:mem in %s is not supported: GPU memory is asked per GPU with --gres=gpu:mem:20g, and the number of GPUs with --gpus-per-node or --gpus", names[i])
 			case e.Kind == request.GPUMem && found:
-				return nil, errOneMem
+				return false, errOneMem
 			case e.Kind == request.GPUMem:
 				found, q.mib, q.prefix, memInJob = true, e.MiB, e.Prefix, i == 1
 			case e.Kind == request.GPUCount && i >= 2:
-				return nil, fmt.Errorf("%s %q cannot be combined with gpu:mem; give the GPU count with --gpus-per-node=N or --gpus=N", names[i], e.Raw)
+				return false, fmt.Errorf("%s %q cannot be combined with gpu:mem; give the GPU count with --gpus-per-node=N or --gpus=N", names[i], e.Raw)
 			case e.Kind == request.GPUCount && counted:
-				return nil, errors.New("give the number of GPUs once (--gpus-per-node=N or --gpus=N) next to --gres=gpu:mem:20g")
+				return false, errors.New("give the number of GPUs once (--gpus-per-node=N or --gpus=N) next to --gres=gpu:mem:20g")
 			case e.Kind == request.GPUCount:
 				counted, q.gpus, q.model, countInJob = true, e.GPUs, e.Type, i == 1
 			}
 		}
 	}
 	if !found {
-		return nil, nil
+		return false, nil
 	}
 	// The count says per node or per job; without one, where gpu:mem was written does.
 	q.perJob = memInJob
 	if counted {
 		q.perJob = countInJob
 	}
-	return q, nil
+	return true, nil
 }
 
 // candidates is the partitions the job may use, narrowed by the pools when it named none;

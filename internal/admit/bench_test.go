@@ -34,8 +34,10 @@ func benchCluster() inventory.Cluster {
 	return c
 }
 
-func BenchmarkAdmit(b *testing.B) {
-	jobs := []Job{
+// benchJobs: shards, whole GPUs, narrowed to H200 partitions, other GRES kept, MIG per
+// job with PreferMIG, and a job that is not ours (the fast path).
+func benchJobs() []Job {
+	return []Job{
 		{TresPerNode: "gres:gpu:mem:20g", Partitions: []string{"gpu"}},              // shards
 		{TresPerNode: "gres/gpu:mem:30g,gres/gpu:2", Partitions: []string{"train"}}, // whole GPUs
 		{TresPerNode: "gres/gpu:mem:100g"},                                          // narrowed to H200 partitions
@@ -43,6 +45,10 @@ func BenchmarkAdmit(b *testing.B) {
 		{TresPerJob: "gres/gpu:4", TresPerNode: "gres/gpu:mem:70g", Partitions: []string{"all"}},
 		{TresPerNode: "gres:gpu:2"}, // not ours: the fast path
 	}
+}
+
+func BenchmarkAdmit(b *testing.B) {
+	jobs := benchJobs()
 	a, err := New(benchCluster(), []string{"all"}, Options{PreferMIG: true})
 	if err != nil {
 		b.Fatal(err)
@@ -52,6 +58,23 @@ func BenchmarkAdmit(b *testing.B) {
 		if _, err := a.Admit(jobs[i%len(jobs)]); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func BenchmarkAdmitEach(b *testing.B) {
+	a, err := New(benchCluster(), []string{"all"}, Options{PreferMIG: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, j := range benchJobs() {
+		b.Run(fmt.Sprint(i), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := a.Admit(j); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

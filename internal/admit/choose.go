@@ -25,33 +25,43 @@ func (a *Admitter) choose(q *ask, cands []string) (target, error) {
 	if a.opt.PreferMIG {
 		order = [...]placement.Kind{placement.MIG, placement.Shard, placement.Whole}
 	}
+	var buf [8]*partition
+	ps := a.resolve(cands, buf[:0])
 	for _, k := range order {
-		if t, ok := a.serve(q, cands, k); ok {
+		if t, ok := a.serve(q, ps, k); ok {
 			return t, nil
 		}
 	}
 	return target{}, a.refusal(q, cands)
 }
 
-func (a *Admitter) serve(q *ask, cands []string, k placement.Kind) (target, bool) {
-	if k == placement.Shard {
-		return a.serveShards(q, cands)
-	}
-	var best *slice
+// resolve looks the candidate partitions up once; unknown ones have no GPU and drop out.
+func (a *Admitter) resolve(cands []string, ps []*partition) []*partition {
 	for _, name := range cands {
 		if p := a.parts[name]; p != nil {
-			if s := fitting(p.list(k), q); s != nil && (best == nil || s.mib < best.mib || s.mib == best.mib && s.name < best.name) {
-				best = s
-			}
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+func (a *Admitter) serve(q *ask, ps []*partition, k placement.Kind) (target, bool) {
+	if k == placement.Shard {
+		return a.serveShards(q, ps)
+	}
+	var best *slice
+	for _, p := range ps {
+		if s := fitting(p.list(k), q); s != nil && (best == nil || s.mib < best.mib || s.mib == best.mib && s.name < best.name) {
+			best = s
 		}
 	}
 	if best == nil {
 		return target{}, false
 	}
 	t := target{kind: k, gres: "gpu:" + best.name + ":" + strconv.FormatInt(q.gpus, 10), units: q.mib, model: best.name}
-	for _, name := range cands {
-		if p := a.parts[name]; p != nil && offers(p.list(k), best.name, q) {
-			t.parts = append(t.parts, name)
+	for _, p := range ps {
+		if offers(p.list(k), best.name, q) {
+			t.parts = append(t.parts, p.name)
 		}
 	}
 	return t, true
@@ -59,18 +69,22 @@ func (a *Admitter) serve(q *ask, cands []string, k placement.Kind) (target, bool
 
 // serveShards: Slurm takes one job's shards on a node from a single GPU, so shards serve
 // only one GPU, and only a GPU whose whole shards hold the rounded-up request.
-func (a *Admitter) serveShards(q *ask, cands []string) (target, bool) {
+func (a *Admitter) serveShards(q *ask, ps []*partition) (target, bool) {
 	if q.gpus != 1 || q.model != "" {
 		return target{}, false
 	}
 	n := (q.mib + a.opt.ShardUnitMiB - 1) / a.opt.ShardUnitMiB
-	t := target{kind: placement.Shard, gres: "shard:" + strconv.FormatInt(n, 10), units: n * a.opt.ShardUnitMiB}
-	for _, name := range cands {
-		if p := a.parts[name]; p != nil && p.shardMiB >= n*a.opt.ShardUnitMiB {
-			t.parts = append(t.parts, name)
+	t := target{kind: placement.Shard, units: n * a.opt.ShardUnitMiB}
+	for _, p := range ps {
+		if p.shardMiB >= t.units {
+			t.parts = append(t.parts, p.name)
 		}
 	}
-	return t, len(t.parts) > 0
+	if len(t.parts) == 0 {
+		return target{}, false
+	}
+	t.gres = "shard:" + strconv.FormatInt(n, 10)
+	return t, true
 }
 
 func (p *partition) list(k placement.Kind) []slice {

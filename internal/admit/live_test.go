@@ -19,6 +19,9 @@ func TestCheckAgainstLiveState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if d.Explain != "gpu:mem:60g x1 per node -> shard:60 in gpu" || d.GRES != "shard:60" || d.Serving[0] != "gpu" {
+		t.Errorf("decision %+v", d)
+	}
 	dm := d.Demand()
 	if dm.Units != 60*1024 || dm.Kinds != placement.Shard || dm.GPUs != 1 {
 		t.Fatalf("demand %+v", dm)

@@ -74,8 +74,9 @@ func (a *Admitter) largestFit(p *partition, q *ask) int64 {
 }
 
 func (a *Admitter) fits(q *ask, name string) bool {
+	p := []*partition{a.parts[name]}
 	for _, k := range [...]placement.Kind{placement.Shard, placement.MIG, placement.Whole} {
-		if _, ok := a.serve(q, []string{name}, k); ok {
+		if _, ok := a.serve(q, p, k); ok {
 			return true
 		}
 	}

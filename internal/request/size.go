@@ -84,14 +84,17 @@ func splitSize(s string) (num, unit string) {
 }
 
 // FormatSize writes MiB in the shortest exact form ParseSize reads back: 20g, 1536m.
-func FormatSize(mib int64) string {
+func FormatSize(mib int64) string { return string(AppendSize(nil, mib)) }
+
+// AppendSize appends FormatSize(mib) to b.
+func AppendSize(b []byte, mib int64) []byte {
 	switch {
 	case mib > 0 && mib%(1<<20) == 0:
-		return strconv.FormatInt(mib>>20, 10) + "t"
+		return append(strconv.AppendInt(b, mib>>20, 10), 't')
 	case mib > 0 && mib%(1<<10) == 0:
-		return strconv.FormatInt(mib>>10, 10) + "g"
+		return append(strconv.AppendInt(b, mib>>10, 10), 'g')
 	}
-	return strconv.FormatInt(mib, 10) + "m"
+	return append(strconv.AppendInt(b, mib, 10), 'm')
 }
 
 // GiB writes MiB for people: whole GiB when exact, else one decimal, rounded down so that
