@@ -49,7 +49,7 @@ func TestRequestLandsWhereItFits(t *testing.T) {
 // with a message that says why; nothing is left pending.
 func TestRefusedAtOnce(t *testing.T) {
 	cases := []struct{ gres, partition, says string }{
-		{"gpu:mem:500g", "", "the largest GPU in partition gpu has 79.6 GiB"},
+		{"gpu:mem:500g", "", "the largest GPU in partition gpu has 80 GiB"},
 		{"gpu:mem:30g", "inference", "partition inference"},
 		{"gpu:mem:abc", "", `gpu:mem:abc" has a bad size`},
 		{"gpu:mem:0", "", `gpu:mem:0" has a bad size`},

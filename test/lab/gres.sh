@@ -1,39 +1,50 @@
-# gres.conf, node Gres= and gpumem.conf for the lab (sourced by lab.sh).
+# gres.conf, node Gres= and gpumem.conf for the lab (sourced by lab.sh), all made by
+# the project's own `gpumemctl gres generate` from the fake node files in
+# test/lab/nodes/, as an admin would from NVML. gpumemctl runs where the lab's Slurm is
+# (inside the chroot for 24.11), so that slurmd -G of that release validates the result.
 
-# gres_generate writes gres.conf to $1 and each node's Gres= to $2/NODE.
-gres_generate() {
-	local out=$1 dir=$2
-	mkdir -p "$dir"
-	gres_bootstrap "$out" "$dir"
+# gpumemctl_in runs the lab's copy of bin/gpumemctl in the lab's environment.
+gpumemctl_in() { lab_in "$LAB/bin/gpumemctl" "$@"; }
+
+# gres_nodes writes each node's inventory to $LAB/inv/NODE.json and its slurm.conf Gres=
+# to $1/NODE (on the host), before slurm.conf exists.
+gres_nodes() {
+	local out=$1 n
+	[ -x "$REPO/bin/gpumemctl" ] || die "bin/gpumemctl is not built: run make build"
+	rm -rf "$ROOT$LAB"/{bin,nodes,inv,node-gres}
+	install -d "$ROOT$LAB"/{bin,nodes,inv,node-gres}
+	install -m 0755 "$REPO/bin/gpumemctl" "$ROOT$LAB/bin/gpumemctl"
+	cp "$REPO"/test/lab/nodes/*.json "$ROOT$LAB/nodes/"
+	for n in "${LAB_NODES[@]}"; do
+		gpumemctl_in gres generate --nvml="fake:$LAB/nodes/$n.json" --node "$n" \
+			--inventory-out "$LAB/inv" --node-gres "$LAB/node-gres" --dev-prefix "$DEV" --out - >/dev/null ||
+			die "gpumemctl gres generate failed for node $n"
+	done
+	rm -rf "$out"
+	cp -r "$ROOT$LAB/node-gres" "$out"
 }
 
-# gres_bootstrap is what the lab used before gpumemctl could generate gres.conf.
-gres_bootstrap() {
-	local out=$1 dir=$2 i
-	{
-		echo "# gpumem lab bootstrap gres.conf"
-		for i in 0 1; do echo "NodeName=n1 Name=gpu Type=h100 File=$DEV/nvidia$i"; done
-		for i in 0 1; do echo "NodeName=n1 Name=shard Count=79 File=$DEV/nvidia$i"; done
-		echo "NodeName=n2 Name=gpu Type=3g.20gb MultipleFiles=$DEV/nvidia0,$DEV/nvidia-caps/nvidia-cap30,$DEV/nvidia-caps/nvidia-cap31"
-		echo "NodeName=n2 Name=gpu Type=2g.10gb MultipleFiles=$DEV/nvidia0,$DEV/nvidia-caps/nvidia-cap39,$DEV/nvidia-caps/nvidia-cap40"
-		echo "NodeName=n2 Name=gpu Type=1g.5gb MultipleFiles=$DEV/nvidia0,$DEV/nvidia-caps/nvidia-cap12,$DEV/nvidia-caps/nvidia-cap13"
-		echo "NodeName=n2 Name=gpu Type=1g.5gb MultipleFiles=$DEV/nvidia0,$DEV/nvidia-caps/nvidia-cap21,$DEV/nvidia-caps/nvidia-cap22"
-		for i in 0 1 2 3; do echo "NodeName=n3 Name=gpu Type=l4 File=$DEV/nvidia$i"; done
-		for i in 0 1 2 3; do echo "NodeName=n3 Name=shard Count=22 File=$DEV/nvidia$i"; done
-	} >"$out"
-	echo "gpu:h100:2,shard:158" >"$dir/n1"
-	echo "gpu:3g.20gb:1,gpu:2g.10gb:1,gpu:1g.5gb:2" >"$dir/n2"
-	echo "gpu:l4:4,shard:88" >"$dir/n3"
+# gres_install writes gres.conf and the plugins' inventory (with slurm.conf's
+# partitions) once slurm.conf is in place; slurmd -G must accept the gres.conf.
+gres_install() {
+	rm -rf "$ROOT$CONF/gpumem.d" "$ROOT$CONF/gres.conf"
+	install -d "$ROOT$CONF/gpumem.d"
+	local path=/usr/sbin:/usr/bin:/sbin:/bin
+	if [ "$AUTH" = auth/slurm ]; then
+		# gpumemctl validates with slurmd -G on a copy of slurm.conf alone in a
+		# temporary folder. 24.11's slurmd then finds neither slurm.key (auth/slurm)
+		# nor cgroup.conf (CgroupPlugin=disabled) and stops. Hide slurmd from it (it
+		# only warns) and let the lab's own slurmd start be the check.
+		path=/usr/bin:/bin
+	fi
+	lab_in env PATH=$path "$LAB/bin/gpumemctl" gres generate --inventory "$LAB/inv" --slurm-conf "$CONF/slurm.conf" \
+		--inventory-out "$CONF/gpumem.d" --dev-prefix "$DEV" --out "$CONF/gres.conf" >"$ROOT$LAB/log/gres-generate.log" 2>&1 ||
+		die "gpumemctl gres generate refused the lab's gres.conf: $(cat "$ROOT$LAB/log/gres-generate.log")"
 }
 
-# gpumem_conf writes the plugins' gpumem.conf into $1 and the inventory they admit
-# against into $1/gpumem.d.
+# gpumem_conf writes the plugins' gpumem.conf into $1.
 gpumem_conf() {
-	local etc=$1
-	rm -rf "$etc/gpumem.d"
-	install -d "$etc/gpumem.d"
-	inventory_bootstrap >"$etc/gpumem.d/lab.json"
-	cat >"$etc/gpumem.conf" <<-CONF
+	cat >"$1/gpumem.conf" <<-CONF
 		# gpumem lab configuration, written by test/lab/lab.sh.
 		ShardUnit = 1GiB
 		Policy = ${LAB_POLICY:-first-fit}
@@ -44,25 +55,4 @@ gpumem_conf() {
 		LogLevel = error
 		ReloadInterval = 2s
 	CONF
-}
-
-inventory_bootstrap() {
-	cat <<-JSON
-		{"nodes": [
-		 {"name": "n1", "partitions": ["gpu", "train"], "gpus": [
-		  {"index": 0, "minor": 0, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559},
-		  {"index": 1, "minor": 1, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559}]},
-		 {"name": "n2", "partitions": ["gpu", "train"], "gpus": [
-		  {"index": 0, "minor": 0, "name": "NVIDIA A100-SXM4-40GB", "type": "a100", "memory_mib": 40960, "mig": true,
-		   "mig_instances": [
-		    {"profile": "2g.10gb", "memory_mib": 9856, "gi": 3, "ci": 0, "start": 0, "slices": 2},
-		    {"profile": "1g.5gb", "memory_mib": 4864, "gi": 9, "ci": 0, "start": 2, "slices": 1},
-		    {"profile": "1g.5gb", "memory_mib": 4864, "gi": 10, "ci": 0, "start": 3, "slices": 1},
-		    {"profile": "3g.20gb", "memory_mib": 19968, "gi": 2, "ci": 0, "start": 4, "slices": 3}]}]},
-		 {"name": "n3", "partitions": ["gpu", "inference"], "gpus": [
-		  {"index": 0, "minor": 0, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034},
-		  {"index": 1, "minor": 1, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034},
-		  {"index": 2, "minor": 2, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034},
-		  {"index": 3, "minor": 3, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034}]}]}
-	JSON
 }

@@ -171,7 +171,7 @@ plugin_lines() {
 render_conf() {
 	local etc=$ROOT$CONF nodes parts plugins
 	install -d "$etc" "$STATE"
-	gres_generate "$etc/gres.conf" "$STATE/node-gres" # fills gres.conf and per-node Gres=
+	gres_nodes "$STATE/node-gres"
 	nodes=$(node_lines "$STATE/node-gres")
 	parts=$(partition_lines)
 	plugins=$(plugin_lines)
@@ -192,6 +192,7 @@ render_conf() {
 		fi
 	fi
 	install -m 0644 "$REPO/slurm-conf/job_submit.lab.lua" "$etc/job_submit.lua"
+	gres_install
 	gpumem_conf "$etc"
 	return 0
 }
