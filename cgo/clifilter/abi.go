@@ -33,12 +33,14 @@ typedef int (*opt_set_fn)(void *opt, const char *name, const char *value, bool e
 typedef bool (*opt_reset_fn)(void *opt, const char *name);
 typedef int (*load_job_fn)(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags);
 typedef void (*free_job_fn)(job_info_msg_t *msg);
+typedef char *(*strerror_fn)(int errnum);
 
 static opt_get_fn opt_get;
 static opt_set_fn opt_set;
 static opt_reset_fn opt_reset;
 static load_job_fn load_job;
 static free_job_fn free_job;
+static strerror_fn slurm_err;
 
 static const char *opt_names[GPUMEM_OPT_NOPTS] = {
 	"gres", "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task", "partition",
@@ -51,6 +53,7 @@ int init(void)
 	opt_reset = (opt_reset_fn)dlsym(RTLD_DEFAULT, "slurm_option_reset");
 	load_job = (load_job_fn)dlsym(RTLD_DEFAULT, "slurm_load_job");
 	free_job = (free_job_fn)dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg");
+	slurm_err = (strerror_fn)dlsym(RTLD_DEFAULT, "slurm_strerror");
 	return gpumemCliInit(opt_get && opt_set && opt_reset && load_job && free_job &&
 			     gpumem_alloc_init() == 0);
 }
@@ -100,9 +103,14 @@ int cli_filter_p_pre_submit(void *opt, int offset)
 	j.job_id = step_job(opt);
 	if (j.job_id && vals[GPUMEM_OPT_GRES] && strstr(vals[GPUMEM_OPT_GRES], "mem")) {
 		if (load_job(&jobs, j.job_id, SHOW_ALL) || !jobs || jobs->record_count < 1) {
-			char msg[200];
+			char msg[200], num[24];
+			const char *why = slurm_err ? slurm_err(errno) : NULL;
+			if (!why) {
+				snprintf(num, sizeof(num), "error %d", errno);
+				why = num;
+			}
 			snprintf(msg, sizeof(msg), "cli_filter/gpumem: cannot read job %u: %s; the step's --gres is left as typed",
-				 j.job_id, slurm_strerror(errno));
+				 j.job_id, why);
 			gpumemCliError(msg);
 			j.job_id = 0;
 			goto out;
