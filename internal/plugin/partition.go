@@ -7,8 +7,8 @@ import (
 	"github.com/gpumem/gpumem/internal/slurmconf"
 )
 
-// DefaultPartition returns the partition slurm.conf marks Default=YES, or "" when none
-// is or there is no slurm.conf. slurmctld fills in the default partition only after
+// DefaultPartition returns the partition slurm.conf marks Default=YES (the last one, as
+// slurmctld reads it), or "" when none is or there is no slurm.conf. slurmctld fills in the default partition only after
 // job_submit has run, so the plugin must know it itself to admit a job that names no
 // partition against the right nodes.
 func DefaultPartition(slurmConf string) (string, error) {
@@ -19,10 +19,5 @@ func DefaultPartition(slurmConf string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, p := range c.Partitions {
-		if p.Default {
-			return p.Name, nil
-		}
-	}
-	return "", nil
+	return c.DefaultPartition(), nil
 }
