@@ -1,0 +1,134 @@
+#!/bin/bash
+# `make demo`: a short tour of gpumem in the real-Slurm lab. Brings the lab up (Slurm
+# 22.05, three nodes with fake H100, A100-MIG and L4 GPUs), submits gpu:mem jobs of
+# several sizes, shows where each landed and each GPU's memory map, shows a refusal,
+# and leaves the lab up for you to try. Safe to run again.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export LAB_SLURM=22.05
+LAB=$REPO/test/lab/lab.sh
+GRES_CONF=/etc/slurm/gres.conf
+
+bold() { printf '\n\033[1m%s\033[0m\n' "$*"; }
+show() {
+	printf '\033[2m$ %s\033[0m\n' "$*"
+	"$@"
+}
+
+[ "$(id -u)" -eq 0 ] || {
+	echo "demo: run as root (it starts Slurm daemons): sudo make demo" >&2
+	exit 2
+}
+[ -x "$REPO/bin/gpumemctl" ] && [ -f "$REPO/bin/job_submit_gpumem.so" ] || make -s -C "$REPO" build
+
+bold "1. A Slurm cluster on this machine: three nodes, fake GPUs, gpumem plugins loaded"
+"$LAB" up
+show sinfo -N -p gpu -o '%6N %G'
+show sinfo -o '%10P %N'
+echo
+echo "gres.conf and every node's Gres= above were written by gpumemctl from what the"
+echo "nodes report (here fake NVML files in test/lab/nodes/):"
+show "$REPO/bin/gpumemctl" inventory --inventory /etc/slurm/gpumem.d --format table
+
+bold "2. Users ask for GPU memory, not GPUs"
+scancel --quiet -u root || true
+declare -a ids asks
+submit() { # partition-or-empty size
+	local p=() out
+	[ -n "$1" ] && p=(-p "$1")
+	printf '\033[2m$ sbatch %s--gres=gpu:mem:%s --wrap "sleep 600"\033[0m\n' "${1:+-p $1 }" "$2"
+	out=$(sbatch "${p[@]}" --gres="gpu:mem:$2" --job-name="demo-$2" --wrap "sleep 600" 2>&1)
+	echo "$out"
+	ids+=("${out##* }")
+	asks+=("gpu:mem:$2${1:+ in $1}")
+}
+submit "" 20g
+submit "" 30g
+submit "" 60g
+submit "" 30g
+submit inference 12g
+submit train 4g
+submit train 8g
+sleep 2
+
+# Allocations, one line per job and device: JOB NODE NAME TYPE COUNT IDX.
+allocs() {
+	local id
+	for id in "${ids[@]}"; do
+		scontrol -d show job "$id" | awk -v id="$id" '
+			/^ *Nodes=/ {
+				node = $1; sub("Nodes=", "", node)
+				g = $0; sub(/.*GRES=/, "", g)
+				n = split(g, e, /\),?/)
+				for (i = 1; i < n; i++) {
+					split(e[i], a, /\(IDX:/); k = split(a[1], f, ":")
+					typ = (k == 3) ? f[2] : "-"
+					print id, node, f[1], typ, f[k], a[2]
+				}
+			}'
+	done
+}
+
+bold "3. Where each job landed"
+alloc=$(allocs)
+printf '%-6s %-26s %-20s %-5s %-4s %s\n' JOB ASKED "GOT (native GRES)" NODE GPU SLICE
+for i in "${!ids[@]}"; do
+	id=${ids[$i]}
+	tres=$(squeue -h -j "$id" -o %b)
+	line=$(echo "$alloc" | awk -v id="$id" '$1 == id' | head -1)
+	if [ -z "$line" ]; then
+		printf '%-6s %-26s %-20s %s\n' "$id" "${asks[$i]}" "${tres#gres:}" "(pending: $(squeue -h -j "$id" -o %r))"
+		continue
+	fi
+	read -r _ node name typ count idx <<<"$line"
+	# The device behind Slurm's index, from the generated gres.conf.
+	gpu=$(awk -v n="$node" -v name="$name" -v typ="$typ" -v idx="$idx" '
+		$1 == "NodeName=" n && $2 == "Name=" name && (typ == "-" || $3 == "Type=" typ) {
+			f = $0; sub(/.*(File|MultipleFiles)=/, "", f); sub(/[ ,].*/, "", f); sub(/.*nvidia/, "", f)
+			if (typ != "-" && typ ~ /g\./) { print f; exit }
+			if (c++ == idx) { print f; exit }
+		}' "$GRES_CONF")
+	if [ "$name" = shard ]; then
+		total=$(awk -v n="$node" '$1 == "NodeName=" n && $2 == "Name=shard" {sub("Count=", "", $3); print $3; exit}' "$GRES_CONF")
+		slice="$count of $total GiB, shared"
+	elif [[ "$typ" == *g.* ]]; then
+		slice="MIG instance $typ"
+	else
+		slice="whole GPU ($typ)"
+	fi
+	printf '%-6s %-26s %-20s %-5s %-4s %s\n' "$id" "${asks[$i]}" "${tres#gres:}" "$node" "$gpu" "$slice"
+done
+
+bold "4. Each GPU's memory map (# = 1 GiB held by a job, . = free)"
+awk -v alloc="$alloc" '
+	BEGIN {
+		n = split(alloc, L, "\n")
+		for (i = 1; i <= n; i++) { split(L[i], a, " "); if (a[3] == "shard") used[a[2] " " a[6]] += a[5]; if (a[3] == "gpu") whole[a[2] " " a[4]]++ }
+	}
+	$2 == "Name=shard" {
+		node = substr($1, 10); cnt = substr($3, 7) + 0; i = idx[node]++
+		u = used[node " " i] + 0
+		bar = ""; for (k = 0; k < cnt; k++) bar = bar (k < u ? "#" : ".")
+		printf "%-3s GPU %d  %3d/%3d GiB  %s\n", node, i, u, cnt, bar
+	}
+	$2 == "Name=gpu" && $3 ~ /g\./ {
+		node = substr($1, 10); typ = substr($3, 6)
+		mig[node " " typ]++
+		state = (mig[node " " typ] <= whole[node " " typ]) ? "held by a job" : "free"
+		printf "%-3s GPU 0  MIG %-8s %s\n", node, typ, state
+	}' "$GRES_CONF"
+
+bold "5. A request that can never fit is refused at once, with the reason"
+show srun --gres=gpu:mem:500g hostname || true
+echo
+show srun -p inference --gres=gpu:mem:30g hostname || true
+
+bold "6. Try it yourself"
+scancel --quiet -u root "${ids[@]}" || true
+cat <<-TXT
+	The demo's jobs are cancelled; the lab is still up. For example:
+	    srun --gres=gpu:mem:20g env | grep -E 'CUDA|SHARD'
+	    sbatch -p train --gres=gpu:mem:4g --wrap 'sleep 60'; squeue -o '%i %b %N'
+	    scontrol -d show job <ID>        # the GPU (IDX) and slice each job holds
+	More in docs/lab.md. Stop the lab with:  make lab-down   (or test/lab/lab.sh down)
+TXT
