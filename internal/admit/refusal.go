@@ -24,6 +24,9 @@ func (a *Admitter) refusal(q *ask, cands []string) error {
 		asked += " of type " + q.model
 	}
 	b.WriteString("gpumem: you asked for " + asked + ", but ")
+	if len(cands) == 0 {
+		b.WriteString("gpumem knows no partition with GPUs")
+	}
 	for i, name := range cands {
 		if i > 0 {
 			b.WriteString("; ")

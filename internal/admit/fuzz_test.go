@@ -1,0 +1,71 @@
+package admit
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/request"
+)
+
+// FuzzAdmit: whatever a job carries, Admit returns (it runs inside slurmctld), leaves
+// jobs it does not take untouched, and writes back strings that parse, hold no gpu:mem,
+// and keep every other entry.
+func FuzzAdmit(f *testing.F) {
+	f.Add("gres:gpu:mem:20g", "", "gpu")
+	f.Add("gres/gpu:mem:30g,gres/gpu:2", "gres/license:a:1", "gpu,big")
+	f.Add("gres/gpu:mem:30g", "gres/gpu:4", "")
+	f.Add("gres:license:x:1;gres:gpu:mem:1.5t", "", "mig")
+	a, err := New(testCluster(), []string{"gpu", "mig"}, Options{Pools: []Pool{{Partition: "mig", MaxMiB: 10240}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, node, job, parts string) {
+		j := Job{TresPerNode: node, TresPerJob: job}
+		if parts != "" {
+			j.Partitions = strings.Split(parts, ",")
+		}
+		d, err := a.Admit(j)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty refusal")
+			}
+			return
+		}
+		if !d.Changed {
+			if !reflect.DeepEqual(d.Job, j) {
+				t.Fatalf("unchanged decision rewrote the job: %+v -> %+v", j, d.Job)
+			}
+			return
+		}
+		for _, s := range []string{d.TresPerNode, d.TresPerJob} {
+			tr, err := request.Parse(request.PerNode, s)
+			if err != nil || tr.Find(request.GPUMem) >= 0 {
+				t.Fatalf("rewrote %+v to %q: %v", j, s, err)
+			}
+		}
+		for _, in := range []string{node, job} {
+			tr, _ := request.Parse(request.PerNode, in)
+			for _, e := range tr.Entries {
+				if e.Kind == request.Other && e.Raw != "" && !strings.Contains(d.TresPerNode+","+d.TresPerJob, e.Raw) {
+					t.Fatalf("lost %q rewriting %+v to %+v", e.Raw, j, d.Job)
+				}
+			}
+		}
+		if len(d.Serving) == 0 || d.GRES == "" {
+			t.Fatalf("changed decision without GRES or partitions: %+v", d)
+		}
+	})
+}
+
+func TestRefusalWithoutPartitions(t *testing.T) {
+	a, err := New(inventory.Cluster{}, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Admit(Job{TresPerNode: "gpu:mem:1g"})
+	if err == nil || err.Error() != "gpumem: you asked for 1 GiB per GPU, but gpumem knows no partition with GPUs" {
+		t.Errorf("empty cluster: %v", err)
+	}
+}
