@@ -120,3 +120,12 @@ func (s *State) mayServe(g *group, d *Demand) bool {
 	}
 	return have >= d.GPUs
 }
+
+func (x *index) clone() *index {
+	c := &index{n: x.n, groupOf: x.groupOf, leafOf: x.leafOf, groups: make([]*group, len(x.groups))}
+	for i, g := range x.groups {
+		// nodes, groupOf and leafOf depend only on shapes, which never change: share them.
+		c.groups[i] = &group{nodes: g.nodes, size: g.size, sum: append([]summary(nil), g.sum...)}
+	}
+	return c
+}

@@ -179,3 +179,22 @@ func TestAvailability(t *testing.T) {
 		}
 	}
 }
+
+func TestCloneIsIndependent(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	s := NewState(randomNodes(r, 30))
+	d := Demand{GPUs: 1, Units: 1024}
+	c, ok := BestFit{}.Place(s, &d) // builds the index
+	if !ok {
+		t.Fatal("nothing fits an empty cluster")
+	}
+	cl := s.Clone()
+	if err := cl.Commit(c, &d); err != nil {
+		t.Fatal(err)
+	}
+	checkState(t, cl)
+	checkState(t, s)
+	if reflect.DeepEqual(s.Nodes[c.Node], cl.Nodes[c.Node]) {
+		t.Error("commit on the clone changed the original")
+	}
+}

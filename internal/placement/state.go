@@ -98,7 +98,13 @@ func NewState(nodes []Node) *State {
 }
 
 // Clone deep-copies the state.
-func (s *State) Clone() *State { return NewState(s.Nodes) }
+func (s *State) Clone() *State {
+	c := NewState(s.Nodes)
+	if s.idx != nil && s.idx.n == len(s.Nodes) {
+		c.idx = s.idx.clone() // copying is much cheaper than rebuilding
+	}
+	return c
+}
 
 func (d *Demand) kinds() Kind {
 	if d.Kinds == 0 {
