@@ -104,7 +104,7 @@ func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter,
 	return a, nil
 }
 
-// request is a job's GPU-memory ask, read from its TRES strings.
+// ask is a job's GPU-memory request, read from its TRES strings.
 type ask struct {
 	mib    int64
 	gpus   int64
@@ -166,16 +166,13 @@ func explain(q *ask, t target) string {
 	return string(b)
 }
 
+// mentionsMem keeps every job without a gpu:mem entry away from parsing, so gpumem never
+// refuses a job that is not its own.
 func mentionsMem(j Job) bool {
-	for _, s := range [...]string{j.TresPerNode, j.TresPerJob, j.TresPerSocket, j.TresPerTask} {
-		if strings.Contains(s, "gpu:mem") || strings.Contains(s, "gpu=mem") {
-			return true
-		}
-	}
-	return false
+	return request.HasMem(j.TresPerNode) || request.HasMem(j.TresPerJob) || request.HasMem(j.TresPerSocket) || request.HasMem(j.TresPerTask)
 }
 
-var errOneMem = errors.New("ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU), with --gpus-per-node=N or --gpus=N for more than one GPU")
+const msgOneMem = "ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU), with --gpus-per-node=N or --gpus=N for more than one GPU"
 
 // readAsk parses the four strings into q; false when none holds gpu:mem after all.
 func readAsk(j Job, q *ask) (bool, error) {
@@ -197,7 +194,7 @@ func readAsk(j Job, q *ask) (bool, error) {
 			case e.Kind == request.GPUMem && i >= 2:
 				return false, fmt.Errorf("gpu:mem in %s is not supported: GPU memory is asked per GPU with --gres=gpu:mem:20g, and the number of GPUs with --gpus-per-node or --gpus", names[i])
 			case e.Kind == request.GPUMem && found:
-				return false, errOneMem
+				return false, errors.New(msgOneMem)
 			case e.Kind == request.GPUMem:
 				found, q.mib, q.prefix, memInJob = true, e.MiB, e.Prefix, i == 1
 			case e.Kind == request.GPUCount && i >= 2:

@@ -70,7 +70,9 @@ func TestAdmitLeavesOtherJobsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range []Job{{}, {TresPerNode: "gres:gpu:2", TresPerJob: "gres:gpu:h100:4", Partitions: []string{"x"}},
-		{TresPerNode: "gres/shard:20,gres/license:mem:1"}, {TresPerTask: "cpu=4"}} {
+		{TresPerNode: "gres/shard:20,gres/license:mem:1"}, {TresPerTask: "cpu=4"},
+		// Malformed for gpumem, but not gpu:mem: Slurm judges these, not gpumem.
+		{TresPerNode: "gres:gpu:memory:x:y", TresPerJob: "gres:gpu:0"}} {
 		d, err := a.Admit(j)
 		if err != nil || d.Changed || !reflect.DeepEqual(d.Job, j) || d.Kind != 0 {
 			t.Errorf("Admit(%+v) = %+v, %v; want it untouched", j, d, err)
@@ -97,8 +99,8 @@ func TestAdmitRefusals(t *testing.T) {
 			"gpumem: you asked for 5 GPUs with 10 GiB each on one node, but the largest GPU in partition gpu has 79.6 GiB (NVIDIA H100 80GB HBM3); it has no 5 GPUs of one type on one node. It fits in partition big (--partition=big)"},
 		{Job{TresPerNode: "gres:gpu:mem:10g", Partitions: []string{"nosuch"}},
 			"gpumem: you asked for 10 GiB per GPU, but partition nosuch has no GPU node gpumem knows. It fits in partition big, gpu, mig (--partition=big)"},
-		{Job{TresPerNode: "gres:gpu:mem:10g,gres:gpu:mem:20g"}, errOneMem.Error()},
-		{Job{TresPerNode: "gres:gpu:mem:10g", TresPerJob: "gres:gpu:mem:20g"}, errOneMem.Error()},
+		{Job{TresPerNode: "gres:gpu:mem:10g,gres:gpu:mem:20g"}, msgOneMem},
+		{Job{TresPerNode: "gres:gpu:mem:10g", TresPerJob: "gres:gpu:mem:20g"}, msgOneMem},
 		{Job{TresPerNode: "gres:gpu:mem:10g,gres:gpu:2", TresPerJob: "gres:gpu:2"},
 			"give the number of GPUs once (--gpus-per-node=N or --gpus=N) next to --gres=gpu:mem:20g"},
 		{Job{TresPerTask: "gres/gpu:mem:10g"},

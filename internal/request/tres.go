@@ -231,3 +231,21 @@ func (t TRES) Prefix() string {
 	}
 	return ""
 }
+
+// HasMem reports, without allocating, whether s holds a gpu:mem entry (well formed or
+// not). Only such strings are gpumem's: a job without one is never parsed or refused.
+func HasMem(s string) bool {
+	for s != "" {
+		raw := s
+		if i := strings.IndexAny(s, ",;"); i >= 0 {
+			raw, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		raw = strings.TrimPrefix(strings.TrimPrefix(raw, "gres:"), "gres/")
+		if raw == "gpu:mem" || strings.HasPrefix(raw, "gpu:mem:") {
+			return true
+		}
+	}
+	return false
+}

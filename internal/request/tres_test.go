@@ -124,3 +124,14 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestHasMem(t *testing.T) {
+	for s, want := range map[string]bool{
+		"gres:gpu:mem:20g": true, "gres/gpu:mem:x": true, "gpu:mem": true, "gres:license:a:1;gres/gpu:mem:1g": true,
+		"gres:gpu:memory:2": false, "gres:gpu:2": false, "": false, "gres:gpu:h100:1,gres:shard:mem": false, "license:gpu:mem:1": false,
+	} {
+		if got := HasMem(s); got != want {
+			t.Errorf("HasMem(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
