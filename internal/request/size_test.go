@@ -68,3 +68,26 @@ func TestGiB(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSize: any size either fails with a SizeError or lands in 1..MaxMiB MiB and
+// survives FormatSize unchanged.
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"20g", "1.5t", "20gb", "512k", "1024.001t", "0.3G", "-1g"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		mib, err := ParseSize(s)
+		if err != nil {
+			if _, ok := err.(*SizeError); !ok {
+				t.Fatalf("ParseSize(%q): %T %v, want *SizeError", s, err, err)
+			}
+			return
+		}
+		if mib < 1 || mib > MaxMiB {
+			t.Fatalf("ParseSize(%q) = %d MiB, out of range", s, mib)
+		}
+		if back, err := ParseSize(FormatSize(mib)); err != nil || back != mib {
+			t.Fatalf("FormatSize(%d) = %q reads back as %d, %v", mib, FormatSize(mib), back, err)
+		}
+	})
+}
