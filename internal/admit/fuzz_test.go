@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/request"
 )
 
@@ -56,7 +57,44 @@ func FuzzAdmit(f *testing.F) {
 		if len(d.Serving) == 0 || d.GRES == "" {
 			t.Fatalf("changed decision without GRES or partitions: %+v", d)
 		}
+		for _, p := range d.Serving {
+			if !holds(testCluster(), p, d) {
+				t.Fatalf("partition %s cannot hold %+v", p, d)
+			}
+		}
 	})
+}
+
+// holds checks a decision against the inventory itself: the slice it names exists in
+// partition p with at least the memory asked, every one of that kind.
+func holds(c inventory.Cluster, p string, d Decision) bool {
+	found := false
+	for _, n := range c.Nodes {
+		if !contains(n.Partitions, p) {
+			continue
+		}
+		for _, g := range n.GPUs {
+			switch {
+			case d.Kind == placement.Shard && g.Shared() && ShardsPerGPU(g.MemoryMiB, DefaultShardUnitMiB)*DefaultShardUnitMiB >= d.Units:
+				found = found || d.Units >= d.MiB
+			case d.Kind == placement.Whole && !g.MIG && g.Type == d.Model:
+				if g.MemoryMiB < d.MiB {
+					return false
+				}
+				found = true
+			case d.Kind == placement.MIG && g.MIG:
+				for _, in := range g.Instances {
+					if in.Profile == d.Model {
+						if in.MemoryMiB < d.MiB {
+							return false
+						}
+						found = true
+					}
+				}
+			}
+		}
+	}
+	return found
 }
 
 func TestRefusalWithoutPartitions(t *testing.T) {
