@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/gpumem/gpumem/internal/history/api"
 )
 
 // Handler serves the history as JSON:
@@ -35,7 +37,7 @@ func (s *Store) serveJobs(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, map[string]any{"jobs": jobs})
+	writeJSON(w, api.JobList{Jobs: jobs})
 }
 
 func (s *Store) serveJob(w http.ResponseWriter, r *http.Request) {
@@ -53,7 +55,7 @@ func (s *Store) serveJob(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, map[string]any{"job": j, "samples": samples})
+	writeJSON(w, api.JobDetail{Job: j, Samples: samples})
 }
 
 func intParam(r *http.Request, name string, def, lo, hi int64) (int64, error) {
@@ -76,5 +78,5 @@ func writeJSON(w http.ResponseWriter, v any) {
 func httpError(w http.ResponseWriter, code int, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
+	_ = json.NewEncoder(w).Encode(api.Error{Error: err.Error()})
 }

@@ -6,26 +6,15 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/history/api"
 )
 
-// Job is one job's history on this node, as served to gpumemctl.
-type Job struct {
-	ID         string  `json:"job_id"`
-	Kind       string  `json:"kind"`
-	AllocBytes int64   `json:"alloc_bytes"`
-	PeakBytes  int64   `json:"peak_bytes"`
-	MeanBytes  float64 `json:"mean_bytes"`
-	GPUs       []int   `json:"gpus"`
-	Start      int64   `json:"start_unix"`
-	End        int64   `json:"end_unix"` // last poll that saw the job
-	Running    bool    `json:"running"`
-}
-
-// Sample is a job's highest use within one bucket.
-type Sample struct {
-	T         int64 `json:"t_unix"`
-	UsedBytes int64 `json:"used_bytes"`
-}
+// Job and Sample are the API's types, so the store and its readers cannot drift apart.
+type (
+	Job    = api.Job
+	Sample = api.Sample
+)
 
 // ErrNoJob is returned for a job the history does not hold.
 var ErrNoJob = errors.New("no such job in this node's history")

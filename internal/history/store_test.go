@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/history/api"
 	"github.com/gpumem/gpumem/internal/usage"
 )
 
@@ -119,5 +121,24 @@ func get(t *testing.T, url string, code int, v any) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+func TestClientReadsTheAPI(t *testing.T) {
+	s := open(t, Options{})
+	s.Record(time.Unix(1_700_000_000, 0), []usage.Job{job("77", 1, 3*gib)})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	c := api.Client{Base: srv.URL + "/"}
+	list, err := c.Jobs(context.Background(), 0, 10)
+	if err != nil || len(list.Jobs) != 1 || list.Jobs[0].PeakBytes != 3*gib {
+		t.Fatalf("Jobs: %+v, %v", list, err)
+	}
+	d, err := c.Job(context.Background(), "77")
+	if err != nil || d.Job.ID != "77" || len(d.Samples) != 1 {
+		t.Fatalf("Job: %+v, %v", d, err)
+	}
+	if _, err := c.Job(context.Background(), "78"); err == nil || !strings.Contains(err.Error(), "job 78: no such job") {
+		t.Fatalf("missing job error = %v; want the server's message", err)
 	}
 }

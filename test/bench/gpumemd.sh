@@ -22,15 +22,15 @@ trap cleanup EXIT
 (cd "$root" && go build -trimpath -o "$work/gpumemd" ./cmd/gpumemd)
 
 # Four jobs with real processes, two on shared GPUs, one over its slice (recorded only).
-start_job() { # JOBID SHARDS
-	env -i SLURM_JOB_ID="$1" SLURM_SHARDS_ON_NODE="$2" sleep $((minutes * 60 + 120)) &
+start_job() { # JOBID SHARDS; its PID is appended to pids
+	env -i SLURM_JOB_ID="$1" SLURM_SHARDS_ON_NODE="$2" sleep $((minutes * 60 + 120)) </dev/null >/dev/null 2>&1 &
 	pids+=($!)
-	echo $!
 }
-p1=$(start_job 1001 20)
-p2=$(start_job 1002 10)
-p3=$(start_job 1003 40)
-p4=$(start_job 1004 5)
+start_job 1001 20
+start_job 1002 10
+start_job 1003 40
+start_job 1004 5
+p1=${pids[0]} p2=${pids[1]} p3=${pids[2]} p4=${pids[3]}
 gpus=""
 for i in 0 1 2 3 4 5 6 7; do
 	procs=""
