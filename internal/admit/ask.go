@@ -1,0 +1,71 @@
+package admit
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gpumem/gpumem/internal/request"
+)
+
+// ask is a job's GPU-memory request, read from its TRES strings.
+type ask struct {
+	mib    int64
+	gpus   int64
+	perJob bool
+	model  string // GPU type the user pinned with gpu:TYPE:N; "" if none
+	prefix string
+	fields [4]request.TRES
+}
+
+// mentionsMem keeps every job without a gpu:mem entry away from parsing, so gpumem never
+// refuses a job that is not its own.
+func mentionsMem(j Job) bool {
+	return request.HasMem(j.TresPerNode) || request.HasMem(j.TresPerJob) || request.HasMem(j.TresPerSocket) || request.HasMem(j.TresPerTask)
+}
+
+const msgOneMem = "ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU), with --gpus-per-node=N or --gpus=N for more than one GPU"
+
+// readAsk parses the four strings into q; false when none holds gpu:mem after all.
+func readAsk(j Job, q *ask) (bool, error) {
+	q.gpus = 1
+	raw := [4]string{j.TresPerNode, j.TresPerJob, j.TresPerSocket, j.TresPerTask}
+	names := [4]string{request.PerNode, request.PerJob, request.PerSocket, request.PerTask}
+	found, counted, memInJob, countInJob := false, false, false, false
+	for i := range raw {
+		if i >= 2 && !strings.Contains(raw[i], "gpu") {
+			continue // nothing there for gpumem; these fields are never rewritten
+		}
+		t, err := request.Parse(names[i], raw[i])
+		if err != nil {
+			return false, err
+		}
+		q.fields[i] = t
+		for _, e := range t.Entries {
+			switch {
+			case e.Kind == request.GPUMem && i >= 2:
+				return false, fmt.Errorf("gpu:mem in %s is not supported: GPU memory is asked per GPU with --gres=gpu:mem:20g, and the number of GPUs with --gpus-per-node or --gpus", names[i])
+			case e.Kind == request.GPUMem && found:
+				return false, errors.New(msgOneMem)
+			case e.Kind == request.GPUMem:
+				found, q.mib, q.prefix, memInJob = true, e.MiB, e.Prefix, i == 1
+			case e.Kind == request.GPUCount && i >= 2:
+				return false, fmt.Errorf("%s %q cannot be combined with gpu:mem; give the GPU count with --gpus-per-node=N or --gpus=N", names[i], e.Raw)
+			case e.Kind == request.GPUCount && counted:
+				return false, errors.New("give the number of GPUs once (--gpus-per-node=N or --gpus=N) next to --gres=gpu:mem:20g")
+			case e.Kind == request.GPUCount:
+				counted, q.gpus, q.model, countInJob = true, e.GPUs, e.Type, i == 1
+			}
+		}
+	}
+	if !found {
+		return false, nil
+	}
+	// The count says per node or per job; without one, where gpu:mem was written does.
+	q.perJob = memInJob
+	if counted {
+		q.perJob = countInJob
+	}
+	return true, nil
+}
+
