@@ -68,4 +68,3 @@ func readAsk(j Job, q *ask) (bool, error) {
 	}
 	return true, nil
 }
-
