@@ -59,6 +59,7 @@ type Config struct {
 	OnError        OnError       // what to do when gpumem itself fails
 	LogLevel       Level         // how much goes to the Slurm log
 	ReloadInterval time.Duration // the inventory is looked at no more often than this
+	Pools          []Pool        // size-based routing of jobs that name no partition
 }
 
 // Default is the configuration used for every key the file does not set correctly.
@@ -125,6 +126,7 @@ var setters = map[string]func(*Config, string) error{
 	"onerror":        func(c *Config, v string) error { return assign(&c.OnError, v, parseOnError) },
 	"loglevel":       func(c *Config, v string) error { return assign(&c.LogLevel, v, parseLevel) },
 	"reloadinterval": func(c *Config, v string) error { return assign(&c.ReloadInterval, v, parseInterval) },
+	"pools":          func(c *Config, v string) error { return assign(&c.Pools, v, parsePools) },
 }
 
 // assign stores a parsed value only when it is good, so a bad key keeps its default.
@@ -137,7 +139,7 @@ func assign[T any](dst *T, v string, parse func(string) (T, error)) error {
 }
 
 func knownKeys() string {
-	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval"
+	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools"
 }
 
 func parsePolicy(v string) (string, error) {

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,15 +27,15 @@ Listen = :9400
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second}
-	if c != want {
+	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second, nil}
+	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
 }
 
 func TestParseEmptyIsDefault(t *testing.T) {
 	c, err := Parse(nil)
-	if err != nil || c != Default() {
+	if err != nil || !reflect.DeepEqual(c, Default()) {
 		t.Fatalf("got %+v, %v; want defaults", c, err)
 	}
 }
@@ -48,7 +49,7 @@ func TestParseCaseInsensitiveKeys(t *testing.T) {
 
 func TestParseBadKeysKeepDefaultsAndSayWhy(t *testing.T) {
 	c, err := Parse([]byte("ShardUnit = 0\nPolicy = Best Fit\nOnError = maybe\nLogLevel = loud\nPreferMIG = sometimes\nInventoryPath = relative/dir\nReloadInterval = 2h\nShardUnitt = 1g\nLogLevel2 = x\n"))
-	if c != Default() {
+	if !reflect.DeepEqual(c, Default()) {
 		t.Fatalf("bad keys changed the config: %+v", c)
 	}
 	for _, want := range []string{
@@ -76,7 +77,7 @@ func TestParseKeepsGoodKeysBesideBadOnes(t *testing.T) {
 
 func TestParseNotINI(t *testing.T) {
 	c, err := Parse([]byte("[unclosed\n"))
-	if err == nil || !strings.Contains(err.Error(), "not an INI file") || c != Default() {
+	if err == nil || !strings.Contains(err.Error(), "not an INI file") || !reflect.DeepEqual(c, Default()) {
 		t.Fatalf("got %+v, %v", c, err)
 	}
 }
@@ -110,7 +111,7 @@ func TestReloadIntervalPlainSeconds(t *testing.T) {
 
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
-	if c, err := Load(filepath.Join(dir, "absent.conf")); err != nil || c != Default() {
+	if c, err := Load(filepath.Join(dir, "absent.conf")); err != nil || !reflect.DeepEqual(c, Default()) {
 		t.Fatalf("missing file: %+v, %v; want defaults and no error", c, err)
 	}
 	p := filepath.Join(dir, "gpumem.conf")
@@ -133,7 +134,26 @@ func TestExampleFileIsTheDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := Load(path)
-	if err != nil || c != Default() {
+	if err != nil || !reflect.DeepEqual(c, Default()) {
 		t.Fatalf("slurm-conf/gpumem.conf: %+v, %v; want exactly the defaults %+v", c, err, Default())
+	}
+}
+
+func TestPools(t *testing.T) {
+	c, err := Parse([]byte("Pools = small:0-24g, big:24g-\n"))
+	want := []Pool{{"small", 0, 24 << 10}, {"big", 24 << 10, 0}}
+	if err != nil || !reflect.DeepEqual(c.Pools, want) {
+		t.Fatalf("got %+v, %v; want %+v", c.Pools, err, want)
+	}
+	for in, msg := range map[string]string{
+		"Pools = small":   `entry "small": want partition:min-max`,
+		"Pools = :0-1g":   `entry ":0-1g": want partition:min-max`,
+		"Pools = a:8g-4g": `entry "a:8g-4g": max is below min`,
+		"Pools = a:x-":    `entry "a:x-": min: want 0, empty, or a size such as 24g`,
+	} {
+		c, err := Parse([]byte(in + "\n"))
+		if err == nil || !strings.Contains(err.Error(), msg) || c.Pools != nil {
+			t.Errorf("%s: got %+v, %v; want an error containing %q and no pools", in, c.Pools, err, msg)
+		}
 	}
 }

@@ -35,10 +35,15 @@ type NewCore func(cfg config.Config, inv inventory.Cluster, defaultPartitions []
 
 // AdmitCore is the NewCore of the real plugins.
 func AdmitCore(cfg config.Config, inv inventory.Cluster, defaultPartitions []string) (Core, error) {
+	pools := make([]admit.Pool, len(cfg.Pools))
+	for i, p := range cfg.Pools {
+		pools[i] = admit.Pool{Partition: p.Partition, MinMiB: p.MinMiB, MaxMiB: p.MaxMiB}
+	}
 	return admit.New(inv, defaultPartitions, admit.Options{
 		ShardUnitMiB: cfg.ShardUnitMiB,
 		PreferMIG:    cfg.PreferMIG,
 		Policy:       cfg.Policy,
+		Pools:        pools,
 	})
 }
 
