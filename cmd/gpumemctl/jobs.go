@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpumem/gpumem/internal/history/api"
+)
+
+func init() { subcommands = append(subcommands, newJobsCmd) }
+
+type jobsFlags struct {
+	urls         []string
+	since        time.Duration
+	limit        int
+	asJSON       bool
+	user         string
+	passwordFile string
+	caFile       string
+	timeout      time.Duration
+}
+
+func newJobsCmd() *cobra.Command {
+	var f jobsFlags
+	cmd := &cobra.Command{
+		Use:   "jobs [JOBID]",
+		Short: "Show per-job GPU memory history (slice, peak, mean) from gpumemd on one or more nodes",
+		Long: `Without JOBID, list the jobs each node's gpumemd saw recently: the slice Slurm
+allocated, the peak and mean GPU memory the job really held, its GPUs and when it ran.
+With JOBID, show that job and its downsampled samples (each the highest use in its
+bucket). Nodes are given as gpumemd URLs; with TLS or basic auth (the node's
+--web.config.file), pass --ca-file, --user and --password-file.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			clients, err := f.clients()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+			defer cancel()
+			if len(args) == 1 {
+				if _, err := strconv.ParseUint(args[0], 10, 64); err != nil {
+					return fmt.Errorf("job id %q: want a Slurm job number such as 1234", args[0])
+				}
+				return showJob(ctx, cmd.OutOrStdout(), clients, args[0], f.asJSON)
+			}
+			return listJobs(ctx, cmd.OutOrStdout(), clients, time.Now().Add(-f.since).Unix(), f.limit, f.asJSON)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringSliceVar(&f.urls, "url", []string{"http://localhost:9402"}, "gpumemd base URL(s), e.g. https://gpu01:9402 (repeat or comma-separate for several nodes)")
+	fs.DurationVar(&f.since, "since", 24*time.Hour, "list jobs seen within this long")
+	fs.IntVar(&f.limit, "limit", 100, "at most this many jobs per node (1-10000)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the API's JSON instead of a table")
+	fs.StringVar(&f.user, "user", "", "basic auth user")
+	fs.StringVar(&f.passwordFile, "password-file", "", "file holding the basic auth password")
+	fs.StringVar(&f.caFile, "ca-file", "", "CA certificate (PEM) that signed the nodes' TLS certificates")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on the nodes after this long")
+	return cmd
+}
+
+func (f jobsFlags) clients() ([]api.Client, error) {
+	if f.limit < 1 || f.limit > 10000 {
+		return nil, fmt.Errorf("--limit %d: want 1 to 10000", f.limit)
+	}
+	if f.since <= 0 {
+		return nil, fmt.Errorf("--since %s: want a positive duration such as 24h", f.since)
+	}
+	var password string
+	if f.passwordFile != "" {
+		b, err := os.ReadFile(f.passwordFile)
+		if err != nil {
+			return nil, fmt.Errorf("--password-file: %w", err)
+		}
+		password = strings.TrimRight(string(b), "\r\n")
+	}
+	hc := &http.Client{}
+	if f.caFile != "" {
+		pem, err := os.ReadFile(f.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-file %s: no PEM certificate in it", f.caFile)
+		}
+		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	}
+	var out []api.Client
+	for _, u := range f.urls {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return nil, fmt.Errorf("--url %q: want http://HOST:PORT or https://HOST:PORT", u)
+		}
+		out = append(out, api.Client{Base: u, HTTP: hc, User: f.user, Password: password})
+	}
+	return out, nil
+}
+
+func listJobs(ctx context.Context, w io.Writer, clients []api.Client, since int64, limit int, asJSON bool) error {
+	type nodeJobs struct {
+		URL  string    `json:"url"`
+		Jobs []api.Job `json:"jobs"`
+	}
+	var all []nodeJobs
+	for _, c := range clients {
+		l, err := c.Jobs(ctx, since, limit)
+		if err != nil {
+			return err
+		}
+		all = append(all, nodeJobs{c.Base, l.Jobs})
+	}
+	if asJSON {
+		return jobsJSON(w, all)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tJOBID\tKIND\tALLOCATED\tPEAK\tMEAN\tGPUS\tSTART\tLAST SEEN\tSTATE")
+	for _, n := range all {
+		for _, j := range n.Jobs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", jobHost(n.URL), j.ID, j.Kind, jobGiB(float64(j.AllocBytes)),
+				jobGiB(float64(j.PeakBytes)), jobGiB(j.MeanBytes), jobInts(j.GPUs), jobStamp(j.Start), jobStamp(j.End), jobState(j))
+		}
+	}
+	return tw.Flush()
+}
+
+func showJob(ctx context.Context, w io.Writer, clients []api.Client, id string, asJSON bool) error {
+	var found []api.JobDetail
+	var nodes []string
+	for _, c := range clients {
+		d, err := c.Job(ctx, id)
+		if err != nil && strings.Contains(err.Error(), "no such job") {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		found, nodes = append(found, d), append(nodes, c.Base)
+	}
+	if len(found) == 0 {
+		return fmt.Errorf("job %s: not in the history of %d node(s) asked", id, len(clients))
+	}
+	if asJSON {
+		return jobsJSON(w, found)
+	}
+	for i, d := range found {
+		j := d.Job
+		fmt.Fprintf(w, "job %s on %s: %s, allocated %s, peak %s, mean %s, GPUs %s, %s to %s (%s)\n", j.ID, jobHost(nodes[i]), j.Kind,
+			jobGiB(float64(j.AllocBytes)), jobGiB(float64(j.PeakBytes)), jobGiB(j.MeanBytes), jobInts(j.GPUs), jobStamp(j.Start), jobStamp(j.End), jobState(j))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  TIME\tUSED")
+		for _, s := range d.Samples {
+			fmt.Fprintf(tw, "  %s\t%s\n", jobStamp(s.T), jobGiB(float64(s.UsedBytes)))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func jobsJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func jobGiB(b float64) string { return fmt.Sprintf("%.1fG", b/(1<<30)) }
+
+func jobStamp(unix int64) string { return time.Unix(unix, 0).Format("2006-01-02 15:04:05") }
+
+func jobState(j api.Job) string {
+	if j.Running {
+		return "running"
+	}
+	return "ended"
+}
+
+func jobInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ",")
+}
+
+func jobHost(u string) string {
+	u = strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")
+	h, _, _ := strings.Cut(u, "/")
+	return h
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/history"
+	"github.com/gpumem/gpumem/internal/usage"
+)
+
+// historyNode serves a real history database the way gpumemd does.
+func historyNode(t *testing.T) string {
+	t.Helper()
+	s, err := history.Open(filepath.Join(t.TempDir(), "h.db"), history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	now := time.Now()
+	j := usage.Job{ID: "4242", Kind: usage.KindShard, Alloc: 20 << 30, Used: 18 << 30, GPUs: []usage.JobGPU{{GPU: 3, Used: 18 << 30}}}
+	if err := s.Record(now, []usage.Job{j}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestJobsListAndShow(t *testing.T) {
+	url := historyNode(t)
+	out, err := run(t, "jobs", "--url", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "JOBID") || !strings.Contains(out, "4242") || !strings.Contains(out, "20.0G") ||
+		!strings.Contains(out, "18.0G") || !strings.Contains(out, "running") {
+		t.Fatalf("jobs table:\n%s", out)
+	}
+	out, err = run(t, "jobs", "--url", url, "4242")
+	if err != nil || !strings.Contains(out, "job 4242 on 127.0.0.1") || !strings.Contains(out, "GPUs 3") {
+		t.Fatalf("jobs 4242: %v\n%s", err, out)
+	}
+	out, err = run(t, "jobs", "--url", url, "--json")
+	if err != nil || !strings.Contains(out, `"job_id": "4242"`) {
+		t.Fatalf("jobs --json: %v\n%s", err, out)
+	}
+}
+
+func TestJobsErrorsSayWhat(t *testing.T) {
+	url := historyNode(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"jobs", "--url", url, "12ab"}, "want a Slurm job number"},
+		{[]string{"jobs", "--url", url, "99"}, "job 99: not in the history of 1 node(s)"},
+		{[]string{"jobs", "--url", "gpu01:9402"}, "want http://HOST:PORT"},
+		{[]string{"jobs", "--url", url, "--limit", "0"}, "--limit 0: want 1 to 10000"},
+		{[]string{"jobs", "--url", url, "--ca-file", "/nonexistent"}, "--ca-file"},
+	} {
+		if _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("gpumemctl %v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}

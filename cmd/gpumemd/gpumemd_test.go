@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/history/api"
+)
+
+// node writes a fake node file: two H100s, GPU 0 running pid with usedMiB, GPU 1 lost
+// or not.
+func node(t *testing.T, path string, pid, usedMiB int, lost bool) {
+	t.Helper()
+	b := fmt.Sprintf(`{"gpus": [
+		{"model": "h100", "temperature_c": 40, "power_mw": 200000, "utilization_gpu": 30,
+		 "processes": [{"pid": %d, "used_mib": %d}]},
+		{"model": "h100", "lost": %v}]}`, pid, usedMiB, lost)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// start runs gpumemd in-process until the test ends and returns its address.
+func start(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	go func() { done <- run(ctx, args, log, ready) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("gpumemd ended with %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("gpumemd did not stop within 10s of its context ending")
+		}
+	})
+	select {
+	case addr := <-ready:
+		return addr
+	case err := <-done:
+		t.Fatalf("gpumemd did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("gpumemd did not start within 10s")
+	}
+	return ""
+}
+
+var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s\n%s", url, resp.Status, b)
+	}
+	return string(b)
+}
+
+// eventually polls cond every 50ms for up to d.
+func eventually(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+func TestSidecarEndToEnd(t *testing.T) {
+	goroutines := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		// Registered first, so it runs last: after gpumemd stopped.
+		if !eventually(3*time.Second, func() bool { return runtime.NumGoroutine() <= goroutines+2 }) {
+			buf := make([]byte, 1<<16)
+			t.Errorf("goroutines: %d before, %d after stop\n%s", goroutines, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+		}
+	})
+	dir := t.TempDir()
+	job := exec.Command("sleep", "300")
+	job.Env = []string{"SLURM_JOB_ID=501", "SLURM_SHARDS_ON_NODE=10"}
+	if err := job.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- job.Wait() }()
+	t.Cleanup(func() { job.Process.Kill() })
+
+	fake := filepath.Join(dir, "node.json")
+	node(t, fake, job.Process.Pid, 12*1024, false)
+	calls := filepath.Join(dir, "scontrol.log")
+	scontrol := filepath.Join(dir, "scontrol")
+	os.WriteFile(scontrol, []byte("#!/bin/sh\necho \"$*\" >> "+calls+"\n"), 0o755)
+	conf := filepath.Join(dir, "gpumem.conf")
+	os.WriteFile(conf, []byte("ShardUnit = 1GiB\nSlurmConf = "+filepath.Join(dir, "no-slurm.conf")+"\n[gpumemd]\nUsagePolicy = kill\nUsageGrace = 600ms\n"), 0o644)
+
+	addr := start(t, "--config", conf, "--nvml", "fake:"+fake, "--node", "t1", "--listen", "127.0.0.1:0",
+		"--poll-interval", "200ms", "--history-db", filepath.Join(dir, "history.db"),
+		"--write-gres", "--gres-conf", filepath.Join(dir, "gres.conf"),
+		"--write-inventory", "--inventory-dir", filepath.Join(dir, "inventory"),
+		"--drain", "--resume", "--scontrol", scontrol)
+	base := "http://" + addr
+
+	var metrics string
+	eventually(3*time.Second, func() bool {
+		metrics = scrape(t, base+"/metrics")
+		return strings.Contains(metrics, `jobid="501"`)
+	})
+	for _, want := range []string{
+		`gpumem_job_memory_used_bytes{jobid="501"} 1.2884901888e+10`,
+		`gpumem_job_memory_allocated_bytes{jobid="501",kind="shard"} 1.073741824e+10`,
+		`gpumem_job_over_allocation{jobid="501"} 1`,
+		`gpumem_gpu_temperature_celsius{gpu="0"`,
+		`gpumem_sidecar_healthy 1`,
+		`process_resident_memory_bytes`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	// Kill policy: the job is over its 10 GiB and is killed after the 600ms grace.
+	select {
+	case <-waited:
+		if ws, _ := job.ProcessState.Sys().(syscall.WaitStatus); ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("job ended with %v, want SIGKILL", job.ProcessState)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("job over its slice was not killed within 5s")
+	}
+	if !eventually(3*time.Second, func() bool {
+		return strings.Contains(scrape(t, base+"/metrics"), `gpumem_enforcement_actions_total{action="kill"} 1`)
+	}) {
+		t.Error("kill not counted in gpumem_enforcement_actions_total")
+	}
+
+	// gres.conf and the inventory came from the fake node.
+	gres, err := os.ReadFile(filepath.Join(dir, "gres.conf"))
+	if err != nil || !strings.Contains(string(gres), "Name=shard") || !strings.Contains(string(gres), "NodeName=t1") {
+		t.Errorf("gres.conf = %q, %v; want shard lines for t1", gres, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "inventory", "t1.json")); err != nil {
+		t.Errorf("inventory: %v", err)
+	}
+
+	// History over the API, as gpumemctl jobs reads it.
+	c := api.Client{Base: base, HTTP: client}
+	if !eventually(3*time.Second, func() bool {
+		d, err := c.Job(context.Background(), "501")
+		return err == nil && d.Job.PeakBytes == 12<<30 && d.Job.AllocBytes == 10<<30
+	}) {
+		d, err := c.Job(context.Background(), "501")
+		t.Errorf("history of job 501 = %+v, %v", d, err)
+	}
+
+	// A lost GPU drains the node, its return resumes it.
+	node(t, fake, job.Process.Pid, 0, true)
+	if !eventually(5*time.Second, func() bool { b, _ := os.ReadFile(calls); return strings.Contains(string(b), "state=drain") }) {
+		t.Fatal("lost GPU 1 did not drain the node")
+	}
+	if m := scrape(t, base+"/metrics"); !strings.Contains(m, "gpumem_sidecar_healthy 0") || !strings.Contains(m, "gpumem_sidecar_node_drained 1") {
+		t.Error("lost GPU not shown in gpumem_sidecar_healthy / node_drained")
+	}
+	node(t, fake, job.Process.Pid, 0, false)
+	if !eventually(5*time.Second, func() bool { b, _ := os.ReadFile(calls); return strings.Contains(string(b), "state=resume") }) {
+		t.Fatal("node not resumed after GPU 1 came back")
+	}
+	b, _ := os.ReadFile(calls)
+	if want := "update nodename=t1 state=drain reason=gpumem: GPU 1 lost"; !strings.HasPrefix(string(b), want) {
+		t.Errorf("scontrol calls %q; want to start with %q", b, want)
+	}
+
+}
+
+func TestBasicAuthFromWebConfig(t *testing.T) {
+	dir := t.TempDir()
+	web := filepath.Join(dir, "web.yml")
+	// bcrypt of "s3cret"; exporter-toolkit checks it, gpumemd holds no auth code.
+	os.WriteFile(web, []byte("basic_auth_users:\n  prom: $2a$04$5J03X8L0bXAb14TKGUlgu.0TnndGc2cAKTieOpo1kJ9Pam6jRqzt2\n"), 0o600)
+	addr := start(t, "--config", "/dev/null", "--nvml", "mock:dgxh100", "--node", "t2", "--listen", "127.0.0.1:0",
+		"--history-db", "", "--web.config.file", web)
+	resp, err := client.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no credentials: %s, want 401", resp.Status)
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+	req.SetBasicAuth("prom", "s3cret")
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "gpumem_gpu_memory_total_bytes") {
+		t.Fatalf("with credentials: %s", resp.Status)
+	}
+	// History off: the API says so instead of a bare 404.
+	req, _ = http.NewRequest("GET", "http://"+addr+"/api/jobs", nil)
+	req.SetBasicAuth("prom", "s3cret")
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e api.Error
+	json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(e.Error, "history is off") {
+		t.Fatalf("/api/jobs without history: %s %q", resp.Status, e.Error)
+	}
+}
+
+func TestBadSettingsStopAtStart(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "gpumem.conf")
+	os.WriteFile(conf, []byte("[gpumemd]\nDrain = perhaps\n"), 0o644)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", conf}, `drain = "perhaps": want yes or no`},
+		{[]string{"--config", "/dev/null", "--usage-policy", "nuke"}, "want record, warn or kill"},
+		{[]string{"--config", "/dev/null", "--usage-policy", "kill", "--usage-grace", "1s", "--poll-interval", "10s"}, "shorter than --poll-interval"},
+		{[]string{"--config", "/dev/null", "--nvml", "bogus"}, "unknown backend"},
+		{[]string{"--config", "/dev/null", "--nvml", "mock:dgxh100", "--web.config.file", filepath.Join(dir, "none.yml")}, "--web.config.file"},
+	} {
+		err := run(context.Background(), c.args, log, nil)
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(c.want)) {
+			t.Errorf("gpumemd %v: error %v, want one containing %q", c.args, err, c.want)
+		}
+	}
+}
