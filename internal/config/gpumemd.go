@@ -169,8 +169,11 @@ func ParseListen(v string) (string, error) {
 	return v, nil
 }
 
-// ParseXIDs reads a comma-separated list of XID numbers.
+// ParseXIDs reads a comma-separated list of XID numbers; empty means the built-in list.
 func ParseXIDs(v string) ([]int, error) {
+	if v == "" {
+		return nil, nil
+	}
 	var out []int
 	for _, f := range strings.Split(v, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

@@ -62,3 +62,15 @@ func TestLoadGpumemdMissingFileIsDefault(t *testing.T) {
 		t.Fatalf("error %v does not name the file, section and key", err)
 	}
 }
+
+// The shipped example must say exactly the defaults, or the documentation lies.
+func TestExampleIsTheDefaults(t *testing.T) {
+	b, err := os.ReadFile("../../packaging/examples/gpumemd.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ParseGpumemd(b)
+	if err != nil || !reflect.DeepEqual(c, DefaultGpumemd()) {
+		t.Fatalf("example gives %+v, %v\nwant the defaults %+v", c, err, DefaultGpumemd())
+	}
+}
