@@ -201,10 +201,9 @@ cmd_up() {
 	[ "$(id -u)" -eq 0 ] || die "the lab starts daemons and makes device nodes: run as root"
 	[ -n "$ROOT" ] && chroot_ensure
 	[ -z "$ROOT" ] && ! command -v slurmctld >/dev/null && die "Slurm is not installed: run test/lab/deps.sh"
-	if [ -n "$(daemon_pids)" ]; then
-		say "already up: restarting"
-		cmd_down >/dev/null
-	fi
+	[ -n "$(daemon_pids)" ] && say "already up: restarting"
+	# Also after a start that failed half-way: whatever it left running goes first.
+	cmd_down >/dev/null
 	[ -n "$ROOT" ] && chroot_mount
 	rm -rf "$ROOT$LAB"/{ctld,spool,log,run}
 	install -d "$ROOT$LAB"/{ctld,spool,log,run}
