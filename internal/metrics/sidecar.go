@@ -17,7 +17,7 @@ func newSidecarCollector() *sidecarCollector {
 		problems: d("health_problems", "Health problems found by the last poll."),
 		drained:  d("node_drained", "1 while gpumemd holds the node drained in Slurm."),
 		polls:    d("polls_total", "Polls since gpumemd started."),
-		errs:     d("poll_errors_total", "Polls since start in which a stage failed (nvml, gres, usage, health, history).", "stage"),
+		errs:     d("poll_errors_total", "Polls since start in which a stage failed (nvml, gres, health, history).", "stage"),
 		duration: d("poll_duration_seconds", "Time the last poll took."),
 	}
 }
@@ -29,7 +29,7 @@ func (c *sidecarCollector) describe(ch chan<- *prometheus.Desc) {
 }
 
 // Stages a poll runs, for poll_errors_total.
-var Stages = []string{"nvml", "gres", "usage", "health", "history"}
+var Stages = []string{"nvml", "gres", "health", "history"}
 
 func (c *sidecarCollector) collect(st *State, ch chan<- prometheus.Metric) error {
 	ch <- prometheus.MustNewConstMetric(c.healthy, prometheus.GaugeValue, bool01(st.Polled && st.Health.Healthy))

@@ -11,6 +11,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+
+	"github.com/gpumem/gpumem/internal/nvmlsrc"
 )
 
 // fakeProc writes a /proc/PID with the given cgroup and environment.
@@ -107,5 +109,32 @@ func TestSampleMockNode(t *testing.T) {
 	s, _ = Sample(srv, time.Unix(6, 0))
 	if s.GPUs[0].Err == nil || s.GPUs[1].Err != nil {
 		t.Fatalf("lost GPU 0: errors %v / %v; want only GPU 0 to fail", s.GPUs[0].Err, s.GPUs[1].Err)
+	}
+}
+
+func TestSampleFakeMIGNode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "node.json")
+	os.WriteFile(path, []byte(`{"gpus":[{"model":"h100","mig":{"enabled":true,"instances":[
+		{"profile":"3g.40gb","start":0},{"profile":"1g.10gb","start":6}]}}]}`), 0o644)
+	src, err := nvmlsrc.Open("fake:" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	s, err := Sample(src.NVML, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.GPUs[0]
+	if !g.MIG || len(g.Instances) != 2 {
+		t.Fatalf("GPU 0: MIG %v, instances %+v; want MIG with 2 instances", g.MIG, g.Instances)
+	}
+	var sum uint64
+	for _, in := range g.Instances {
+		sum += in.Total
+	}
+	// NVML sizes: under the names' 40 + 10 GB, never zero.
+	if sum == 0 || sum > 50*gib {
+		t.Fatalf("instance memory %d MiB, want NVML's real sizes (0 < sum <= 50 GiB)", sum>>20)
 	}
 }

@@ -83,28 +83,25 @@ func sampleGPU(lib nvml.Interface, i int) GPU {
 	return g
 }
 
-// instances lists the MIG devices of a GPU in MIG mode with their own memory, which
-// is smaller than the profile name says and is what a MIG job really gets.
+// instances lists the MIG GPU instances of a GPU in MIG mode with the memory of their
+// profile as NVML states it in MiB, which is less than the profile's name says and is
+// what a MIG job really gets.
 func instances(dev nvml.Device) []Instance {
-	max, ret := dev.GetMaxMigDeviceCount()
-	if ret != nvml.SUCCESS {
+	profiles, err := nvmlsrc.Profiles(dev)
+	if err != nil {
 		return nil
 	}
 	var out []Instance
-	for j := 0; j < max; j++ {
-		mig, ret := dev.GetMigDeviceHandleByIndex(j)
-		if ret != nvml.SUCCESS {
-			continue // an empty slot: MIG device indices are sparse
-		}
-		gi, ret := mig.GetGpuInstanceId()
+	for _, p := range profiles {
+		gis, ret := dev.GetGpuInstances(&p.Info)
 		if ret != nvml.SUCCESS {
 			continue
 		}
-		mem, ret := mig.GetMemoryInfo()
-		if ret != nvml.SUCCESS {
-			continue
+		for _, gi := range gis {
+			if info, ret := gi.GetInfo(); ret == nvml.SUCCESS {
+				out = append(out, Instance{GI: int(info.Id), Total: p.Info.MemorySizeMB << 20})
+			}
 		}
-		out = append(out, Instance{GI: gi, Total: mem.Total, Used: mem.Used})
 	}
 	return out
 }

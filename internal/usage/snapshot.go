@@ -38,7 +38,6 @@ type GPU struct {
 type Instance struct {
 	GI    int
 	Total uint64 // bytes
-	Used  uint64 // bytes
 }
 
 // NoInstance marks a process that runs on a full GPU rather than a MIG instance;
