@@ -12,6 +12,7 @@ import (
 // task can use is what a placement policy should avoid creating.
 type Shape struct {
 	CPU    int64
+	Mem    int64 // host memory; 0 leaves memory out of fragmentation, as FGD does
 	GPUs   int
 	Units  int64    // per GPU
 	Models []string // allowed GPU models; empty = any
@@ -65,11 +66,35 @@ func TargetShapes(ds []Demand, coverage float64) []Shape {
 	return out
 }
 
-// nodeView is what fragmentation depends on: CPU left and each full GPU's model and free
-// units, sorted, so that nodes in the same condition share one view and one computation.
+// WithMemory gives each shape the host memory its tasks most often ask for, so that
+// fragmentation also counts GPUs stranded on nodes whose memory is spent: on the trace,
+// most of the GPU demand that fails under FGD would have fitted but for host memory.
+func WithMemory(shapes []Shape, ds []Demand) []Shape {
+	out := slices.Clone(shapes)
+	for i := range out {
+		m := &out[i]
+		seen := map[int64]int{}
+		for j := range ds {
+			d := &ds[j]
+			if d.CPU == m.CPU && d.GPUs == m.GPUs && (d.GPUs == 0 || d.Units == m.Units) && slices.Equal(d.Models, m.Models) {
+				seen[d.Mem]++
+			}
+		}
+		for mem, n := range seen {
+			if n > seen[m.Mem] || (n == seen[m.Mem] && mem < m.Mem) {
+				m.Mem = mem
+			}
+		}
+	}
+	return out
+}
+
+// nodeView is what fragmentation depends on: CPU (and memory, when the shapes count it)
+// left and each full GPU's model and free units, sorted, so that nodes in the same
+// condition share one view and one computation.
 type nodeView struct {
-	cpu  int64
-	gpus []gpuView
+	cpu, mem int64
+	gpus     []gpuView
 }
 
 type gpuView struct {
@@ -77,8 +102,11 @@ type gpuView struct {
 	cap, free int64
 }
 
-func viewOf(nd *Node) nodeView {
+func viewOf(nd *Node, withMem bool) nodeView {
 	v := nodeView{cpu: nd.CPU - nd.UsedCPU}
+	if withMem {
+		v.mem = nd.Mem - nd.UsedMem
+	}
 	for i := range nd.Devices {
 		dv := &nd.Devices[i]
 		// MIG instances are not sliceable shares; fragmentation is about shared GPUs.
@@ -99,6 +127,8 @@ func (v *nodeView) sort() {
 func (v *nodeView) key() string {
 	var b []byte
 	b = strconv.AppendInt(b, v.cpu, 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, v.mem, 10)
 	for _, g := range v.gpus {
 		b = append(b, ' ')
 		b = append(b, g.model...)
@@ -111,7 +141,7 @@ func (v *nodeView) key() string {
 }
 
 func (v *nodeView) clone() nodeView {
-	return nodeView{cpu: v.cpu, gpus: slices.Clone(v.gpus)}
+	return nodeView{cpu: v.cpu, mem: v.mem, gpus: slices.Clone(v.gpus)}
 }
 
 // fragOf is the free units of a node that the shapes cannot use, weighted by how often
@@ -126,7 +156,7 @@ func fragOf(v *nodeView, shapes []Shape) float64 {
 	for i := range shapes {
 		m := &shapes[i]
 		lost := idle
-		if m.GPUs > 0 && v.cpu >= m.CPU {
+		if m.GPUs > 0 && v.cpu >= m.CPU && v.mem >= m.Mem {
 			fit, small := 0, int64(0)
 			for _, g := range v.gpus {
 				switch {
@@ -158,11 +188,20 @@ func fragOf(v *nodeView, shapes []Shape) float64 {
 // numerator and denominator of the fragmentation ratio.
 func ClusterFrag(s *State, shapes []Shape) (frag float64, idle int64) {
 	for n := range s.Nodes {
-		v := viewOf(&s.Nodes[n])
+		v := viewOf(&s.Nodes[n], usesMem(shapes))
 		frag += fragOf(&v, shapes)
 		for _, g := range v.gpus {
 			idle += g.free
 		}
 	}
 	return frag, idle
+}
+
+func usesMem(shapes []Shape) bool {
+	for i := range shapes {
+		if shapes[i].Mem > 0 {
+			return true
+		}
+	}
+	return false
 }

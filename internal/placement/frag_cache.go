@@ -15,15 +15,17 @@ type fragCache struct {
 	views  []nodeView
 	frags  []float64 // by view id
 
+	withMem  bool    // views hold memory left: some shape needs memory
 	nodeView []int32 // by node: its current view id
 	seenCPU  []int64 // by node: UsedCPU when its view was taken
+	seenMem  []int64 // by node: UsedMem when its view was taken
 	seenDev  []int64 // all devices' Used, node after node
 	devAt    []int   // by node: offset of its devices in seenDev
 
 	demands map[string]int32 // demand key -> demand id
 	trials  map[[2]int32]trial
 
-	score func(delta float64) float64 // how the owning policy ranks a decrease
+	score func(delta float64, d *Demand) float64 // how the owning policy ranks a decrease
 	// byNode[demand id][node] is the last trial of that demand on that node, valid while
 	// the node is still in the view it was made in: most nodes do not change between
 	// two demands, and scanning one slice is far cheaper than a lookup per node.
@@ -45,8 +47,8 @@ type trial struct {
 	ok  bool
 }
 
-func newFragCache(shapes []Shape, score func(float64) float64) *fragCache {
-	return &fragCache{shapes: shapes, score: score, ids: map[string]int32{}, demands: map[string]int32{}, trials: map[[2]int32]trial{}}
+func newFragCache(shapes []Shape, score func(float64, *Demand) float64) *fragCache {
+	return &fragCache{shapes: shapes, score: score, withMem: usesMem(shapes), ids: map[string]int32{}, demands: map[string]int32{}, trials: map[[2]int32]trial{}}
 }
 
 func (c *fragCache) intern(v nodeView) int32 {
@@ -79,7 +81,7 @@ func (c *fragCache) sync(s *State) {
 // scored on, so full nodes cost nothing.
 func (c *fragCache) refresh(s *State, n int) {
 	nd := &s.Nodes[n]
-	changed := nd.UsedCPU != c.seenCPU[n]
+	changed := nd.UsedCPU != c.seenCPU[n] || (c.withMem && nd.UsedMem != c.seenMem[n])
 	seen := c.seenDev[c.devAt[n]:c.devAt[n+1]]
 	for i := range nd.Devices {
 		changed = changed || nd.Devices[i].Used != seen[i]
@@ -93,6 +95,7 @@ func (c *fragCache) rebuild(s *State) {
 	c.byNode = nil
 	c.nodeView = make([]int32, len(s.Nodes))
 	c.seenCPU = make([]int64, len(s.Nodes))
+	c.seenMem = make([]int64, len(s.Nodes))
 	c.devAt = make([]int, len(s.Nodes)+1)
 	total := 0
 	for n := range s.Nodes {
@@ -108,11 +111,11 @@ func (c *fragCache) rebuild(s *State) {
 
 func (c *fragCache) take(s *State, n int) {
 	nd := &s.Nodes[n]
-	c.seenCPU[n] = nd.UsedCPU
+	c.seenCPU[n], c.seenMem[n] = nd.UsedCPU, nd.UsedMem
 	for i := range nd.Devices {
 		c.seenDev[c.devAt[n]+i] = nd.Devices[i].Used
 	}
-	c.nodeView[n] = c.intern(viewOf(nd))
+	c.nodeView[n] = c.intern(viewOf(nd, c.withMem))
 }
 
 func demandKey(d *Demand) string {
@@ -141,7 +144,7 @@ func (c *fragCache) trial(id, did int32, d *Demand) trial {
 	t, ok := c.trials[key]
 	if !ok {
 		t = c.try(id, d)
-		t.score = c.score(t.delta)
+		t.score = c.score(t.delta, d)
 		c.trials[key] = t
 	}
 	return t
@@ -150,7 +153,6 @@ func (c *fragCache) trial(id, did int32, d *Demand) trial {
 // try works out a trial. For a shared-GPU demand the GPUs of the node are ranked by the
 // policy's score of the decrease, as the policy would rank nodes.
 func (c *fragCache) try(id int32, d *Demand) trial {
-	score := c.score
 	v := &c.views[id]
 	before := c.frags[id]
 	if v.cpu < d.CPU {
@@ -159,6 +161,9 @@ func (c *fragCache) try(id int32, d *Demand) trial {
 	after := func(change func(*nodeView)) float64 {
 		w := v.clone()
 		w.cpu -= d.CPU
+		if c.withMem {
+			w.mem -= d.Mem
+		}
 		change(&w)
 		w.sort()
 		return before - c.frags[c.intern(w)]
@@ -174,7 +179,7 @@ func (c *fragCache) try(id int32, d *Demand) trial {
 				continue
 			}
 			delta := after(func(w *nodeView) { w.gpus[i].free -= d.Units })
-			if !best.ok || score(delta) > score(best.delta) {
+			if !best.ok || c.score(delta, d) > c.score(best.delta, d) {
 				best = trial{ok: true, delta: delta, gpu: int16(i)}
 			}
 		}

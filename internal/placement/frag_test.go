@@ -79,7 +79,7 @@ func TestFragPoliciesKeepWholeGPUsFree(t *testing.T) {
 }
 
 func TestFGDScoreIsTheSimulators(t *testing.T) {
-	if fgdScore(0) != 50 || fgdScore(1000) != 73 || fgdScore(-1000) != 26 {
-		t.Fatalf("fgdScore(0, 1000, -1000) = %v %v %v, want 50 73 26", fgdScore(0), fgdScore(1000), fgdScore(-1000))
+	if fgdScore(0, nil) != 50 || fgdScore(1000, nil) != 73 || fgdScore(-1000, nil) != 26 {
+		t.Fatalf("fgdScore(0, 1000, -1000) = %v %v %v, want 50 73 26", fgdScore(0, nil), fgdScore(1000, nil), fgdScore(-1000, nil))
 	}
 }

@@ -14,24 +14,27 @@ const oursStep = 40
 
 // Ours is gpumem's placement policy: fragmentation-aware best fit. Like FGD it sends a
 // demand where the expected fragmentation against the target workload rises least, but
-// it compares decreases in whole steps of oursStep, and among placements within a step
-// it takes the node left with the least idle GPU instead of a random one. FGD's
-// randomness spreads small tasks over many half-used nodes; best fit among equally good
-// nodes fills them, which keeps idle GPUs together for the tasks that need whole ones.
+//   - its target shapes carry host memory (WithMemory), so a GPU on a node whose memory
+//     is spent counts as lost, as it is: FGD looks at CPU and GPU only;
+//   - it compares decreases in whole steps of oursStep, and among placements within a
+//     step takes the node left with the least idle GPU instead of a random one. FGD's
+//     randomness spreads small tasks over many half-used nodes; best fit among equally
+//     good nodes fills them, which keeps idle GPUs together for tasks that need them.
 type Ours struct {
 	cache *fragCache
 }
 
-// NewOurs makes the policy for a target workload's shapes (TargetShapes). It draws
-// nothing at random: the same state and demand always give the same choice.
+// NewOurs makes the policy for a target workload's shapes (TargetShapes, best with
+// WithMemory). It draws nothing at random: the same state and demand always give the
+// same choice.
 func NewOurs(shapes []Shape) *Ours { return newOurs(shapes, oursStep) }
 
 // newOurs takes the step as a parameter for the experiments that chose it; step 0
 // compares decreases exactly.
 func newOurs(shapes []Shape, step float64) *Ours {
-	score := func(delta float64) float64 { return delta }
+	score := func(delta float64, _ *Demand) float64 { return delta }
 	if step > 0 {
-		score = func(delta float64) float64 { return math.Floor(delta / step) }
+		score = func(delta float64, _ *Demand) float64 { return math.Floor(delta / step) }
 	}
 	return &Ours{cache: newFragCache(shapes, score)}
 }

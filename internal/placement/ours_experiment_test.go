@@ -26,18 +26,25 @@ func TestOursDesign(t *testing.T) {
 	}
 	pn := trace.PlacementNodes(nodes)
 	capacity := int64(trace.TotalGPUs(nodes)) * trace.MilliPerGPU
-	for _, w := range []string{"gpushare20", "multigpu30", "default", "multigpu50"} {
+	for _, w := range []string{"gpushare20", "multigpu30", "default", "multigpu50", "multigpu20"} {
 		pods, err := trace.LoadPods(filepath.Join(dir, trace.WorkloadFile(w)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		target := sim.NewTarget(pods, 0.95)
+		demands := make([]placement.Demand, len(pods))
+		for i := range pods {
+			demands[i] = pods[i].Demand()
+		}
+		withMem := placement.WithMemory(target.Shapes, demands)
+		wide := placement.WithMemory(placement.TargetShapes(demands, 0.99), demands)
 		variants := map[string]func(seed int64) placement.Policy{
-			"fgd":           func(seed int64) placement.Policy { return placement.NewFGD(target.Shapes, uint64(seed)) },
-			"ours exact":    func(int64) placement.Policy { return placement.NewOursStep(target.Shapes, 0) },
-			"ours step 20":  func(int64) placement.Policy { return placement.NewOursStep(target.Shapes, 20) },
-			"ours step 40":  func(int64) placement.Policy { return placement.NewOursStep(target.Shapes, 40) },
-			"ours step 100": func(int64) placement.Policy { return placement.NewOursStep(target.Shapes, 100) },
+			"fgd":             func(seed int64) placement.Policy { return placement.NewFGD(target.Shapes, uint64(seed)) },
+			"ours no mem":     func(int64) placement.Policy { return placement.NewOursStep(target.Shapes, 40) },
+			"ours mem 20":     func(int64) placement.Policy { return placement.NewOursStep(withMem, 20) },
+			"ours mem 40":     func(int64) placement.Policy { return placement.NewOursStep(withMem, 40) },
+			"ours mem 70":     func(int64) placement.Policy { return placement.NewOursStep(withMem, 70) },
+			"ours mem 99% 40": func(int64) placement.Policy { return placement.NewOursStep(wide, 40) },
 		}
 		for name, mk := range variants {
 			sum := 0.0

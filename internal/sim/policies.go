@@ -11,9 +11,10 @@ import (
 // Policies are the policy names a table can hold, in the order tables show them.
 var Policies = []string{"random", "first-fit", "best-fit", "gpu-packing", "fgd", placement.OursName}
 
-// Target is the workload a policy expects, as the shapes of its tasks.
+// Target is the workload a policy expects, as the shapes of its tasks: FGD's, and ours,
+// which also count host memory.
 type Target struct {
-	Shapes []placement.Shape
+	Shapes, WithMemory []placement.Shape
 }
 
 // NewTarget derives a target from a workload; coverage is the share of tasks whose
@@ -23,7 +24,8 @@ func NewTarget(pods []trace.Pod, coverage float64) *Target {
 	for i := range pods {
 		ds[i] = pods[i].Demand()
 	}
-	return &Target{Shapes: placement.TargetShapes(ds, coverage)}
+	shapes := placement.TargetShapes(ds, coverage)
+	return &Target{Shapes: shapes, WithMemory: placement.WithMemory(shapes, ds)}
 }
 
 // NewPolicy makes the named policy for a target workload; seed fixes its tie-breaks.
@@ -45,7 +47,7 @@ func NewPolicy(name string, target *Target, seed int64) (placement.Policy, error
 	case "fgd":
 		return placement.NewFGD(target.Shapes, s), nil
 	case placement.OursName:
-		return placement.NewOurs(target.Shapes), nil
+		return placement.NewOurs(target.WithMemory), nil
 	}
 	return nil, fmt.Errorf("unknown policy %q, want one of %s or all", name, strings.Join(Policies, ", "))
 }
