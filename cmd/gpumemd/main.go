@@ -26,6 +26,9 @@ import (
 )
 
 func main() {
+	if isTaskProlog() {
+		os.Exit(taskProlog(os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
