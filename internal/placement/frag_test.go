@@ -83,3 +83,20 @@ func TestFGDScoreIsTheSimulators(t *testing.T) {
 		t.Fatalf("fgdScore(0, 1000, -1000) = %v %v %v, want 50 73 26", fgdScore(0, nil), fgdScore(1000, nil), fgdScore(-1000, nil))
 	}
 }
+
+func TestWithMemoryStrandsGPUsOnFullMemory(t *testing.T) {
+	big := Demand{CPU: 1000, Mem: 300, GPUs: 2, Units: 1000, Kinds: Whole}
+	ds := []Demand{big, big, {CPU: 1000, Mem: 100, GPUs: 2, Units: 1000, Kinds: Whole}}
+	shapes := WithMemory(TargetShapes(ds, 1), ds)
+	if len(shapes) != 1 || shapes[0].Mem != 300 {
+		t.Fatalf("shapes %+v, want one 2-GPU shape with its usual memory 300", shapes)
+	}
+	nd := Node{CPU: 8000, Mem: 1000, UsedMem: 800, Devices: []Device{{Model: "T4", Capacity: 1000}, {Model: "T4", Capacity: 1000}}}
+	withMem, without := viewOf(&nd, true), viewOf(&nd, false)
+	if got := fragOf(&withMem, shapes); got != 2000 {
+		t.Errorf("with memory counted: frag %v, want both idle GPUs (2000) lost to a task that needs 300 of the 200 left", got)
+	}
+	if got := fragOf(&without, TargetShapes(ds, 1)); got != 0 {
+		t.Errorf("FGD's shapes and view (no memory): frag %v, want 0", got)
+	}
+}
