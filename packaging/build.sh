@@ -29,6 +29,7 @@ chmod 0755 "$root"
 trap 'rm -rf "$root"' EXIT
 install -D -m 0755 "$bin/gpumemd" "$root/usr/sbin/gpumemd"
 install -D -m 0755 "$bin/gpumemctl" "$root/usr/bin/gpumemctl"
+install -D -m 0755 "$here/gpumemd-task-prolog" "$root/usr/sbin/gpumemd-task-prolog"
 # Debian's slurm-wlm loads plugins from here.
 plugins=0
 for so in job_submit_gpumem.so cli_filter_gpumem.so; do
