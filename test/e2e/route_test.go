@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -123,4 +124,23 @@ func TestOtherRequestsUntouched(t *testing.T) {
 		t.Errorf("a job without --gres got TresPerNode=%s", j.tresPerNode)
 	}
 	clean(t)
+}
+
+var suggestionRE = regexp.MustCompile(`up to (gpu:mem:\S+?) per GPU fits`)
+
+// TestRefusalSuggestionFits: the size a refusal says would fit really runs there.
+func TestRefusalSuggestionFits(t *testing.T) {
+	for _, p := range []string{"gpu", "inference", "train"} {
+		t.Run(p, func(t *testing.T) {
+			clean(t)
+			r := slurm(t, 30*time.Second, "", "srun", "-p", p, "--gres=gpu:mem:900g", "true")
+			m := suggestionRE.FindStringSubmatch(r.err)
+			if r.code == 0 || m == nil {
+				t.Fatalf("gpu:mem:900g in %s: want a refusal that suggests a size, got %s", p, r)
+			}
+			if r := slurm(t, 60*time.Second, "", "srun", "-p", p, "--gres="+m[1], "true"); r.code != 0 {
+				t.Errorf("the refusal suggested %s in %s, which does not run: %s", m[1], p, r)
+			}
+		})
+	}
 }
