@@ -68,6 +68,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.InventoryDir, "inventory-dir", c.InventoryDir, "per-node inventory directory")
 	fs.DurationVar(&c.GresInterval, "gres-interval", c.GresInterval, "how often GPUs are re-discovered for gres.conf")
 	fs.StringVar(&c.GresHook, "gres-hook", c.GresHook, "shell command run after gres.conf changed, e.g. 'systemctl restart slurmd'")
+	fs.StringVar(&c.GresDevPrefix, "dev-prefix", c.GresDevPrefix, "replaces /dev in gres.conf File= lines (a lab's fake device nodes)")
 	fs.Func("usage-policy", "what to do with a job over its slice: record, warn or kill (default "+c.UsagePolicy+")", func(v string) error {
 		p, err := config.ParseUsagePolicy(v)
 		c.UsagePolicy = p

@@ -64,7 +64,7 @@ func (w *gresWriter) maybeWrite(now time.Time) error {
 	if !w.opt.WriteGres {
 		return nil
 	}
-	data, err := gresconf.Render(c, gresconf.Options{ShardUnitMiB: w.opt.Shared.ShardUnitMiB})
+	data, err := gresconf.Render(c, gresconf.Options{ShardUnitMiB: w.opt.Shared.ShardUnitMiB, DevPrefix: w.opt.GresDevPrefix})
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ type Gpumemd struct {
 	InventoryDir   string        // per-node inventory directory the plugins read
 	GresInterval   time.Duration // how often the GPUs are re-discovered for gres.conf
 	GresHook       string        // command run after gres.conf changed; "" runs nothing
+	GresDevPrefix  string        // replaces /dev in gres.conf File= (a lab's fake device nodes); "" is /dev
 
 	UsagePolicy string        // record, warn or kill
 	UsageGrace  time.Duration // how long a job may stay over its slice before kill
@@ -107,7 +108,7 @@ func ParseGpumemd(b []byte) (Gpumemd, error) {
 }
 
 const gpumemdKeys = "NVML, Listen, WebConfigFile, NodeName, PollInterval, WriteGres, GresConf, " +
-	"WriteInventory, InventoryDir, GresInterval, GresHook, UsagePolicy, UsageGrace, UsageNotify, " +
+	"WriteInventory, InventoryDir, GresInterval, GresHook, GresDevPrefix, UsagePolicy, UsageGrace, UsageNotify, " +
 	"Drain, Resume, CriticalXIDs, XIDHold, Scontrol, HistoryDB, HistoryBucket, HistoryKeepSamples, " +
 	"HistoryKeepJobs, FragmentationSizes"
 
@@ -126,16 +127,17 @@ var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 	"gresinterval": func(c *Gpumemd, v string) error {
 		return assign(&c.GresInterval, v, durationIn(time.Second, 24*time.Hour))
 	},
-	"greshook":     func(c *Gpumemd, v string) error { c.GresHook = v; return nil },
-	"usagepolicy":  func(c *Gpumemd, v string) error { return assign(&c.UsagePolicy, v, ParseUsagePolicy) },
-	"usagegrace":   func(c *Gpumemd, v string) error { return assign(&c.UsageGrace, v, durationIn(0, 24*time.Hour)) },
-	"usagenotify":  func(c *Gpumemd, v string) error { return assign(&c.UsageNotify, v, parseBool) },
-	"drain":        func(c *Gpumemd, v string) error { return assign(&c.Drain, v, parseBool) },
-	"resume":       func(c *Gpumemd, v string) error { return assign(&c.Resume, v, parseBool) },
-	"criticalxids": func(c *Gpumemd, v string) error { return assign(&c.CriticalXIDs, v, ParseXIDs) },
-	"xidhold":      func(c *Gpumemd, v string) error { return assign(&c.XIDHold, v, durationIn(0, 30*24*time.Hour)) },
-	"scontrol":     func(c *Gpumemd, v string) error { return assign(&c.Scontrol, v, nonEmpty) },
-	"historydb":    func(c *Gpumemd, v string) error { return assign(&c.HistoryDB, v, optionalPath) },
+	"greshook":      func(c *Gpumemd, v string) error { c.GresHook = v; return nil },
+	"gresdevprefix": func(c *Gpumemd, v string) error { return assign(&c.GresDevPrefix, v, optionalPath) },
+	"usagepolicy":   func(c *Gpumemd, v string) error { return assign(&c.UsagePolicy, v, ParseUsagePolicy) },
+	"usagegrace":    func(c *Gpumemd, v string) error { return assign(&c.UsageGrace, v, durationIn(0, 24*time.Hour)) },
+	"usagenotify":   func(c *Gpumemd, v string) error { return assign(&c.UsageNotify, v, parseBool) },
+	"drain":         func(c *Gpumemd, v string) error { return assign(&c.Drain, v, parseBool) },
+	"resume":        func(c *Gpumemd, v string) error { return assign(&c.Resume, v, parseBool) },
+	"criticalxids":  func(c *Gpumemd, v string) error { return assign(&c.CriticalXIDs, v, ParseXIDs) },
+	"xidhold":       func(c *Gpumemd, v string) error { return assign(&c.XIDHold, v, durationIn(0, 30*24*time.Hour)) },
+	"scontrol":      func(c *Gpumemd, v string) error { return assign(&c.Scontrol, v, nonEmpty) },
+	"historydb":     func(c *Gpumemd, v string) error { return assign(&c.HistoryDB, v, optionalPath) },
 	"historybucket": func(c *Gpumemd, v string) error {
 		return assign(&c.HistoryBucket, v, durationIn(time.Second, 24*time.Hour))
 	},
