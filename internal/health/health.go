@@ -32,6 +32,13 @@ type Drainer interface {
 	Resume(node string) error
 }
 
+// ReasonReader is a Drainer that can also tell the node's current drain reason, so a
+// restarted gpumemd recognises a drain of its own (reason "gpumem: ...") and can still
+// resume it.
+type ReasonReader interface {
+	Reason(node string) (string, error)
+}
+
 // Monitor keeps the node's health from poll to poll.
 type Monitor struct {
 	Node     string
@@ -47,6 +54,7 @@ type Monitor struct {
 	xids     map[int]xidMark
 	problems []string
 	drained  bool
+	adopted  bool // the drain state left by an earlier gpumemd has been looked at
 	// XIDCounts counts every XID seen, critical or not, per GPU and XID.
 	XIDCounts map[[2]int]uint64
 }
@@ -101,6 +109,7 @@ func (m *Monitor) Observe(s usage.Snapshot, sampleErr error, now time.Time) (Sta
 	}
 	sort.Strings(m.problems)
 	st := Status{Healthy: len(m.problems) == 0, Problems: append([]string(nil), m.problems...)}
+	m.adopt()
 	var err error
 	switch {
 	case !st.Healthy && m.Drain && !m.drained:
@@ -114,6 +123,27 @@ func (m *Monitor) Observe(s usage.Snapshot, sampleErr error, now time.Time) (Sta
 	}
 	st.Drained = m.drained
 	return st, err
+}
+
+// adopt takes over a drain an earlier gpumemd left behind, once; without it, a node
+// drained before a restart would stay drained after its GPUs recovered.
+func (m *Monitor) adopt() {
+	if m.adopted || !m.Resume {
+		return
+	}
+	rr, ok := m.Drainer.(ReasonReader)
+	if !ok {
+		m.adopted = true
+		return
+	}
+	reason, err := rr.Reason(m.Node)
+	if err != nil {
+		return // slurmctld unreachable: look again next poll
+	}
+	m.adopted = true
+	if strings.HasPrefix(reason, reasonPrefix) {
+		m.drained = true
+	}
 }
 
 // checkGPUs compares the poll with the GPUs of the first good poll: a GPU that left, or
@@ -158,10 +188,13 @@ func failed(s usage.Snapshot, idx int) bool {
 	return false
 }
 
-// Reason is the drain reason Slurm shows: prefixed "gpumem:" so an admin (and a later
-// resume) can tell gpumemd's drains from their own, and short enough for sinfo -R.
+// reasonPrefix marks gpumemd's drains, so an admin (and a later resume) can tell them
+// from their own.
+const reasonPrefix = "gpumem: "
+
+// Reason is the drain reason Slurm shows, short enough for sinfo -R.
 func Reason(problems []string) string {
-	r := "gpumem: " + strings.Join(problems, "; ")
+	r := reasonPrefix + strings.Join(problems, "; ")
 	if len(r) > 200 {
 		r = r[:197] + "..."
 	}

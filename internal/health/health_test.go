@@ -147,3 +147,39 @@ func TestWatchXIDsFromFakeNode(t *testing.T) {
 		t.Fatal("no XID event within 5s")
 	}
 }
+
+// readingRecorder also answers the node's current drain reason.
+type readingRecorder struct {
+	recorder
+	reason string
+}
+
+func (r *readingRecorder) Reason(string) (string, error) { return r.reason, nil }
+
+func TestRestartAdoptsOwnDrainOnly(t *testing.T) {
+	own := &readingRecorder{reason: "gpumem: GPU 1 XID 79"}
+	m := &Monitor{Node: "n1", Drainer: own, Drain: true, Resume: true}
+	if st, _ := m.Observe(twoGPUs(), nil, time.Unix(0, 0)); st.Drained || strings.Join(own.calls, "|") != "resume n1" {
+		t.Fatalf("restarted over its own drain: status %+v calls %q; want it resumed", st, own.calls)
+	}
+	admin := &readingRecorder{reason: "disk replacement"}
+	m = &Monitor{Node: "n1", Drainer: admin, Drain: true, Resume: true}
+	m.Observe(twoGPUs(), nil, time.Unix(0, 0))
+	if len(admin.calls) != 0 {
+		t.Fatalf("resumed an admin's drain: %q", admin.calls)
+	}
+}
+
+func TestScontrolReason(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "scontrol")
+	os.WriteFile(script, []byte("#!/bin/sh\necho 'NodeName=n1 Arch=x86_64 State=IDLE+DRAIN Partitions=gpu Reason=gpumem: GPU 1 XID 79 [root@2026-11-30T15:44:41]'\n"), 0o755)
+	r, err := Scontrol{Path: script}.Reason("n1")
+	if err != nil || r != "gpumem: GPU 1 XID 79" {
+		t.Fatalf("Reason = %q, %v", r, err)
+	}
+	os.WriteFile(script, []byte("#!/bin/sh\necho 'NodeName=n1 State=IDLE Partitions=gpu'\n"), 0o755)
+	if r, err := (Scontrol{Path: script}).Reason("n1"); err != nil || r != "" {
+		t.Fatalf("no reason: %q, %v", r, err)
+	}
+}

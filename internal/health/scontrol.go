@@ -25,7 +25,30 @@ func (s Scontrol) Resume(node string) error {
 	return s.run("update", "nodename="+node, "state=resume")
 }
 
+// Reason returns the node's drain reason ("" when it has none), from
+// `scontrol show node NODE -o`, whose one line ends with Reason=... when there is one.
+func (s Scontrol) Reason(node string) (string, error) {
+	out, err := s.output("show", "node", node, "-o")
+	if err != nil {
+		return "", err
+	}
+	_, reason, ok := strings.Cut(strings.TrimSpace(out), " Reason=")
+	if !ok {
+		return "", nil
+	}
+	// Slurm appends " [user@time]" to the reason.
+	if i := strings.LastIndex(reason, " ["); i >= 0 {
+		reason = reason[:i]
+	}
+	return reason, nil
+}
+
 func (s Scontrol) run(args ...string) error {
+	_, err := s.output(args...)
+	return err
+}
+
+func (s Scontrol) output(args ...string) (string, error) {
 	path, timeout := s.Path, s.Timeout
 	if path == "" {
 		path = "scontrol"
@@ -37,7 +60,7 @@ func (s Scontrol) run(args ...string) error {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %s: %v: %s", path, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("%s %s: %v: %s", path, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
-	return nil
+	return string(out), nil
 }
