@@ -10,17 +10,31 @@ import (
 // the shapes of the target workload. It reproduces the published simulator's choices
 // as far as they are determined: the fragmentation decrease (in GPUs) is squashed
 // through a sigmoid into an integer score 0-100, so that many nodes tie. Among equal
-// scores the reference run goes to a node already in use far more often than chance
-// would (replaying it, this rule lifts seed 42 from 90.2% to 94.9% allocated against its
-// 95.3%); what is left of a tie is drawn at random.
+// scores the reference run goes to a node already in use, and among those to the one
+// first put in use (91% of its ties between nodes in use; the scheduler evidently
+// keeps nodes in the order they received work). Ties among idle nodes are drawn at
+// random.
 type FGD struct {
 	cache *fragCache
 	rng   *rand.Rand
+	// firstUse[n] is when node n was first seen in use (1, 2, ...; 0 = not yet), the
+	// order in which the reference breaks ties among nodes in use.
+	firstUse []int
+	uses     int
+	last     int // node of the last choice, -1 before any
 }
 
 // NewFGD makes an FGD policy for a target workload; seed fixes its tie-breaks.
 func NewFGD(shapes []Shape, seed uint64) *FGD {
-	return &FGD{cache: newFragCache(shapes, fgdScore), rng: newRand(seed)}
+	return &FGD{cache: newFragCache(shapes, fgdScore), rng: newRand(seed), last: -1}
+}
+
+// noteUse numbers node n if it is in use and has no number yet.
+func (f *FGD) noteUse(s *State, n int) {
+	if f.firstUse[n] == 0 && s.Nodes[n].UsedCPU > 0 {
+		f.uses++
+		f.firstUse[n] = f.uses
+	}
 }
 
 func (*FGD) Name() string { return "fgd" }
@@ -31,22 +45,34 @@ func fgdScore(delta float64, _ *Demand) float64 {
 }
 
 func (f *FGD) Place(s *State, d *Demand) (Choice, bool) {
+	if len(f.firstUse) != len(s.Nodes) {
+		f.firstUse, f.uses, f.last = make([]int, len(s.Nodes)), 0, -1
+	}
+	if f.last >= 0 {
+		f.noteUse(s, f.last)
+	}
 	best, bestN := trial{}, -1
-	bestScore, bestUsed := math.Inf(-1), false
+	bestScore, bestOrder := math.Inf(-1), 0
 	var pick tieBreak
 	f.cache.each(s, d, func(n int, t trial) {
-		sc, used := t.score, s.Nodes[n].UsedCPU > 0
-		if sc > bestScore || (sc == bestScore && used && !bestUsed) {
-			bestScore, bestUsed = sc, used
+		f.noteUse(s, n)
+		// Rank within a score: in use before idle, earlier first use before later.
+		order := f.firstUse[n]
+		if t.score > bestScore || (t.score == bestScore && order > 0 && (bestOrder == 0 || order < bestOrder)) {
+			bestScore, bestOrder = t.score, order
+			best, bestN = t, n
 			pick.reset()
+			pick.keep(f.rng)
+			return
 		}
-		if sc == bestScore && used == bestUsed && pick.keep(f.rng) {
+		if t.score == bestScore && order == 0 && bestOrder == 0 && pick.keep(f.rng) {
 			best, bestN = t, n
 		}
 	})
 	if bestN < 0 {
 		return Choice{}, false
 	}
+	f.last = bestN
 	return f.cache.choice(s, bestN, d, best)
 }
 

@@ -37,14 +37,13 @@ func TestOursDesign(t *testing.T) {
 			demands[i] = pods[i].Demand()
 		}
 		withMem := placement.WithMemory(target.Shapes, demands)
-		wide := placement.WithMemory(placement.TargetShapes(demands, 0.99), demands)
 		variants := map[string]func(seed int64) placement.Policy{
-			"fgd":             func(seed int64) placement.Policy { return placement.NewFGD(target.Shapes, uint64(seed)) },
-			"ours no mem":     func(int64) placement.Policy { return placement.NewOursStep(target.Shapes, 40) },
-			"ours mem 20":     func(int64) placement.Policy { return placement.NewOursStep(withMem, 20) },
-			"ours mem 40":     func(int64) placement.Policy { return placement.NewOursStep(withMem, 40) },
-			"ours mem 70":     func(int64) placement.Policy { return placement.NewOursStep(withMem, 70) },
-			"ours mem 99% 40": func(int64) placement.Policy { return placement.NewOursStep(wide, 40) },
+			"fgd":            func(seed int64) placement.Policy { return placement.NewFGD(target.Shapes, uint64(seed)) },
+			"gpumem":         func(int64) placement.Policy { return placement.NewOurs(withMem) },
+			"without memory": func(int64) placement.Policy { return placement.NewOursStep(target.Shapes, 40) },
+			"exact, no step": func(int64) placement.Policy { return placement.NewOursStep(withMem, 0) },
+			"step 20":        func(int64) placement.Policy { return placement.NewOursStep(withMem, 20) },
+			"step 70":        func(int64) placement.Policy { return placement.NewOursStep(withMem, 70) },
 		}
 		for name, mk := range variants {
 			sum := 0.0

@@ -13,19 +13,21 @@ type Agreement struct {
 	// Free run: the policy makes its own decisions from the start.
 	SameNode        int     // decisions on the same node (or both failed)
 	Alloc, RefAlloc float64 // allocation % at the end
-	// Forced run: the state follows the reference's decisions; at each step the policy's
-	// scores are asked whether the reference's node was among its best.
-	Forced, ForcedBest int
+	// Forced run: the state follows the reference's decisions; at each step a second
+	// policy's choice is compared with the reference's, and its scores are asked
+	// whether the reference's node was among its best.
+	Forced, ForcedSame, ForcedBest int
 }
 
 // Scorer gives every node's score for a demand, -1 where it cannot go; higher is better.
 type Scorer func(s *placement.State, d *placement.Demand) []float64
 
 // Compare replays seq's arrivals with p and checks it against the decisions of the
-// reference policy ref (a name the sequence file uses, e.g. "06-FGD"). When scores is
-// not nil it also replays the reference's own decisions and counts how often its node
-// scored best.
-func Compare(nodes []trace.Node, seq *trace.Sequence, ref string, p placement.Policy, scores Scorer) (Agreement, error) {
+// reference policy ref (a name the sequence file uses, e.g. "06-FGD"). When forced is
+// not nil it also replays the reference's own decisions, asking forced (a fresh policy
+// of the same kind) for its choice and, where scores is not nil, whether the
+// reference's node scored best.
+func Compare(nodes []trace.Node, seq *trace.Sequence, ref string, p, forced placement.Policy, scores Scorer) (Agreement, error) {
 	dec, ok := seq.Decisions[ref]
 	if !ok {
 		return Agreement{}, fmt.Errorf("sim: the sequence has no decisions of %q, it has %v", ref, seq.Policies)
@@ -34,7 +36,7 @@ func Compare(nodes []trace.Node, seq *trace.Sequence, ref string, p placement.Po
 	pnodes := trace.PlacementNodes(nodes)
 	a := Agreement{Tasks: len(seq.Pods)}
 	free := placement.NewState(pnodes)
-	forced := placement.NewState(pnodes)
+	fs := placement.NewState(pnodes)
 	var used, capacity int64
 	for _, n := range pnodes {
 		capacity += int64(len(n.Devices)) * trace.MilliPerGPU
@@ -57,23 +59,28 @@ func Compare(nodes []trace.Node, seq *trace.Sequence, ref string, p placement.Po
 		if got == want {
 			a.SameNode++
 		}
-		if scores == nil || want < 0 {
+		if forced == nil || want < 0 {
 			continue
 		}
-		sc := scores(forced, &d)
-		top := -1.0
-		for _, v := range sc {
-			top = max(top, v)
-		}
 		a.Forced++
-		if sc[want] >= 0 && sc[want] == top {
-			a.ForcedBest++
+		if c, ok := forced.Place(fs, &d); ok && c.Node == want {
+			a.ForcedSame++
 		}
-		c, err := referenceChoice(forced, want, dec[i].GPUs, &d)
+		if scores != nil {
+			sc := scores(fs, &d)
+			top := -1.0
+			for _, v := range sc {
+				top = max(top, v)
+			}
+			if sc[want] >= 0 && sc[want] == top {
+				a.ForcedBest++
+			}
+		}
+		c, err := referenceChoice(fs, want, dec[i].GPUs, &d)
 		if err != nil {
 			return a, fmt.Errorf("sim: reference decision %d (%s on %s): %w", i, pod.Name, dec[i].Node, err)
 		}
-		if err := forced.Commit(c, &d); err != nil {
+		if err := fs.Commit(c, &d); err != nil {
 			return a, fmt.Errorf("sim: reference decision %d (%s on %s) does not fit our model: %w", i, pod.Name, dec[i].Node, err)
 		}
 	}
