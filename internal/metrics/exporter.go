@@ -73,6 +73,13 @@ func (e *Exporter) Set(st *State) {
 	e.mu.Unlock()
 }
 
+// State returns the state the next scrape reads; callers must not change it.
+func (e *Exporter) State() *State {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.st
+}
+
 // Describe implements prometheus.Collector.
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	ch <- e.success
@@ -84,9 +91,7 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
-	e.mu.RLock()
-	st := e.st
-	e.mu.RUnlock()
+	st := e.State()
 	for name, c := range e.collectors {
 		start := time.Now()
 		ok := 1.0
