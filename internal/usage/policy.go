@@ -75,7 +75,9 @@ func (e *Enforcer) Step(jobs []Job, now time.Time) []Action {
 			acts = append(acts, e.warn(j))
 		}
 		if e.Policy == PolicyKill && now.Sub(since) >= e.Grace {
-			acts = append(acts, e.kill(j))
+			if a, did := e.kill(j); did {
+				acts = append(acts, a)
+			}
 			e.overSince[j.ID] = now // a survivor gets a fresh grace, not a kill per poll
 		}
 	}
@@ -117,8 +119,9 @@ func (e *Enforcer) tell(pid int, job, msg string) {
 	fmt.Fprintln(f, msg)
 }
 
-func (e *Enforcer) kill(j *Job) Action {
-	a := Action{Job: j.ID, Kind: "kill"}
+// kill signals the job's GPU processes; did is false when none was still the job's.
+func (e *Enforcer) kill(j *Job) (a Action, did bool) {
+	a = Action{Job: j.ID, Kind: "kill"}
 	signal := e.Signal
 	if signal == nil {
 		signal = syscall.Kill
@@ -140,7 +143,7 @@ func (e *Enforcer) kill(j *Job) Action {
 	if len(failed) > 0 {
 		a.Detail += fmt.Sprintf("; could not kill %v", failed)
 	}
-	return a
+	return a, len(a.PIDs)+len(failed) > 0
 }
 
 func (e *Enforcer) owns(pid int, job string) bool {

@@ -137,7 +137,11 @@ func TestKillSkipsReusedPID(t *testing.T) {
 		Signal: func(pid int, _ syscall.Signal) error { signalled = append(signalled, pid); return nil }}
 	// The poll said the PID was job 301's; by now it belongs to job 999.
 	jobs := []Job{{ID: "301", Kind: KindShard, Alloc: gib, Used: 2 * gib, GPUs: []JobGPU{{GPU: 0, Used: 2 * gib, PIDs: []int{other.Pid}}}}}
-	e.Step(jobs, time.Unix(0, 0))
+	for _, a := range e.Step(jobs, time.Unix(0, 0)) {
+		if a.Kind == "kill" {
+			t.Fatalf("reported %+v though no process was still the job's", a)
+		}
+	}
 	if len(signalled) != 0 {
 		t.Fatalf("signalled %v, a PID that no longer belongs to the job", signalled)
 	}
