@@ -17,24 +17,12 @@ import (
 type FGD struct {
 	cache *fragCache
 	rng   *rand.Rand
-	// firstUse[n] is when node n was first seen in use (1, 2, ...; 0 = not yet), the
-	// order in which the reference breaks ties among nodes in use.
-	firstUse []int
-	uses     int
-	last     int // node of the last choice, -1 before any
+	order useOrder
 }
 
 // NewFGD makes an FGD policy for a target workload; seed fixes its tie-breaks.
 func NewFGD(shapes []Shape, seed uint64) *FGD {
-	return &FGD{cache: newFragCache(shapes, fgdScore), rng: newRand(seed), last: -1}
-}
-
-// noteUse numbers node n if it is in use and has no number yet.
-func (f *FGD) noteUse(s *State, n int) {
-	if f.firstUse[n] == 0 && s.Nodes[n].UsedCPU > 0 {
-		f.uses++
-		f.firstUse[n] = f.uses
-	}
+	return &FGD{cache: newFragCache(shapes, fgdScore), rng: newRand(seed)}
 }
 
 func (*FGD) Name() string { return "fgd" }
@@ -45,20 +33,13 @@ func fgdScore(delta float64, _ *Demand) float64 {
 }
 
 func (f *FGD) Place(s *State, d *Demand) (Choice, bool) {
-	if len(f.firstUse) != len(s.Nodes) {
-		f.firstUse, f.uses, f.last = make([]int, len(s.Nodes)), 0, -1
-	}
-	if f.last >= 0 {
-		f.noteUse(s, f.last)
-	}
+	f.order.begin(s)
 	best, bestN := trial{}, -1
 	bestScore, bestOrder := math.Inf(-1), 0
 	var pick tieBreak
 	f.cache.each(s, d, func(n int, t trial) {
-		f.noteUse(s, n)
-		// Rank within a score: in use before idle, earlier first use before later.
-		order := f.firstUse[n]
-		if t.score > bestScore || (t.score == bestScore && order > 0 && (bestOrder == 0 || order < bestOrder)) {
+		order := f.order.of(s, n)
+		if t.score > bestScore || (t.score == bestScore && earlier(order, bestOrder)) {
 			bestScore, bestOrder = t.score, order
 			best, bestN = t, n
 			pick.reset()
@@ -72,7 +53,7 @@ func (f *FGD) Place(s *State, d *Demand) (Choice, bool) {
 	if bestN < 0 {
 		return Choice{}, false
 	}
-	f.last = bestN
+	f.order.last = bestN
 	return f.cache.choice(s, bestN, d, best)
 }
 

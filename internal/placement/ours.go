@@ -16,12 +16,15 @@ const oursStep = 40
 // demand where the expected fragmentation against the target workload rises least, but
 //   - its target shapes carry host memory (WithMemory), so a GPU on a node whose memory
 //     is spent counts as lost, as it is: FGD looks at CPU and GPU only;
-//   - it compares decreases in whole steps of oursStep, and among placements within a
-//     step takes the node left with the least idle GPU instead of a random one. FGD's
-//     randomness spreads small tasks over many half-used nodes; best fit among equally
-//     good nodes fills them, which keeps idle GPUs together for tasks that need them.
+//   - it compares decreases in whole steps of oursStep, so that near-equal placements
+//     tie, and breaks ties by first fit over the nodes in the order they were put in
+//     use (useOrder), never at random: the oldest open node fills before a newer one
+//     and idle nodes open last, which keeps idle GPUs together for tasks that need
+//     them. FGD's random draw among idle nodes and its integer score's coarse steps
+//     leave more half-used nodes behind.
 type Ours struct {
 	cache *fragCache
+	order useOrder
 }
 
 // NewOurs makes the policy for a target workload's shapes (TargetShapes, best with
@@ -42,24 +45,17 @@ func newOurs(shapes []Shape, step float64) *Ours {
 func (*Ours) Name() string { return OursName }
 
 func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
-	best, bestN := trial{}, -1
-	var bestIdle int64
+	o.order.begin(s)
+	best, bestN, bestOrder := trial{}, -1, 0
 	o.cache.each(s, d, func(n int, t trial) {
-		idle := idleUnits(&s.Nodes[n])
-		if bestN < 0 || t.score > best.score || (t.score == best.score && idle < bestIdle) {
-			best, bestN, bestIdle = t, n, idle
+		order := o.order.of(s, n)
+		if bestN < 0 || t.score > best.score || (t.score == best.score && earlier(order, bestOrder)) {
+			best, bestN, bestOrder = t, n, order
 		}
 	})
 	if bestN < 0 {
 		return Choice{}, false
 	}
+	o.order.last = bestN
 	return o.cache.choice(s, bestN, d, best)
-}
-
-func idleUnits(nd *Node) int64 {
-	var idle int64
-	for i := range nd.Devices {
-		idle += nd.Devices[i].Free()
-	}
-	return idle
 }

@@ -26,7 +26,7 @@ func TestOursDesign(t *testing.T) {
 	}
 	pn := trace.PlacementNodes(nodes)
 	capacity := int64(trace.TotalGPUs(nodes)) * trace.MilliPerGPU
-	for _, w := range []string{"gpushare20", "multigpu30", "default", "multigpu50", "multigpu20"} {
+	for _, w := range []string{"gpushare20", "gpushare60", "default", "multigpu30", "multigpu40"} {
 		pods, err := trace.LoadPods(filepath.Join(dir, trace.WorkloadFile(w)))
 		if err != nil {
 			t.Fatal(err)

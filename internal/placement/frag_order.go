@@ -1,0 +1,35 @@
+package placement
+
+// useOrder numbers nodes in the order they were first put in use. Both FGD (as the
+// published scheduler does) and Ours break ties between equally good nodes in that
+// order, which is first fit over the nodes already opened: the oldest open node fills
+// up before a newer one, and idle nodes are opened last.
+type useOrder struct {
+	first []int // by node: 1, 2, ... in order of first use; 0 = not seen in use yet
+	uses  int
+	last  int // node of the last choice, -1 before any
+}
+
+// begin readies the order for a call on s, numbering the node chosen last time first:
+// it was put in use before any node this call may come across.
+func (u *useOrder) begin(s *State) {
+	if len(u.first) != len(s.Nodes) {
+		u.first, u.uses, u.last = make([]int, len(s.Nodes)), 0, -1
+	}
+	if u.last >= 0 {
+		u.of(s, u.last)
+	}
+}
+
+// of is node n's number, given it one if it is in use and has none yet; 0 if idle.
+func (u *useOrder) of(s *State, n int) int {
+	if u.first[n] == 0 && s.Nodes[n].UsedCPU > 0 {
+		u.uses++
+		u.first[n] = u.uses
+	}
+	return u.first[n]
+}
+
+// earlier reports whether order a ranks before order b: in use before idle, earlier
+// first use before later.
+func earlier(a, b int) bool { return a > 0 && (b == 0 || a < b) }
