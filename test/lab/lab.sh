@@ -66,7 +66,7 @@ pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 pidfile_pid() { cat "$1" 2>/dev/null || true; }
 
 daemon_pids() {
-	local f
+	local f pid
 	for f in "$ROOT$LAB"/run/*.pid; do
 		[ -e "$f" ] || continue
 		pid=$(pidfile_pid "$f")
