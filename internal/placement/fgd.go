@@ -28,7 +28,7 @@ func NewFGD(shapes []Shape, seed uint64) *FGD {
 func (*FGD) Name() string { return "fgd" }
 
 // fgdScore is the simulator's node score for a fragmentation decrease in milli-GPU.
-func fgdScore(delta float64, _ *Demand) float64 {
+func fgdScore(delta float64) float64 {
 	return math.Trunc(100 / (1 + math.Exp(-delta/1000)))
 }
 

@@ -25,7 +25,7 @@ type fragCache struct {
 	demands map[string]int32 // demand key -> demand id
 	trials  map[[2]int32]trial
 
-	score func(delta float64, d *Demand) float64 // how the owning policy ranks a decrease
+	score func(delta float64) float64 // how the owning policy ranks a decrease
 	// byNode[demand id][node] is the last trial of that demand on that node, valid while
 	// the node is still in the view it was made in: most nodes do not change between
 	// two demands, and scanning one slice is far cheaper than a lookup per node.
@@ -47,7 +47,7 @@ type trial struct {
 	ok  bool
 }
 
-func newFragCache(shapes []Shape, score func(float64, *Demand) float64) *fragCache {
+func newFragCache(shapes []Shape, score func(float64) float64) *fragCache {
 	return &fragCache{shapes: shapes, score: score, withMem: usesMem(shapes), ids: map[string]int32{}, demands: map[string]int32{}, trials: map[[2]int32]trial{}}
 }
 
@@ -118,9 +118,14 @@ func (c *fragCache) take(s *State, n int) {
 	c.nodeView[n] = c.intern(viewOf(nd, c.withMem))
 }
 
-func demandKey(d *Demand) string {
+// demandKey is what a trial depends on: memory only when views hold it.
+func demandKey(d *Demand, withMem bool) string {
+	mem := int64(0)
+	if withMem {
+		mem = d.Mem
+	}
 	var b strings.Builder
-	for _, v := range []int64{d.CPU, int64(d.GPUs), d.Units, int64(d.kinds())} {
+	for _, v := range []int64{d.CPU, mem, int64(d.GPUs), d.Units, int64(d.kinds())} {
 		b.WriteString(strconv.FormatInt(v, 10))
 		b.WriteByte(' ')
 	}
@@ -129,7 +134,7 @@ func demandKey(d *Demand) string {
 }
 
 func (c *fragCache) demandID(d *Demand) int32 {
-	k := demandKey(d)
+	k := demandKey(d, c.withMem)
 	id, ok := c.demands[k]
 	if !ok {
 		id = int32(len(c.demands))
@@ -144,7 +149,7 @@ func (c *fragCache) trial(id, did int32, d *Demand) trial {
 	t, ok := c.trials[key]
 	if !ok {
 		t = c.try(id, d)
-		t.score = c.score(t.delta, d)
+		t.score = c.score(t.delta)
 		c.trials[key] = t
 	}
 	return t
@@ -179,7 +184,7 @@ func (c *fragCache) try(id int32, d *Demand) trial {
 				continue
 			}
 			delta := after(func(w *nodeView) { w.gpus[i].free -= d.Units })
-			if !best.ok || c.score(delta, d) > c.score(best.delta, d) {
+			if !best.ok || c.score(delta) > c.score(best.delta) {
 				best = trial{ok: true, delta: delta, gpu: int16(i)}
 			}
 		}

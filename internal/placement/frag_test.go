@@ -79,8 +79,8 @@ func TestFragPoliciesKeepWholeGPUsFree(t *testing.T) {
 }
 
 func TestFGDScoreIsTheSimulators(t *testing.T) {
-	if fgdScore(0, nil) != 50 || fgdScore(1000, nil) != 73 || fgdScore(-1000, nil) != 26 {
-		t.Fatalf("fgdScore(0, 1000, -1000) = %v %v %v, want 50 73 26", fgdScore(0, nil), fgdScore(1000, nil), fgdScore(-1000, nil))
+	if fgdScore(0) != 50 || fgdScore(1000) != 73 || fgdScore(-1000) != 26 {
+		t.Fatalf("fgdScore(0, 1000, -1000) = %v %v %v, want 50 73 26", fgdScore(0), fgdScore(1000), fgdScore(-1000))
 	}
 }
 
@@ -98,5 +98,20 @@ func TestWithMemoryStrandsGPUsOnFullMemory(t *testing.T) {
 	}
 	if got := fragOf(&without, TargetShapes(ds, 1)); got != 0 {
 		t.Errorf("FGD's shapes and view (no memory): frag %v, want 0", got)
+	}
+}
+
+// TestTrialsTellMemoryApart: with memory in the views, two demands that differ only in
+// memory must not share a memoised outcome.
+func TestTrialsTellMemoryApart(t *testing.T) {
+	shapes := []Shape{{CPU: 1000, Mem: 500, GPUs: 1, Units: 1000, Freq: 1}}
+	s := NewState([]Node{{Name: "a", CPU: 8000, Mem: 1000, Devices: []Device{{Model: "T4", Capacity: 1000}, {Model: "T4", Capacity: 1000}}}})
+	c := newFragCache(shapes, func(d float64) float64 { return d })
+	var light, heavy trial
+	c.each(s, &Demand{CPU: 1000, Mem: 100}, func(_ int, tr trial) { light = tr })
+	c.each(s, &Demand{CPU: 1000, Mem: 600}, func(_ int, tr trial) { heavy = tr })
+	// After 600 of 1000 MiB the node cannot host the shape's 500: both idle GPUs are lost.
+	if light.delta != 0 || heavy.delta != -2000 {
+		t.Fatalf("decreases light %v heavy %v, want 0 and -2000", light.delta, heavy.delta)
 	}
 }

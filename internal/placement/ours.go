@@ -35,9 +35,9 @@ func NewOurs(shapes []Shape) *Ours { return newOurs(shapes, oursStep) }
 // newOurs takes the step as a parameter for the experiments that chose it; step 0
 // compares decreases exactly.
 func newOurs(shapes []Shape, step float64) *Ours {
-	score := func(delta float64, _ *Demand) float64 { return delta }
+	score := func(delta float64) float64 { return delta }
 	if step > 0 {
-		score = func(delta float64, _ *Demand) float64 { return math.Floor(delta / step) }
+		score = func(delta float64) float64 { return math.Floor(delta / step) }
 	}
 	return &Ours{cache: newFragCache(shapes, score)}
 }
