@@ -17,11 +17,11 @@ const oursStep = 40
 //   - its target shapes carry host memory (WithMemory), so a GPU on a node whose memory
 //     is spent counts as lost, as it is: FGD looks at CPU and GPU only;
 //   - it compares decreases in whole steps of oursStep, so that near-equal placements
-//     tie, and breaks ties by first fit over the nodes in the order they were put in
-//     use (useOrder), never at random: the oldest open node fills before a newer one
-//     and idle nodes open last, which keeps idle GPUs together for tasks that need
-//     them. FGD's random draw among idle nodes and its integer score's coarse steps
-//     leave more half-used nodes behind.
+//     tie, and breaks ties never at random: best fit at whole-GPU granularity (the
+//     node left with the fewest idle GPUs), then first fit over the nodes in the order
+//     they were put in use (useOrder), idle nodes last. The fullest, oldest open node
+//     fills before a newer one, which keeps idle GPUs together for tasks that need
+//     them; FGD's random draw among idle nodes leaves more half-used nodes behind.
 type Ours struct {
 	cache *fragCache
 	order useOrder
@@ -46,11 +46,13 @@ func (*Ours) Name() string { return OursName }
 
 func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 	o.order.begin(s)
-	best, bestN, bestOrder := trial{}, -1, 0
+	best, bestN := trial{}, -1
+	var bestRoom, bestOrder int
 	o.cache.each(s, d, func(n int, t trial) {
-		order := o.order.of(s, n)
-		if bestN < 0 || t.score > best.score || (t.score == best.score && earlier(order, bestOrder)) {
-			best, bestN, bestOrder = t, n, order
+		room, order := idleGPUs(&s.Nodes[n]), o.order.of(s, n)
+		if bestN < 0 || t.score > best.score || (t.score == best.score &&
+			(room < bestRoom || (room == bestRoom && earlier(order, bestOrder)))) {
+			best, bestN, bestRoom, bestOrder = t, n, room, order
 		}
 	})
 	if bestN < 0 {
@@ -58,4 +60,16 @@ func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 	}
 	o.order.last = bestN
 	return o.cache.choice(s, bestN, d, best)
+}
+
+// idleGPUs is a node's idle GPU share in whole GPUs, rounded down: the room best fit
+// compares, coarse enough that nodes a share apart still tie and go to first fit.
+func idleGPUs(nd *Node) int {
+	var idle int64
+	for i := range nd.Devices {
+		if nd.Devices[i].Capacity > 0 {
+			idle += nd.Devices[i].Free() * 1000 / nd.Devices[i].Capacity
+		}
+	}
+	return int(idle / 1000)
 }
