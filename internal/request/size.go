@@ -33,9 +33,12 @@ func ParseSize(s string) (int64, error) {
 	case s == "":
 		return 0, &SizeError{Token: s, Why: "is empty"}
 	case strings.HasPrefix(s, "-"):
-		return 0, &SizeError{Token: s, Why: "is negative"}
+		return 0, &SizeError{Token: s, Why: "is negative" + atLeast}
 	case num == "":
 		return 0, &SizeError{Token: s, Why: "has no number"}
+	case isZero(num):
+		// Before the unit: "gpu:mem:0" is a zero, whatever unit was left off.
+		return 0, &SizeError{Token: s, Why: "is zero" + atLeast}
 	case unit == "":
 		return 0, &SizeError{Token: s, Why: "has no unit (k, m, g, t, kib..tib, kb..tb)"}
 	case !ok:
@@ -65,14 +68,20 @@ func ParseSize(s string) (int64, error) {
 		q++
 	}
 	switch {
-	case w == 0 && f == 0:
-		return 0, &SizeError{Token: s, Why: "is zero"}
 	case hi == 0 && lo < den:
 		return 0, &SizeError{Token: s, Why: "is below 1 MiB"}
 	case q > uint64(MaxMiB):
 		return 0, &SizeError{Token: s, Why: "is larger than 1024t"}
 	}
 	return int64(q), nil
+}
+
+// atLeast follows a zero or negative size: what the smallest request is.
+const atLeast = ": GPU memory is asked for as a positive size, at least 1m (1 MiB)"
+
+// isZero reports a well-formed number whose every digit is 0: 0, 00, 0.0.
+func isZero(num string) bool {
+	return strings.Count(num, ".") <= 1 && strings.Contains(num, "0") && strings.Trim(num, "0.") == ""
 }
 
 func splitSize(s string) (num, unit string) {

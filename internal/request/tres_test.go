@@ -42,8 +42,9 @@ func TestParseRejects(t *testing.T) {
 	const size = "; e.g. gpu:mem:20g (20 GiB), gpu:mem:20480m, gpu:mem:1.5t"
 	cases := []struct{ field, in, err string }{
 		{PerNode, "gres:gpu:mem:20", `tres_per_node entry "gres:gpu:mem:20" has a bad size: has no unit (k, m, g, t, kib..tib, kb..tb)` + size},
-		{PerNode, "gres/gpu:mem:0g", `tres_per_node entry "gres/gpu:mem:0g" has a bad size: is zero` + size},
-		{PerNode, "gres/gpu:mem:-1g", `tres_per_node entry "gres/gpu:mem:-1g" has a bad size: is negative` + size},
+		{PerNode, "gres/gpu:mem:0g", `tres_per_node entry "gres/gpu:mem:0g" has a bad size: is zero: GPU memory is asked for as a positive size, at least 1m (1 MiB)` + size},
+		{PerNode, "gres:gpu:mem:0", `tres_per_node entry "gres:gpu:mem:0" has a bad size: is zero: GPU memory is asked for as a positive size, at least 1m (1 MiB)` + size},
+		{PerNode, "gres/gpu:mem:-1g", `tres_per_node entry "gres/gpu:mem:-1g" has a bad size: is negative: GPU memory is asked for as a positive size, at least 1m (1 MiB)` + size},
 		{PerNode, "gres/gpu:mem:9999999t", `tres_per_node entry "gres/gpu:mem:9999999t" has a bad size: is larger than 1024t` + size},
 		{PerNode, "gpu:mem", `tres_per_node entry "gpu:mem" needs exactly one size after gpu:mem; e.g. gpu:mem:20g, with --gpus-per-node=2 for two such GPUs`},
 		{PerNode, "gpu:mem:20g:2", `tres_per_node entry "gpu:mem:20g:2" needs exactly one size after gpu:mem; e.g. gpu:mem:20g, with --gpus-per-node=2 for two such GPUs`},
