@@ -85,6 +85,12 @@ SlurmdSpoolDir=$WORK/spool
 NodeName=$NODE NodeHostname=$(hostname) CPUs=$(nproc) Gres=$gres State=UNKNOWN
 PartitionName=check Nodes=$NODE Default=YES
 CONF
+	# slurmd initialises its cgroup plugin before it reads gres.conf. Slurm 22.05's
+	# cgroup/v2 needs systemd's dbus; on a node without it (a container or microVM) it
+	# stops there, so the check names cgroup/v1, which only has to load.
+	if [ ! -S /run/dbus/system_bus_socket ]; then
+		echo "CgroupPlugin=cgroup/v1" >"$WORK/cgroup.conf"
+	fi
 	"$BIN" gres check "$WORK/gres.conf" --slurm-conf "$WORK/slurm.conf" --node "$NODE" || bad "slurmd -G rejected the gres.conf"
 else
 	say "slurmd not installed: gres.conf not validated by Slurm (apt-get install slurmd where there is a network)"
