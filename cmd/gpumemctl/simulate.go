@@ -97,6 +97,9 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 			path = filepath.Join(dir, trace.WorkloadFile(w))
 		}
 		pods, err := trace.LoadPods(path)
+		if os.IsNotExist(err) && !strings.HasSuffix(w, ".csv") {
+			return fmt.Errorf("--workload %s: no %s in %s; want a .csv task list or a workload the folder has (%s, gpushare20, ...)", w, trace.WorkloadFile(w), dir, strings.Join(trace.Workloads, ", "))
+		}
 		if err != nil {
 			return fmt.Errorf("--workload %s: %w", w, err)
 		}
@@ -160,7 +163,7 @@ func printSimTable(out io.Writer, spec sim.Spec, sums []sim.Summary, published m
 			fmt.Fprintf(tw, "\t%.2f", byKey[[2]string{w.Name, p}].Unallocated)
 		}
 		fmt.Fprintln(tw, "\t")
-		if pub, ok := published[w.Name]; ok {
+		if pub := published[w.Name]; anyPublished(pub, spec.Policies) {
 			fmt.Fprintf(tw, "  published")
 			for _, p := range spec.Policies {
 				if v, ok := pub[p]; ok {
@@ -178,6 +181,15 @@ func printSimTable(out io.Writer, spec sim.Spec, sums []sim.Summary, published m
 	_, err := fmt.Fprintf(out, "unallocated GPU %% at %.0f%% arrived, mean of %d seeds (%d-%d); %d runs in %.1fs\n",
 		spec.Tune*100, len(spec.Seeds), spec.Seeds[0], spec.Seeds[len(spec.Seeds)-1], runs, wall.Seconds())
 	return err
+}
+
+func anyPublished(pub map[string]float64, policies []string) bool {
+	for _, p := range policies {
+		if _, ok := pub[p]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func writeSimFile(path string, write func(io.Writer) error) error {

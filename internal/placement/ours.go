@@ -49,9 +49,13 @@ func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 	best, bestN := trial{}, -1
 	var bestRoom, bestOrder int
 	o.cache.each(s, d, func(n int, t trial) {
-		room, order := idleGPUs(&s.Nodes[n]), o.order.of(s, n)
-		if bestN < 0 || t.score > best.score || (t.score == best.score &&
-			(room < bestRoom || (room == bestRoom && earlier(order, bestOrder)))) {
+		order := o.order.of(s, n)
+		if bestN >= 0 && t.score < best.score {
+			return
+		}
+		// The room is worked out only for nodes that tie or lead: most do neither.
+		room := idleGPUs(&s.Nodes[n])
+		if bestN < 0 || t.score > best.score || room < bestRoom || (room == bestRoom && earlier(order, bestOrder)) {
 			best, bestN, bestRoom, bestOrder = t, n, room, order
 		}
 	})

@@ -40,6 +40,7 @@ func TestOursDesign(t *testing.T) {
 		variants := map[string]func(seed int64) placement.Policy{
 			"fgd":            func(seed int64) placement.Policy { return placement.NewFGD(target.Shapes, uint64(seed)) },
 			"gpumem":         func(int64) placement.Policy { return placement.NewOurs(withMem) },
+			"fgd+mem":        func(seed int64) placement.Policy { return placement.NewFGD(withMem, uint64(seed)) },
 			"without memory": func(int64) placement.Policy { return placement.NewOursStep(target.Shapes, 40) },
 			"exact, no step": func(int64) placement.Policy { return placement.NewOursStep(withMem, 0) },
 		}

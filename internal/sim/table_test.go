@@ -1,31 +1,38 @@
 package sim
 
 import (
-	"os"
+	"math"
+	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/trace"
 )
 
-// TestTableOnTrace prints a small table on the real trace; GPUMEM_FULL_TABLE=1 runs the
-// whole published comparison (9 workloads x 6 policies x 10 seeds).
-func TestTableOnTrace(t *testing.T) {
+// TestQualityOnTrace checks the ranking the published comparison found, and ours on top,
+// on three seeds of the default workload; FGD must land within a point of the paper.
+func TestQualityOnTrace(t *testing.T) {
 	dir, nodes := sharedTrace(t)
-	spec := Spec{Nodes: nodes, Policies: Policies, Seeds: []int64{42}, Tune: 1.3, Coverage: 0.95}
-	names := []string{"default"}
-	if os.Getenv("GPUMEM_FULL_TABLE") != "" {
-		names = []string{"default", "gpushare40", "gpushare60", "gpushare80", "gpushare100", "multigpu20", "multigpu30", "multigpu40", "multigpu50"}
-		spec.Seeds = []int64{42, 43, 44, 45, 46, 47, 48, 49, 50, 51}
-	}
-	for _, n := range names {
-		spec.Workloads = append(spec.Workloads, workload(t, dir, n))
-	}
-	start := time.Now()
+	spec := Spec{Nodes: nodes, Workloads: []Workload{workload(t, dir, "default")},
+		Policies: []string{"random", "best-fit", "fgd", placement.OursName}, Seeds: []int64{42, 43, 44}, Tune: 1.3, Coverage: 0.95}
 	rs, err := Run(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	un := map[string]float64{}
 	for _, s := range Summarize(rs) {
-		t.Logf("%-12s %-12s unalloc %6.2f ±%.2f frag %5.2f failed %6.0f  %.0f ms/run", s.Workload, s.Policy, s.Unallocated, s.StdDev, s.FragRatio, s.Failed, s.WallMS)
+		un[s.Policy] = s.Unallocated
+		t.Logf("%-8s unallocated %.2f%% ±%.2f, fragmentation %.1f%%, %.0f failed", s.Policy, s.Unallocated, s.StdDev, s.FragRatio, s.Failed)
 	}
-	t.Logf("%d runs in %v", len(rs), time.Since(start))
+	if !(un[placement.OursName] < un["fgd"] && un["fgd"] < un["best-fit"] && un["best-fit"] < un["random"]) {
+		t.Errorf("ranking broken: want %s < fgd < best-fit < random, got %v", placement.OursName, un)
+	}
+	curves, err := trace.LoadCurves(filepath.Join(dir, trace.CurvesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paper := Published(curves)["default"]["fgd"]
+	if math.Abs(un["fgd"]-paper) > 1 {
+		t.Errorf("FGD leaves %.2f%% unallocated, the paper %.2f%%: more than a point apart", un["fgd"], paper)
+	}
 }
