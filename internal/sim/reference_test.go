@@ -31,6 +31,14 @@ func TestAgainstReferenceSequence(t *testing.T) {
 	if math.Abs(a.Alloc-a.RefAlloc) > 1 {
 		t.Errorf("FGD allocated %.2f%%, reference %.2f%%: more than a point apart", a.Alloc, a.RefAlloc)
 	}
+	g, err := Compare(nodes, seq, "06-FGD", placement.NewOurs(target.WithMemory), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("gpumem on the same sequence: alloc %.2f%% (FGD reference %.2f%%, ours %.2f%%)", g.Alloc, a.RefAlloc, a.Alloc)
+	if g.Alloc <= a.Alloc {
+		t.Errorf("gpumem allocated %.2f%%, no more than our FGD's %.2f%%", g.Alloc, a.Alloc)
+	}
 	b, err := Compare(nodes, seq, "05-BestFit", placement.BestFit{}, placement.BestFit{}, nil)
 	if err != nil {
 		t.Fatal(err)
