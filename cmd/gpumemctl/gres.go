@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +33,7 @@ type renderFlags struct {
 	shardUnit string
 	devPrefix string
 	noCores   bool
+	slurm     string
 }
 
 func (r *renderFlags) add(cmd *cobra.Command) {
@@ -40,6 +42,26 @@ func (r *renderFlags) add(cmd *cobra.Command) {
 	fs.StringVar(&r.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for (M, G suffixes; plain number = MiB)")
 	fs.StringVar(&r.devPrefix, "dev-prefix", "/dev", "directory holding the nvidia device files named in File=")
 	fs.BoolVar(&r.noCores, "no-cores", false, "leave out Cores= (CPU affinity)")
+	fs.StringVar(&r.slurm, "slurm-version", "auto", "Slurm release the file is for (22.05.8, 24.11, ...); auto asks slurmd -V, current when slurmd is not installed")
+}
+
+// release is the Slurm release named by --slurm-version.
+func (r *renderFlags) release() (gresconf.Release, error) {
+	if r.slurm != "auto" {
+		rel, err := gresconf.ParseRelease(r.slurm)
+		if err != nil {
+			return rel, fmt.Errorf("--slurm-version: %w (or auto)", err)
+		}
+		return rel, nil
+	}
+	rel, err := gresconf.DetectRelease("")
+	if errors.Is(err, gresconf.ErrNoSlurmd) {
+		return gresconf.Release{}, nil
+	}
+	if err != nil {
+		return rel, fmt.Errorf("--slurm-version auto: %w; name the release instead", err)
+	}
+	return rel, nil
 }
 
 // load reads the flags' render options and the cluster they name.
@@ -48,8 +70,12 @@ func (r *renderFlags) load(cmd *cobra.Command) (gresconf.Options, inventory.Clus
 	if err != nil {
 		return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--shard-unit: %w", err)
 	}
+	rel, err := r.release()
+	if err != nil {
+		return gresconf.Options{}, inventory.Cluster{}, err
+	}
 	c, err := r.src.load(cmd)
-	return gresconf.Options{ShardUnitMiB: unit, DevPrefix: r.devPrefix, NoCores: r.noCores}, c, err
+	return gresconf.Options{ShardUnitMiB: unit, DevPrefix: r.devPrefix, NoCores: r.noCores, Slurm: rel}, c, err
 }
 
 func newGresGenerateCmd() *cobra.Command {
@@ -111,8 +137,11 @@ the previous version as gres.conf.prev.`,
 // writeInventory installs the inventory and returns the cluster to render: with a
 // directory and a freshly discovered node, every node in that directory.
 func writeInventory(w io.Writer, path string, c inventory.Cluster, merge bool) (inventory.Cluster, error) {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.IsDir() {
+	dir, err := inventoryIsDir(path)
+	if err != nil {
+		return c, err
+	}
+	if !dir {
 		data, err := c.Encode()
 		if err != nil {
 			return c, err
@@ -120,6 +149,9 @@ func writeInventory(w io.Writer, path string, c inventory.Cluster, merge bool) (
 		changed, err := gresconf.Install(path, data, nil)
 		report(w, path, changed, err)
 		return c, err
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return c, fmt.Errorf("--inventory-out: %w", err)
 	}
 	for _, n := range c.Nodes {
 		p, changed, err := gresconf.InstallNode(path, n)
@@ -132,6 +164,26 @@ func writeInventory(w io.Writer, path string, c inventory.Cluster, merge bool) (
 		return c, nil
 	}
 	return inventory.LoadPath(path)
+}
+
+// inventoryIsDir decides what --inventory-out names, so that a directory that does
+// not exist yet is not mistaken for one file (which would keep only the last node): an
+// existing directory, a path ending in /, or any new path not ending in .json is a
+// directory of NODE.json files (created); an existing file or a new NAME.json is one
+// file holding every node.
+func inventoryIsDir(path string) (bool, error) {
+	fi, err := os.Stat(strings.TrimSuffix(path, "/"))
+	switch {
+	case err == nil && fi.IsDir():
+		return true, nil
+	case err == nil && strings.HasSuffix(path, "/"):
+		return false, fmt.Errorf("--inventory-out %s: ends in / but is a file; name the file without /, or a directory", path)
+	case err == nil:
+		return false, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return false, fmt.Errorf("--inventory-out: %w", err)
+	}
+	return !strings.HasSuffix(path, ".json"), nil
 }
 
 // annotate adds slurm.conf's partitions, CPUs and memory to the inventory, and checks

@@ -135,7 +135,7 @@ func TestLabFakeNodesReproduceTheLabsGres(t *testing.T) {
 	inv, gres := filepath.Join(dir, "inv"), filepath.Join(dir, "gres.conf")
 	os.Mkdir(inv, 0o755)
 	for _, n := range []string{"n1", "n2", "n3"} {
-		if _, err := run(t, "gres", "generate", "--nvml=fake:../../internal/nvmlsrc/testdata/lab/"+n+".json", "--node", n,
+		if _, err := run(t, "gres", "generate", "--nvml=fake:../../internal/nvmlsrc/testdata/lab/"+n+".json", "--node", n, "--slurm-version", "24.11",
 			"--inventory-out", inv, "--out", gres, "--dev-prefix", "/lab/dev", "--node-gres", filepath.Join(dir, "ng")); err != nil {
 			t.Fatal(err)
 		}
@@ -207,5 +207,38 @@ func TestGresCheck(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "broken.conf"), []byte("NodeName=h1 Name=gpu Type=h100 File="+dev+"/nvidia0 Bogus=1\n"), 0o644)
 	if _, err := run(t, "gres", "check", filepath.Join(dir, "broken.conf"), "--slurm-conf", conf, "--node", "h1"); err == nil {
 		t.Fatal("a broken gres.conf passed the check")
+	}
+}
+
+func TestGresGenerateInventoryOutNewDirKeepsEveryNode(t *testing.T) {
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		out    string
+		isDir  bool
+		nodes  []string
+		refuse string
+	}{
+		{out: filepath.Join(dir, "new-inv"), isDir: true, nodes: []string{"g1", "g2"}},
+		{out: filepath.Join(dir, "slash") + "/", isDir: true, nodes: []string{"g1", "g2"}},
+		{out: filepath.Join(dir, "one.json"), nodes: []string{"g1"}},
+	} {
+		for _, node := range tc.nodes {
+			if out, err := run(t, "gres", "generate", "--nvml=mock:dgxa100", "--node", node, "--slurm-version", "24.11",
+				"--inventory-out", tc.out, "--out", "-"); err != nil {
+				t.Fatalf("case %d node %s: %v\n%s", i, node, err, out)
+			}
+		}
+		fi, err := os.Stat(tc.out)
+		if err != nil || fi.IsDir() != tc.isDir {
+			t.Fatalf("case %d: %s: %v, directory=%v, want directory=%v", i, tc.out, err, err == nil && fi.IsDir(), tc.isDir)
+		}
+		c, err := inventory.LoadPath(tc.out)
+		if err != nil || len(c.Nodes) != len(tc.nodes) {
+			t.Errorf("case %d: %s holds %d nodes (%v), want %d", i, tc.out, len(c.Nodes), err, len(tc.nodes))
+		}
+	}
+	file := filepath.Join(dir, "one.json")
+	if _, err := run(t, "gres", "generate", "--nvml=mock:dgxa100", "--node", "g1", "--inventory-out", file+"/", "--out", "-"); err == nil || !strings.Contains(err.Error(), "ends in / but is a file") {
+		t.Errorf("a file named with a trailing /: %v", err)
 	}
 }

@@ -24,6 +24,10 @@ type Options struct {
 	// NoCores leaves out Cores= (CPU affinity), e.g. for a lab whose nodes pretend to
 	// have fewer cores than the GPUs' real affinity names.
 	NoCores bool
+	// Slurm is the release the file is for; the zero value means a current one.
+	// Releases that split MultipleFiles records (see SplitsMultipleFiles) get each
+	// MIG instance as File= its own GPU-instance caps device.
+	Slurm Release
 }
 
 // DefaultShardUnitMiB makes one shard one GiB.
@@ -93,11 +97,7 @@ func nodeLines(n inventory.Node, opt Options) []string {
 		dev := opt.dev(fmt.Sprintf("/dev/nvidia%d", g.Minor))
 		if g.MIG {
 			for _, in := range g.Instances {
-				files := make([]string, len(in.Files))
-				for i, f := range in.Files {
-					files[i] = opt.dev(f)
-				}
-				gpus = append(gpus, fmt.Sprintf("NodeName=%s Name=gpu Type=%s MultipleFiles=%s", n.Name, in.Profile, strings.Join(files, ",")))
+				gpus = append(gpus, fmt.Sprintf("NodeName=%s Name=gpu Type=%s %s", n.Name, in.Profile, opt.migFiles(in.Files)))
 			}
 			continue
 		}
@@ -113,6 +113,22 @@ func nodeLines(n inventory.Node, opt Options) []string {
 		}
 	}
 	return append(gpus, shards...)
+}
+
+// migFiles names a MIG instance's devices: all of them (the GPU, then its caps files)
+// where Slurm keeps MultipleFiles whole, so ConstrainDevices lets the job reach them
+// all; otherwise only the instance's own GPU-instance caps file, the one file that is
+// unique to it (the parent /dev/nvidiaN is shared, and Slurm refuses a device file
+// named twice under File=).
+func (o Options) migFiles(files []string) string {
+	if o.Slurm.SplitsMultipleFiles() && len(files) > 1 {
+		return "File=" + o.dev(files[1])
+	}
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = o.dev(f)
+	}
+	return "MultipleFiles=" + strings.Join(out, ",")
 }
 
 // dev moves a /dev path under the configured prefix.

@@ -80,7 +80,19 @@ func (s Slurmd) Check(gres []byte) ([]Report, error) {
 	return reports, nil
 }
 
-// copyConfDir copies slurm.conf and the small files slurmd may read beside it.
+// beside are the files slurmd may read from slurm.conf's directory at start; without
+// them it stops before it looks at gres.conf (24.11 with auth/slurm needs slurm.key,
+// and cgroup.conf unless CgroupPlugin=disabled). Secrets keep their owner-only mode.
+var beside = []struct {
+	name string
+	mode os.FileMode
+}{
+	{"cgroup.conf", 0o644}, {"acct_gather.conf", 0o644}, {"plugstack.conf", 0o644},
+	{"topology.conf", 0o644}, {"job_container.conf", 0o644}, {"mpi.conf", 0o644},
+	{"oci.conf", 0o644}, {"helpers.conf", 0o644}, {"slurm.key", 0o600},
+}
+
+// copyConfDir copies slurm.conf and those of the files beside it that exist.
 func copyConfDir(slurmConf, dir string) error {
 	b, err := os.ReadFile(slurmConf)
 	if err != nil {
@@ -89,11 +101,16 @@ func copyConfDir(slurmConf, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), b, 0o644); err != nil {
 		return err
 	}
-	for _, name := range []string{"cgroup.conf", "acct_gather.conf", "plugstack.conf"} {
-		if b, err := os.ReadFile(filepath.Join(filepath.Dir(slurmConf), name)); err == nil {
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				return err
-			}
+	for _, f := range beside {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(slurmConf), f.name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("gres check: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.name), b, f.mode); err != nil {
+			return err
 		}
 	}
 	return nil
