@@ -29,15 +29,7 @@ gres_nodes() {
 gres_install() {
 	rm -rf "$ROOT$CONF/gpumem.d" "$ROOT$CONF/gres.conf"
 	install -d "$ROOT$CONF/gpumem.d"
-	local path=/usr/sbin:/usr/bin:/sbin:/bin
-	if [ "$AUTH" = auth/slurm ]; then
-		# gpumemctl validates with slurmd -G on a copy of slurm.conf alone in a
-		# temporary folder. 24.11's slurmd then finds neither slurm.key (auth/slurm)
-		# nor cgroup.conf (CgroupPlugin=disabled) and stops. Hide slurmd from it (it
-		# only warns) and let the lab's own slurmd start be the check.
-		path=/usr/bin:/bin
-	fi
-	lab_in env PATH=$path "$LAB/bin/gpumemctl" gres generate --inventory "$LAB/inv" --slurm-conf "$CONF/slurm.conf" \
+	lab_in "$LAB/bin/gpumemctl" gres generate --inventory "$LAB/inv" --slurm-conf "$CONF/slurm.conf" \
 		--inventory-out "$CONF/gpumem.d" --dev-prefix "$DEV" --out "$CONF/gres.conf" >"$ROOT$LAB/log/gres-generate.log" 2>&1 ||
 		die "gpumemctl gres generate refused the lab's gres.conf: $(cat "$ROOT$LAB/log/gres-generate.log")"
 }
