@@ -25,6 +25,7 @@ struct gpumem_job {
 	int changed[GPUMEM_SLOTS];    /* 1: replace slot i with out[i] (NULL: unset it) */
 	char *out[GPUMEM_SLOTS];      /* malloc'd by Go; the shim copies and frees */
 	char *refusal;                /* malloc'd by Go; non-NULL refuses the job */
+	int64_t fresh_ns;             /* job_submit: how long the same in[] get the same answer */
 };
 
 #endif

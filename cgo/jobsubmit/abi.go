@@ -13,6 +13,7 @@ package main
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include "gpumem_copy.h"
+#include "gpumem_cache.h"
 
 const char plugin_name[] = "gpumem: GPU memory requests to native GRES";
 const char plugin_type[] = "job_submit/gpumem";
@@ -22,14 +23,18 @@ extern int gpumemInit(int have_allocator);
 extern void gpumemFini(void);
 extern int gpumemDecide(void *job);
 
+static struct gpumem_cache cache = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
 int init(void)
 {
+	gpumem_cache_reset(&cache);
 	return gpumemInit(gpumem_alloc_init() == 0);
 }
 
 int fini(void)
 {
 	gpumemFini();
+	gpumem_cache_reset(&cache);
 	return SLURM_SUCCESS;
 }
 
@@ -47,7 +52,14 @@ static int gpumem_desc(job_desc_msg_t *desc, char **err_msg)
 	memset(&j, 0, sizeof(j));
 	for (int i = 0; i <= GPUMEM_PARTITION; i++)
 		j.in[i] = *fields[i];
-	if (gpumemDecide(&j)) {
+	if (!gpumem_has_mem(j.in[GPUMEM_PER_NODE]) && !gpumem_has_mem(j.in[GPUMEM_PER_JOB]) &&
+	    !gpumem_has_mem(j.in[GPUMEM_PER_SOCKET]) && !gpumem_has_mem(j.in[GPUMEM_PER_TASK]))
+		return SLURM_SUCCESS;
+	if (!gpumem_cache_get(&cache, &j, GPUMEM_PARTITION + 1)) {
+		gpumemDecide(&j);
+		gpumem_cache_put(&cache, &j, GPUMEM_PARTITION + 1);
+	}
+	if (j.refusal) {
 		if (err_msg)
 			*err_msg = gpumem_xstrdup(j.refusal);
 		rc = ESLURM_INVALID_GRES;

@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,9 +15,7 @@ import (
 // machine's slurm.h and checks what Slurm's plugin loader looks for: every symbol of the
 // plugin type, and plugin_version equal to the header's SLURM_VERSION_NUMBER.
 func TestBuiltPluginsExportTheABI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds two c-shared libraries")
-	}
+	out := builtPlugins(t)
 	hdr, err := os.ReadFile("/usr/include/slurm/slurm_version.h")
 	if err != nil {
 		t.Skip("no Slurm headers (libslurm-dev):", err)
@@ -28,11 +25,6 @@ func TestBuiltPluginsExportTheABI(t *testing.T) {
 		t.Fatal("slurm_version.h has no SLURM_VERSION_NUMBER")
 	}
 	want, _ := strconv.ParseUint(string(m[1]), 0, 32)
-	out := t.TempDir()
-	cmd := exec.Command("../build.sh", out)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build.sh: %v\n%s", err, b)
-	}
 	for so, syms := range map[string][]string{
 		"job_submit_gpumem.so": {"plugin_name", "plugin_type", "plugin_version", "init", "fini", "job_submit", "job_modify"},
 		"cli_filter_gpumem.so": {"plugin_name", "plugin_type", "plugin_version", "init", "fini",

@@ -30,6 +30,7 @@ func Decide(job unsafe.Pointer, decide Decider) int {
 		Partition: C.GoString(j.in[C.GPUMEM_PARTITION]),
 	}
 	v := decide(in)
+	j.fresh_ns = C.int64_t(v.Fresh.Nanoseconds())
 	if v.Refusal != "" {
 		j.refusal = C.CString(v.Refusal)
 		return 1
@@ -65,6 +66,7 @@ func recoverInto(j *C.struct_gpumem_job) {
 	for i := range j.changed {
 		j.changed[i] = 0
 	}
+	j.fresh_ns = 0
 	C.free(unsafe.Pointer(j.refusal))
 	j.refusal = nil
 }

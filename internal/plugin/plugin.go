@@ -51,6 +51,11 @@ func AdmitCore(cfg config.Config, inv inventory.Cluster, defaultPartitions []str
 type Verdict struct {
 	Fields  Fields // the fields to write back where they differ from the job's
 	Refusal string // non-empty: refuse the job with this message
+	// Fresh is how long the same verdict stays right for the same fields: until the
+	// inventory is next looked at. Zero means decide again every time (an error, or a
+	// log level that wants a line per job). The job_submit shim keeps verdicts this long
+	// so that a burst of alike jobs does not enter the Go runtime for each one.
+	Fresh time.Duration
 }
 
 // Plugin is one loaded plugin: it lives from Slurm's init() to fini().
@@ -143,19 +148,31 @@ func (p *Plugin) Submit(f Fields) (v Verdict) {
 		in.Partitions = strings.Split(f.Partition, ",")
 	}
 	d, err := p.core.Admit(in)
+	fresh := p.fresh()
 	if err != nil {
 		p.log.verbosef("refused %+v: %v", f, err)
-		return Verdict{Fields: f, Refusal: err.Error()}
+		return Verdict{Fields: f, Refusal: err.Error(), Fresh: fresh}
 	}
 	if !d.Changed {
-		return Verdict{Fields: f}
+		return Verdict{Fields: f, Fresh: fresh}
 	}
 	out := Fields{PerNode: d.TresPerNode, PerJob: d.TresPerJob, PerSocket: d.TresPerSocket, PerTask: d.TresPerTask, Partition: f.Partition}
 	if len(d.Partitions) > 0 {
 		out.Partition = strings.Join(d.Partitions, ",")
 	}
 	p.log.verbosef("%s", d.Explain)
-	return Verdict{Fields: out}
+	return Verdict{Fields: out, Fresh: fresh}
+}
+
+// fresh is how long a verdict from the core in use stays right: Admit depends only on
+// the job's fields, the configuration and the inventory, and the inventory is not
+// looked at again before the source's next check. An administrator who asked for a
+// log line per job gets one, so then nothing is reused.
+func (p *Plugin) fresh() time.Duration {
+	if p.log.level >= config.LevelVerbose {
+		return 0
+	}
+	return max(p.src.nextCheck().Sub(p.now()), 0)
 }
 
 // failed applies OnError when gpumem itself cannot decide.

@@ -55,6 +55,9 @@ func (s *source) refresh(now time.Time) (*inventory.Cluster, error) {
 	return &c, nil
 }
 
+// nextCheck is when refresh will next look at the files.
+func (s *source) nextCheck() time.Time { return s.checked.Add(s.interval) }
+
 // signature summarises name, size and modification time of the inventory file, or of
 // every *.json in the directory: a node rewritten in place changes its file's time, one
 // added or removed changes the list.

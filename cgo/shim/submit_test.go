@@ -1,0 +1,122 @@
+package shim
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestJobSubmitShimAnswersAlikeJobsTheSame loads the built job_submit_gpumem.so into a
+// stand-in for slurmctld (testdata/submit_harness.c) and submits through the C shim,
+// whose prefilter and memo of recent verdicts answer most jobs without Go: answers must
+// be the same as Go's, every time, and a changed inventory must be seen once the reload
+// interval has passed.
+func TestJobSubmitShimAnswersAlikeJobsTheSame(t *testing.T) {
+	dir := builtPlugins(t)
+	harness := filepath.Join(dir, "harness")
+	if b, err := exec.Command("gcc", "-O2", "-Wall", "-rdynamic", "-o", harness, "testdata/submit_harness.c", "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, b)
+	}
+	inv := filepath.Join(dir, "inventory.json")
+	writeFile(t, inv, `{"nodes": [{"name": "n1", "partitions": ["gpu"], "gpus": [
+ {"index": 0, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559}]}]}`)
+	writeFile(t, filepath.Join(dir, "slurm.conf"), "PartitionName=gpu Nodes=n1 Default=YES\n")
+	conf := filepath.Join(dir, "gpumem.conf")
+	writeFile(t, conf, "InventoryPath = "+inv+"\nSlurmConf = "+filepath.Join(dir, "slurm.conf")+"\nReloadInterval = 300ms\nLogLevel = error\n")
+
+	cmd := exec.Command(harness, filepath.Join(dir, "job_submit_gpumem.so"))
+	cmd.Env = append(os.Environ(), "GPUMEM_CONF="+conf)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(stdout)
+	submit := func(line string) string {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("harness after %q: %v", line, err)
+		}
+		return strings.TrimSuffix(got, "\n")
+	}
+
+	rewrite := "rc=0 tres_per_node=gres:shard:20 same=0 err="
+	cases := []struct{ in, want string }{
+		{"gres:gpu:mem:20g", rewrite},
+		{"gres:gpu:mem:20g", rewrite},
+		{"gres:gpu:mem:60g", "rc=0 tres_per_node=gres:shard:60 same=0 err="},
+		{"gres:gpu:2", "rc=0 tres_per_node=gres:gpu:2 same=1 err="},
+		{"-", "rc=0 tres_per_node=(null) same=1 err="},
+		{"gres:gpu:mem:20g", rewrite},
+	}
+	for _, c := range cases {
+		if got := submit(c.in); got != c.want {
+			t.Errorf("submit %q:\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+	for _, in := range []string{"gres:gpu:mem:abc", "gres:gpu:mem:500g"} {
+		first, again := submit(in), submit(in)
+		if !strings.HasPrefix(first, "rc=2072 tres_per_node="+in+" same=1 err=") || !strings.Contains(first, in[len("gres:"):]) {
+			t.Errorf("submit %q: got %s; want ESLURM_INVALID_GRES (2072), the job untouched and a message quoting it", in, first)
+		}
+		if again != first {
+			t.Errorf("submit %q again:\n got %s\nwant %s", in, again, first)
+		}
+	}
+
+	// A smaller GPU replaces the H100: once the interval has passed, 60g no longer fits.
+	writeFile(t, inv, `{"nodes": [{"name": "n1", "partitions": ["gpu"], "gpus": [
+ {"index": 0, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034}]}]}`)
+	if _, err := io.WriteString(stdin, "sleep 700\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := submit("gres:gpu:mem:60g"); !strings.HasPrefix(got, "rc=2072 ") {
+		t.Errorf("60g after the inventory shrank to one L4: %s; want it refused", got)
+	}
+	if got := submit("gres:gpu:mem:20g"); got != rewrite {
+		t.Errorf("20g on the L4: %s; want %s", got, rewrite)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("harness: %v", err)
+	}
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// builtPlugins builds both plugins with cgo/build.sh against this machine's slurm.h into
+// a temporary folder, or skips the test where that cannot be done.
+func builtPlugins(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds two c-shared libraries")
+	}
+	if _, err := os.Stat("/usr/include/slurm/slurm.h"); err != nil {
+		t.Skip("no Slurm headers (libslurm-dev):", err)
+	}
+	dir := t.TempDir()
+	if b, err := exec.Command("../build.sh", dir).CombinedOutput(); err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, b)
+	}
+	return dir
+}

@@ -1,0 +1,84 @@
+/* A stand-in for slurmctld around job_submit_gpumem.so: it exports the Slurm functions the
+ * plugin looks up at run time, loads the plugin, and submits one job per line of stdin.
+ *
+ *   submit_harness PLUGIN.so < lines
+ *
+ * A line is "TRES_PER_NODE" ("-" for none), or "sleep MS". For each job it prints
+ * "rc=RC tres_per_node=VALUE same=0|1 err=MESSAGE", where same=1 says the plugin left
+ * Slurm's very string in place (it never freed it). */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <slurm/slurm.h>
+
+static void *watched; /* the job's own tres_per_node */
+static int watched_freed;
+
+char *slurm_xstrdup(const char *s) { return s ? strdup(s) : NULL; }
+
+void slurm_xfree(void **p)
+{
+	if (*p && *p == watched)
+		watched_freed = 1;
+	free(*p);
+	*p = NULL;
+}
+
+static void say(const char *level, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void slurm_error(const char *fmt, ...) { va_list ap; va_start(ap, fmt); say("error", fmt, ap); va_end(ap); }
+void slurm_info(const char *fmt, ...) { va_list ap; va_start(ap, fmt); say("info", fmt, ap); va_end(ap); }
+void slurm_debug(const char *fmt, ...) { va_list ap; va_start(ap, fmt); say("debug", fmt, ap); va_end(ap); }
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s PLUGIN.so < lines\n", argv[0]);
+		return 2;
+	}
+	void *so = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
+	if (!so) {
+		fprintf(stderr, "dlopen: %s\n", dlerror());
+		return 1;
+	}
+	int (*init)(void) = (int (*)(void))dlsym(so, "init");
+	int (*fini)(void) = (int (*)(void))dlsym(so, "fini");
+	int (*submit)(job_desc_msg_t *, uint32_t, char **) =
+		(int (*)(job_desc_msg_t *, uint32_t, char **))dlsym(so, "job_submit");
+	if (!init || !fini || !submit || init() != 0) {
+		fprintf(stderr, "plugin lacks init/fini/job_submit or init failed\n");
+		return 1;
+	}
+	char line[4096];
+	while (fgets(line, sizeof(line), stdin)) {
+		line[strcspn(line, "\n")] = 0;
+		int ms;
+		if (sscanf(line, "sleep %d", &ms) == 1) {
+			struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		job_desc_msg_t d;
+		memset(&d, 0, sizeof(d));
+		d.tres_per_node = strcmp(line, "-") == 0 ? NULL : strdup(line);
+		char *err = NULL;
+		watched = d.tres_per_node;
+		watched_freed = 0;
+		int rc = submit(&d, 0, &err);
+		printf("rc=%d tres_per_node=%s same=%d err=%s\n", rc, d.tres_per_node ? d.tres_per_node : "(null)",
+		       !watched_freed, err ? err : "");
+		fflush(stdout);
+		free(d.tres_per_node);
+		free(err);
+	}
+	return fini();
+}
