@@ -71,6 +71,7 @@ allocs() {
 
 bold "3. Where each job landed"
 alloc=$(allocs)
+inventory=$("$REPO/bin/gpumemctl" inventory --inventory /etc/slurm/gpumem.d --format table)
 printf '%-6s %-26s %-20s %-5s %-4s %s\n' JOB ASKED "GOT (native GRES)" NODE GPU SLICE
 for i in "${!ids[@]}"; do
 	id=${ids[$i]}
@@ -84,10 +85,18 @@ for i in "${!ids[@]}"; do
 	# The device behind Slurm's index, from the generated gres.conf.
 	gpu=$(awk -v n="$node" -v name="$name" -v typ="$typ" -v idx="$idx" '
 		$1 == "NodeName=" n && $2 == "Name=" name && (typ == "-" || $3 == "Type=" typ) {
-			f = $0; sub(/.*(File|MultipleFiles)=/, "", f); sub(/[ ,].*/, "", f); sub(/.*nvidia/, "", f)
+			f = $0; sub(/.*(File|MultipleFiles)=/, "", f); sub(/[ ,].*/, "", f); sub(/.*\//, "", f)
 			if (typ != "-" && typ ~ /g\./) { print f; exit }
 			if (c++ == idx) { print f; exit }
 		}' "$GRES_CONF")
+	# A MIG instance may be named by its caps file alone (Slurm 22.05, docs/gres.md):
+	# the inventory says which GPU holds it.
+	if [[ "$gpu" == nvidia-cap* ]]; then
+		gpu=$(echo "$inventory" | awk -v node="$node" -v cap="$gpu" '
+			$1 != "GI" && $2 ~ /^[0-9]+$/ { n = $1; g = $2 }  # a GPU row; its MIG (GI) rows follow
+			n == node && (index($0, "/" cap " ") || index($0, "/" cap "]")) { print g; exit }')
+	fi
+	gpu=${gpu#nvidia}
 	if [ "$name" = shard ]; then
 		total=$(awk -v n="$node" '$1 == "NodeName=" n && $2 == "Name=shard" {sub("Count=", "", $3); print $3; exit}' "$GRES_CONF")
 		slice="$count of $total GiB, shared"
