@@ -173,7 +173,7 @@ func cliFuzz(t *testing.T, r *rand.Rand) {
 		if strings.ContainsAny(c.gres, "\x00") {
 			continue
 		}
-		res := slurm(t, 30*time.Second, "", "sbatch", "--hold", "--gres="+c.gres, "--wrap", "true")
+		res := slurm(t, 30*time.Second, "", "sbatch", "--hold", "--output=/dev/null", "--gres="+c.gres, "--wrap", "true")
 		if res.code != 0 && res.code != 1 {
 			t.Errorf("sbatch --gres=%q exited %d (a crash?): %s", c.gres, res.code, tail(res.err))
 		}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,9 +124,13 @@ func clean(t testing.TB) {
 
 var submittedRE = regexp.MustCompile(`Submitted batch job (\d+)`)
 
-// sbatch submits and returns the job id.
+// sbatch submits and returns the job id. A --wrap job's output goes nowhere, so runs
+// leave no slurm-N.out behind in the test's directory; a script names its own.
 func sbatch(t testing.TB, args ...string) string {
 	t.Helper()
+	if slices.Contains(args, "--wrap") {
+		args = append([]string{"--output=/dev/null"}, args...)
+	}
 	out := ok(t, append([]string{"sbatch"}, args...)...)
 	m := submittedRE.FindStringSubmatch(out)
 	if m == nil {
