@@ -10,12 +10,9 @@ package config
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/ini.v1"
 )
 
 // DefaultPath is where Slurm's own configuration lives on Debian.
@@ -78,42 +75,13 @@ func Default() Config {
 
 // Load reads path. A missing file is not an error (Default applies); an unreadable or
 // broken one returns Default for what could not be read, and the error.
-func Load(path string) (Config, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return Default(), nil
-	}
-	if err != nil {
-		return Default(), fmt.Errorf("gpumem.conf: %w", err)
-	}
-	c, err := Parse(b)
-	if err != nil {
-		return c, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
-}
+func Load(path string) (Config, error) { return topLevel.load(path) }
 
 // Parse reads the top-level keys of an INI document. Unknown top-level keys are errors
 // (a typo must not silently fall back to a default); sections are left to their owners.
-func Parse(b []byte) (Config, error) {
-	c := Default()
-	f, err := ini.LoadSources(ini.LoadOptions{Insensitive: true}, b)
-	if err != nil {
-		return c, fmt.Errorf("not an INI file: %w", err)
-	}
-	var errs []error
-	for _, k := range f.Section(ini.DefaultSection).Keys() {
-		set, ok := setters[k.Name()]
-		if !ok {
-			errs = append(errs, fmt.Errorf("unknown key %q; known keys: %s", k.Name(), knownKeys()))
-			continue
-		}
-		if err := set(&c, strings.TrimSpace(k.String())); err != nil {
-			errs = append(errs, fmt.Errorf("%s = %q: %w", k.Name(), k.String(), err))
-		}
-	}
-	return c, errors.Join(errs...)
-}
+func Parse(b []byte) (Config, error) { return topLevel.parse(b) }
+
+var topLevel = section[Config]{def: Default, setters: setters, known: knownKeys}
 
 // setters are keyed by lower-case name because the file is read case-insensitively,
 // so ShardUnit, shardunit and SHARDUNIT all work.

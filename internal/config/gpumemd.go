@@ -3,12 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/ini.v1"
 )
 
 // Gpumemd is the [gpumemd] section of gpumem.conf: the node sidecar's settings. Every
@@ -71,41 +68,13 @@ func DefaultGpumemd() Gpumemd {
 // LoadGpumemd reads the [gpumemd] section of path; a missing file gives the defaults.
 // Unlike the plugins' keys, a bad key here is returned as an error for gpumemd to stop
 // on: a sidecar that silently ignored "Drain = yse" would never drain.
-func LoadGpumemd(path string) (Gpumemd, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return DefaultGpumemd(), nil
-	}
-	if err != nil {
-		return DefaultGpumemd(), fmt.Errorf("gpumem.conf: %w", err)
-	}
-	c, err := ParseGpumemd(b)
-	if err != nil {
-		return c, fmt.Errorf("%s [gpumemd]: %w", path, err)
-	}
-	return c, nil
-}
+func LoadGpumemd(path string) (Gpumemd, error) { return gpumemdSection.load(path) }
 
 // ParseGpumemd reads the [gpumemd] section of an INI document.
-func ParseGpumemd(b []byte) (Gpumemd, error) {
-	c := DefaultGpumemd()
-	f, err := ini.LoadSources(ini.LoadOptions{Insensitive: true}, b)
-	if err != nil {
-		return c, fmt.Errorf("not an INI file: %w", err)
-	}
-	var errs []error
-	for _, k := range f.Section("gpumemd").Keys() {
-		set, ok := gpumemdSetters[k.Name()]
-		if !ok {
-			errs = append(errs, fmt.Errorf("unknown key %q; known keys: %s", k.Name(), gpumemdKeys))
-			continue
-		}
-		if err := set(&c, strings.TrimSpace(k.String())); err != nil {
-			errs = append(errs, fmt.Errorf("%s = %q: %w", k.Name(), k.String(), err))
-		}
-	}
-	return c, errors.Join(errs...)
-}
+func ParseGpumemd(b []byte) (Gpumemd, error) { return gpumemdSection.parse(b) }
+
+var gpumemdSection = section[Gpumemd]{name: "gpumemd", def: DefaultGpumemd, setters: gpumemdSetters,
+	known: func() string { return gpumemdKeys }}
 
 const gpumemdKeys = "NVML, Listen, WebConfigFile, NodeName, PollInterval, WriteGres, GresConf, " +
 	"WriteInventory, InventoryDir, GresInterval, GresHook, GresDevPrefix, UsagePolicy, UsageGrace, UsageNotify, " +
