@@ -1,7 +1,7 @@
 package placement
 
-// BestFit packs: the node whose leftover share, 0.5*CPU/nodeCPU + 0.5*GPU/nodeGPU after
-// placing, is least, then on it the tightest devices. This is the best-fit baseline of
+// BestFit packs: the node whose leftover, 0.5*CPU/maxCPU + 0.5*GPU/maxGPU after placing
+// (maxima over the cluster's nodes, see scale), is least, then on it the tightest devices. This is the best-fit baseline of
 // the FGD paper (Weng et al., ATC '23), so a trace replay compares with its figures.
 type BestFit struct{}
 
@@ -109,13 +109,12 @@ func (w *search) leaf(n int) {
 	}
 }
 
-// Leftover is the share of node c.Node left after placing d as c: half the CPU fraction
-// plus half the GPU fraction, each 0 where the node has none of it.
+// Leftover is what node c.Node has left after placing d as c: half its free CPU plus half
+// its free GPU units, each as a share of the cluster's largest node's (see scale).
 func (s *State) Leftover(c *Choice, d *Demand) float64 {
 	nd := &s.Nodes[c.Node]
-	var capacity, free int64
+	var free int64
 	for i := range nd.Devices {
-		capacity += nd.Devices[i].Capacity
 		free += nd.Devices[i].Free()
 	}
 	for _, i := range c.Devices {
@@ -125,7 +124,7 @@ func (s *State) Leftover(c *Choice, d *Demand) float64 {
 			free -= nd.Devices[i].Free()
 		}
 	}
-	return leftover(nd.CPU, nd.CPU-nd.UsedCPU-d.CPU, capacity, free)
+	return s.index().scale.leftover(nd.CPU-nd.UsedCPU-d.CPU, free)
 }
 
 // pickDevices chooses d's devices on node n: for the first allowed kind (Shard, MIG,

@@ -25,7 +25,10 @@ type fragCache struct {
 	demands map[string]int32 // demand key -> demand id
 	trials  map[[2]int32]trial
 
-	score func(delta float64) float64 // how the owning policy ranks a decrease
+	score func(delta float64) float64 // how the owning policy ranks a decrease in milli-GPU
+	// toMilli turns units into milli-GPU of the cluster's largest GPU, so that scores
+	// mean the same whether units are milli-GPU (the trace) or MiB (production).
+	toMilli float64
 	// byNode[demand id][node] is the last trial of that demand on that node, valid while
 	// the node is still in the view it was made in: most nodes do not change between
 	// two demands, and scanning one slice is far cheaper than a lookup per node.
@@ -93,6 +96,9 @@ func (c *fragCache) refresh(s *State, n int) {
 
 func (c *fragCache) rebuild(s *State) {
 	c.byNode = nil
+	if m := milliPerUnit(s); m != c.toMilli {
+		c.toMilli, c.trials = m, map[[2]int32]trial{} // memoised scores used the old scale
+	}
 	c.nodeView = make([]int32, len(s.Nodes))
 	c.seenCPU = make([]int64, len(s.Nodes))
 	c.seenMem = make([]int64, len(s.Nodes))
@@ -149,7 +155,7 @@ func (c *fragCache) trial(id, did int32, d *Demand) trial {
 	t, ok := c.trials[key]
 	if !ok {
 		t = c.try(id, d)
-		t.score = c.score(t.delta)
+		t.score = c.rank(t.delta)
 		c.trials[key] = t
 	}
 	return t
@@ -184,7 +190,7 @@ func (c *fragCache) try(id int32, d *Demand) trial {
 				continue
 			}
 			delta := after(func(w *nodeView) { w.gpus[i].free -= d.Units })
-			if !best.ok || c.score(delta) > c.score(best.delta) {
+			if !best.ok || c.rank(delta) > c.rank(best.delta) {
 				best = trial{ok: true, delta: delta, gpu: int16(i)}
 			}
 		}
@@ -254,4 +260,20 @@ func (c *fragCache) choice(s *State, n int, d *Demand, t trial) (Choice, bool) {
 		}
 	}
 	return Choice{Node: n, Kind: Whole, Devices: devs}, len(devs) == d.GPUs
+}
+
+func (c *fragCache) rank(delta float64) float64 { return c.score(delta * c.toMilli) }
+
+// milliPerUnit is 1000 over the largest device capacity of s: 1 when units are milli-GPU.
+func milliPerUnit(s *State) float64 {
+	var largest int64
+	for n := range s.Nodes {
+		for i := range s.Nodes[n].Devices {
+			largest = max(largest, s.Nodes[n].Devices[i].Capacity)
+		}
+	}
+	if largest == 0 {
+		return 1
+	}
+	return 1000 / float64(largest)
 }

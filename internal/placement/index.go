@@ -11,6 +11,7 @@ import (
 // Commit and Release keep it current; it is rebuilt whenever the node count changed.
 type index struct {
 	n       int // nodes indexed
+	scale   scale
 	groups  []*group
 	groupOf []int32 // node -> its group
 	leafOf  []int32 // node -> its leaf in the group's tree
@@ -34,7 +35,7 @@ func (s *State) index() *index {
 // Reindex rebuilds the index from scratch; call it after changing Nodes other than
 // through Commit and Release.
 func (s *State) Reindex() {
-	x := &index{n: len(s.Nodes), groupOf: make([]int32, len(s.Nodes)), leafOf: make([]int32, len(s.Nodes))}
+	x := &index{n: len(s.Nodes), scale: scaleOf(s.Nodes), groupOf: make([]int32, len(s.Nodes)), leafOf: make([]int32, len(s.Nodes))}
 	byShape := map[string]int{}
 	for n := range s.Nodes {
 		key := shapeKey(&s.Nodes[n])
@@ -57,7 +58,7 @@ func (s *State) Reindex() {
 			g.sum[i] = emptySummary()
 		}
 		for i, n := range g.nodes {
-			g.sum[g.size+i] = summarize(&s.Nodes[n])
+			g.sum[g.size+i] = summarize(&s.Nodes[n], x.scale)
 		}
 		for t := g.size - 1; t >= 1; t-- {
 			g.sum[t] = joinSummaries(&g.sum[2*t], &g.sum[2*t+1])
@@ -83,7 +84,7 @@ func (s *State) touch(n int) {
 	}
 	g := s.idx.groups[s.idx.groupOf[n]]
 	t := g.size + int(s.idx.leafOf[n])
-	g.sum[t] = summarize(&s.Nodes[n])
+	g.sum[t] = summarize(&s.Nodes[n], s.idx.scale)
 	for t /= 2; t >= 1; t /= 2 {
 		g.sum[t] = joinSummaries(&g.sum[2*t], &g.sum[2*t+1])
 	}
@@ -122,7 +123,7 @@ func (s *State) mayServe(g *group, d *Demand) bool {
 }
 
 func (x *index) clone() *index {
-	c := &index{n: x.n, groupOf: x.groupOf, leafOf: x.leafOf, groups: make([]*group, len(x.groups))}
+	c := &index{n: x.n, scale: x.scale, groupOf: x.groupOf, leafOf: x.leafOf, groups: make([]*group, len(x.groups))}
 	for i, g := range x.groups {
 		// nodes, groupOf and leafOf depend only on shapes, which never change: share them.
 		c.groups[i] = &group{nodes: g.nodes, size: g.size, sum: append([]summary(nil), g.sum...)}

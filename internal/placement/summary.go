@@ -12,9 +12,9 @@ type summary struct {
 	shard, mig, whole    int64   // most free units on one device, by kind
 	shardN, migN, wholeN int     // most devices of each kind free on one node
 	lo, hi               float64 // least and most leftover share before placing
-	minInvCPU, maxInv    float64 // 1/CPU capacity bounds (0 for a node without CPU count)
-	minInvCap, maxInvC   float64 // 1/GPU capacity bounds (0 for a node without devices)
-	devShare, minShare   float64 // most and least one device holds of its node's GPU capacity
+	minInvCPU, maxInv    float64 // 1/CPU scale bounds (0 where no node has a CPU count)
+	minInvCap, maxInvC   float64 // 1/GPU scale bounds (0 where no node has devices)
+	devShare, minShare   float64 // most and least one device holds of the GPU scale
 	// Leftover share before placing, least and most, among the nodes that could take a
 	// demand of a kind, so that nodes unable to take it do not loosen the bound.
 	loBy, hiBy byFit
@@ -94,7 +94,7 @@ func emptySummary() summary {
 	return sm
 }
 
-func summarize(nd *Node) summary {
+func summarize(nd *Node, sc scale) summary {
 	sm := emptySummary()
 	sm.cpu, sm.mem, sm.shardN, sm.migN, sm.wholeN = nd.CPU-nd.UsedCPU, nd.Mem-nd.UsedMem, 0, 0, 0
 	var capacity, free, biggest int64
@@ -120,17 +120,13 @@ func summarize(nd *Node) summary {
 			}
 		}
 	}
-	sm.minInvCPU, sm.minInvCap, sm.minShare = 0, 0, 0
-	if nd.CPU > 0 {
-		sm.minInvCPU = 1 / float64(nd.CPU)
-	}
+	sm.minInvCPU, sm.minInvCap, sm.minShare = sc.invCPU, sc.invGPU, 0
 	if capacity > 0 {
-		sm.minInvCap = 1 / float64(capacity)
-		sm.devShare = float64(biggest) / float64(capacity)
-		sm.minShare = float64(smallest) / float64(capacity)
+		sm.devShare = float64(biggest) * sc.invGPU
+		sm.minShare = float64(smallest) * sc.invGPU
 	}
 	sm.maxInv, sm.maxInvC = sm.minInvCPU, sm.minInvCap
-	sm.lo = leftover(nd.CPU, nd.CPU-nd.UsedCPU, capacity, free)
+	sm.lo = sc.leftover(nd.CPU-nd.UsedCPU, free)
 	sm.hi = sm.lo
 	for _, b := range [...]*byFit{&sm.loBy, &sm.hiBy} {
 		if sm.shardN > 0 {
@@ -155,18 +151,6 @@ func joinSummaries(a, b *summary) summary {
 	sm.loBy.join(&a.loBy, &b.loBy, true)
 	sm.hiBy.join(&a.hiBy, &b.hiBy, false)
 	return sm
-}
-
-// leftover is the best-fit score: half the free CPU share plus half the free GPU share.
-func leftover(cpu, freeCPU, capacity, free int64) float64 {
-	var c, g float64
-	if cpu > 0 {
-		c = float64(freeCPU) / float64(cpu)
-	}
-	if capacity > 0 {
-		g = float64(free) / float64(capacity)
-	}
-	return 0.5*c + 0.5*g
 }
 
 // mayFit is a necessary condition for d somewhere under sm: enough CPU, host memory and,

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/placement"
@@ -12,7 +13,7 @@ import (
 var Policies = []string{"random", "first-fit", "best-fit", "gpu-packing", "fgd", placement.OursName}
 
 // Target is the workload a policy expects, as the shapes of its tasks: FGD's, and ours,
-// which also count host memory.
+// which also count host memory (placement.ByName strips memory for FGD).
 type Target struct {
 	Shapes, WithMemory []placement.Shape
 }
@@ -31,25 +32,13 @@ func NewTarget(pods []trace.Pod, coverage float64) *Target {
 // NewPolicy makes the named policy for a target workload; seed fixes its tie-breaks.
 // Policies are stateful (caches, random draws): one per run.
 func NewPolicy(name string, target *Target, seed int64) (placement.Policy, error) {
+	if err := known(name); err != nil {
+		return nil, err
+	}
 	if target == nil {
 		target = &Target{}
 	}
-	s := uint64(seed)
-	switch name {
-	case "random":
-		return placement.NewRandom(s), nil
-	case "first-fit":
-		return placement.FirstFit{}, nil
-	case "best-fit":
-		return newBestFit()
-	case "gpu-packing":
-		return placement.NewGPUPacking(s), nil
-	case "fgd":
-		return placement.NewFGD(target.Shapes, s), nil
-	case placement.OursName:
-		return placement.NewOurs(target.WithMemory), nil
-	}
-	return nil, fmt.Errorf("unknown policy %q, want one of %s or all", name, strings.Join(Policies, ", "))
+	return placement.ByName(name, seed, target.WithMemory...)
 }
 
 // ParsePolicies expands a comma-separated list, where "all" means every policy.
@@ -61,10 +50,17 @@ func ParsePolicies(list string) ([]string, error) {
 			out = append(out, Policies...)
 			continue
 		}
-		if _, err := NewPolicy(name, nil, 0); err != nil {
+		if err := known(name); err != nil {
 			return nil, err
 		}
 		out = append(out, name)
 	}
 	return out, nil
+}
+
+func known(name string) error {
+	if !slices.Contains(Policies, name) {
+		return fmt.Errorf("unknown policy %q, want one of %s or all", name, strings.Join(Policies, ", "))
+	}
+	return nil
 }
