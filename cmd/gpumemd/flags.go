@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/config"
+	"github.com/gpumem/gpumem/internal/gresconf"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 )
 
@@ -16,6 +17,7 @@ import (
 type options struct {
 	config.Gpumemd
 	ConfPath string
+	Once     bool // write gres.conf and the inventory once and exit
 	Shared   config.Config
 }
 
@@ -57,6 +59,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	c := &o.Gpumemd
 	fs.StringVar(&o.ConfPath, "config", config.DefaultPath, "gpumem.conf; gpumemd reads its [gpumemd] section and the shared ShardUnit and SlurmConf")
 	// Not nvmlsrc.AddFlag: its default would overwrite the file's NVML key.
+	fs.BoolVar(&o.Once, "once", false, "discover the GPUs once, write gres.conf and/or the inventory (--write-gres, --write-inventory), and exit; serves, measures and enforces nothing")
 	fs.StringVar(&c.NVML, nvmlsrc.FlagName, c.NVML, "NVML backend: "+nvmlsrc.Usage)
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address for /metrics and /api (HOST:PORT or :PORT)")
 	fs.StringVar(&c.WebConfigFile, "web.config.file", c.WebConfigFile, "Prometheus exporter-toolkit web config for TLS and basic auth")
@@ -69,6 +72,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.GresInterval, "gres-interval", c.GresInterval, "how often GPUs are re-discovered for gres.conf")
 	fs.StringVar(&c.GresHook, "gres-hook", c.GresHook, "shell command run after gres.conf changed, e.g. 'systemctl restart slurmd'")
 	fs.StringVar(&c.GresDevPrefix, "dev-prefix", c.GresDevPrefix, "replaces /dev in gres.conf File= lines (a lab's fake device nodes)")
+	fs.StringVar(&c.SlurmVersion, "slurm-version", c.SlurmVersion, "Slurm release gres.conf is for (22.05.8, 24.11, ...); auto asks slurmd -V")
 	fs.Func("usage-policy", "what to do with a job over its slice: record, warn or kill (default "+c.UsagePolicy+")", func(v string) error {
 		p, err := config.ParseUsagePolicy(v)
 		c.UsagePolicy = p
@@ -112,6 +116,14 @@ func (o options) check() error {
 	}
 	if o.UsagePolicy == "kill" && o.UsageGrace < o.PollInterval {
 		return fmt.Errorf("--usage-grace %s is shorter than --poll-interval %s: a job would be killed on the first poll that saw it over; give it at least one poll", o.UsageGrace, o.PollInterval)
+	}
+	if o.Once && !o.WriteGres && !o.WriteInventory {
+		return fmt.Errorf("--once writes gres.conf or the inventory and exits: add --write-gres, --write-inventory or both")
+	}
+	if o.SlurmVersion != "auto" {
+		if _, err := gresconf.ResolveRelease(o.SlurmVersion); err != nil {
+			return err
+		}
 	}
 	if _, err := config.ParseListen(o.Listen); err != nil {
 		return fmt.Errorf("--listen %q: %w", o.Listen, err)

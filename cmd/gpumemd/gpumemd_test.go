@@ -251,6 +251,8 @@ func TestBadSettingsStopAtStart(t *testing.T) {
 		{[]string{"--config", "/dev/null", "--usage-policy", "nuke"}, "want record, warn or kill"},
 		{[]string{"--config", "/dev/null", "--usage-policy", "kill", "--usage-grace", "1s", "--poll-interval", "10s"}, "shorter than --poll-interval"},
 		{[]string{"--config", "/dev/null", "--nvml", "bogus"}, "unknown backend"},
+		{[]string{"--config", "/dev/null", "--once"}, "add --write-gres, --write-inventory or both"},
+		{[]string{"--config", "/dev/null", "--slurm-version", "22"}, `--slurm-version "22"`},
 		{[]string{"--config", "/dev/null", "--nvml", "mock:dgxh100", "--web.config.file", filepath.Join(dir, "none.yml")}, "--web.config.file"},
 	} {
 		err := run(context.Background(), c.args, log, nil)

@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/discover"
@@ -26,7 +22,8 @@ type gresWriter struct {
 	src  *nvmlsrc.Source
 	log  *slog.Logger
 	last time.Time
-	hook chan struct{} // a token: at most one hook runs at a time
+	rel  *gresconf.Release // asked of slurmd on the first write
+	hook chan struct{}     // a token: at most one hook runs at a time
 }
 
 func newGresWriter(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) *gresWriter {
@@ -40,14 +37,14 @@ func (w *gresWriter) maybeWrite(now time.Time) error {
 		return nil
 	}
 	w.last = now
-	dopt := discover.Options{NodeName: w.node}
-	if w.src.Kind == nvmlsrc.KindReal {
-		// NVML's affinity lists logical CPUs; gres.conf wants Slurm's core numbers.
-		if m, err := discover.SysfsCoreMap("/sys/devices/system/cpu"); err == nil {
-			dopt.CoreMap = m
-		}
-	}
-	node, err := discover.Node(w.src, dopt)
+	return w.write()
+}
+
+// write discovers the GPUs and installs what the options ask for. With
+// WriteInventory, gres.conf covers every node of the inventory directory, so a
+// gres.conf on a shared /etc/slurm describes the whole cluster.
+func (w *gresWriter) write() error {
+	node, err := discover.Node(w.src, discover.OptionsFor(w.src, w.node))
 	if err != nil {
 		return err
 	}
@@ -57,57 +54,63 @@ func (w *gresWriter) maybeWrite(now time.Time) error {
 		conf.Annotate(&c) // partitions, so the plugins can route by pool
 	}
 	if w.opt.WriteInventory {
-		if c, err = w.writeInventory(c); err != nil {
+		p, changed, err := gresconf.InstallNode(w.opt.InventoryDir, c.Nodes[0])
+		if err != nil {
+			return err
+		}
+		if changed {
+			w.log.Info("inventory written", "path", p)
+		}
+		if c, err = inventory.LoadPath(w.opt.InventoryDir); err != nil {
 			return err
 		}
 	}
 	if !w.opt.WriteGres {
 		return nil
 	}
-	data, err := gresconf.Render(c, gresconf.Options{ShardUnitMiB: w.opt.Shared.ShardUnitMiB, DevPrefix: w.opt.GresDevPrefix})
+	rel, err := w.release()
 	if err != nil {
 		return err
 	}
+	data, err := gresconf.Render(c, gresconf.Options{ShardUnitMiB: w.opt.Shared.ShardUnitMiB,
+		DevPrefix: w.opt.GresDevPrefix, Slurm: rel})
+	if err != nil {
+		return err
+	}
+	// Without slurm.conf slurmd -G has no node to check against; the file still goes
+	// in, since a node that lost its gres.conf is worse off than one with an unchecked one.
 	var check func([]byte) error
 	if confErr == nil {
-		v := gresconf.Slurmd{SlurmConf: w.opt.Shared.SlurmConf, Nodes: []string{w.node}}
-		check = func(b []byte) error {
-			if _, err := v.Check(b); err != nil && !errors.Is(err, gresconf.ErrNoSlurmd) {
-				return err
-			}
-			return nil
-		}
+		check = gresconf.CheckWith(w.opt.Shared.SlurmConf, []string{w.node}, func() {
+			w.log.Warn("slurmd not installed: gres.conf written without slurmd -G", "path", w.opt.GresConf)
+		})
 	}
 	changed, err := gresconf.Install(w.opt.GresConf, data, check)
 	if err != nil {
 		return err
 	}
 	if changed {
-		w.log.Info("gres.conf written", "path", w.opt.GresConf)
+		if confErr != nil {
+			w.log.Warn("gres.conf written without slurmd -G: slurm.conf unreadable", "err", confErr)
+		}
+		w.log.Info("gres.conf written", "path", w.opt.GresConf, "slurm", rel.String())
 		w.runHook()
 	}
 	return nil
 }
 
-// writeInventory installs NODE.json and returns every node of the directory, so a
-// gres.conf on a shared /etc/slurm describes the whole cluster.
-func (w *gresWriter) writeInventory(c inventory.Cluster) (inventory.Cluster, error) {
-	data, err := c.Encode()
+// release is the Slurm release gres.conf is for, asked of slurmd once: releases
+// before 23.02.7 need MIG instances written differently (gresconf.Release).
+func (w *gresWriter) release() (gresconf.Release, error) {
+	if w.rel != nil {
+		return *w.rel, nil
+	}
+	rel, err := gresconf.ResolveRelease(w.opt.SlurmVersion)
 	if err != nil {
-		return c, err
+		return rel, err
 	}
-	if err := os.MkdirAll(w.opt.InventoryDir, 0o755); err != nil {
-		return c, fmt.Errorf("inventory: %w", err)
-	}
-	p := filepath.Join(w.opt.InventoryDir, w.node+".json")
-	changed, err := gresconf.Install(p, data, nil)
-	if err != nil {
-		return c, err
-	}
-	if changed {
-		w.log.Info("inventory written", "path", p)
-	}
-	return inventory.LoadPath(w.opt.InventoryDir)
+	w.rel = &rel
+	return rel, nil
 }
 
 // runHook starts the configured command in the background, so a slow slurmd restart

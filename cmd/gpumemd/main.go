@@ -74,6 +74,9 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 		return err
 	}
 	defer src.Close()
+	if opt.Once {
+		return once(opt, node, src, log)
+	}
 
 	d, err := newDaemon(opt, node, src, log)
 	if err != nil {
@@ -120,6 +123,15 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 	}
 	log.Info("gpumemd stopped")
 	return nil
+}
+
+// once is one gres.conf/inventory write for an admin or a provisioning script: it
+// fails when slurmd -G rejects the file, and waits for the hook it started.
+func once(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) error {
+	w := newGresWriter(opt, node, src, log)
+	err := nvmlsrc.Guard(w.write)
+	w.wait(2 * time.Minute)
+	return err
 }
 
 func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) (*daemon, error) {

@@ -24,6 +24,7 @@ type Gpumemd struct {
 	GresInterval   time.Duration // how often the GPUs are re-discovered for gres.conf
 	GresHook       string        // command run after gres.conf changed; "" runs nothing
 	GresDevPrefix  string        // replaces /dev in gres.conf File= (a lab's fake device nodes); "" is /dev
+	SlurmVersion   string        // Slurm release gres.conf is written for; "auto" asks slurmd -V
 
 	UsagePolicy string        // record, warn or kill
 	UsageGrace  time.Duration // how long a job may stay over its slice before kill
@@ -53,6 +54,7 @@ func DefaultGpumemd() Gpumemd {
 		GresConf:              "/etc/slurm/gres.conf",
 		InventoryDir:          Default().InventoryPath,
 		GresInterval:          time.Minute,
+		SlurmVersion:          "auto",
 		UsagePolicy:           "record",
 		UsageGrace:            time.Minute,
 		UsageNotify:           true,
@@ -77,7 +79,7 @@ var gpumemdSection = section[Gpumemd]{name: "gpumemd", def: DefaultGpumemd, sett
 	known: func() string { return gpumemdKeys }}
 
 const gpumemdKeys = "NVML, Listen, WebConfigFile, NodeName, PollInterval, WriteGres, GresConf, " +
-	"WriteInventory, InventoryDir, GresInterval, GresHook, GresDevPrefix, UsagePolicy, UsageGrace, UsageNotify, " +
+	"WriteInventory, InventoryDir, GresInterval, GresHook, GresDevPrefix, SlurmVersion, UsagePolicy, UsageGrace, UsageNotify, " +
 	"Drain, Resume, CriticalXIDs, XIDHold, Scontrol, HistoryDB, HistoryBucket, HistoryKeepSamples, " +
 	"HistoryKeepJobs, FragmentationSizes"
 
@@ -98,6 +100,7 @@ var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 	},
 	"greshook":      func(c *Gpumemd, v string) error { c.GresHook = v; return nil },
 	"gresdevprefix": func(c *Gpumemd, v string) error { return assign(&c.GresDevPrefix, v, optionalPath) },
+	"slurmversion":  func(c *Gpumemd, v string) error { return assign(&c.SlurmVersion, v, nonEmpty) },
 	"usagepolicy":   func(c *Gpumemd, v string) error { return assign(&c.UsagePolicy, v, ParseUsagePolicy) },
 	"usagegrace":    func(c *Gpumemd, v string) error { return assign(&c.UsageGrace, v, durationIn(0, 24*time.Hour)) },
 	"usagenotify":   func(c *Gpumemd, v string) error { return assign(&c.UsageNotify, v, parseBool) },
