@@ -124,7 +124,10 @@ func (s Slurmd) run(bin, conf, node string) (Report, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "-G", "-N", node, "-f", conf)
+	// -D keeps slurmd in the foreground, where it logs to stderr: without it, a slurmd
+	// that stops before reading gres.conf (a cgroup plugin it cannot load, say) says why
+	// only to syslog, and the check could show no reason at all.
+	cmd := exec.CommandContext(ctx, bin, "-D", "-G", "-N", node, "-f", conf)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
 	r := parseReport(node, out.String())
