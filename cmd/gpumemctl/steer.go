@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpumem/gpumem/internal/admit"
+	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/steer"
+)
+
+func init() { subcommands = append(subcommands, newSteerCmd) }
+
+type steerFlags struct {
+	inventory, policy string
+	sizes             []int64
+	unitMiB           int64
+	base              uint32
+	interval          time.Duration
+	once, dryRun      bool
+}
+
+func newSteerCmd() *cobra.Command {
+	var f steerFlags
+	c := &cobra.Command{
+		Use:   "steer",
+		Short: "Set Slurm node weights so shard jobs land where a placement policy would put them",
+		Long: `Reads the live shard use of every node (scontrol -d show job), the pending shard jobs
+(squeue) and the inventory, ranks the nodes with shareable GPUs as --policy would fill
+them, and sets their Weight with scontrol update, so that Slurm's own selection (the
+lowest-weight node that fits, for the main scheduler and backfill alike) follows the
+policy. Only nodes whose weight changes are updated; nodes without shareable GPUs keep
+theirs. Weights never make a node unusable, so no job waits longer than under first fit
+for want of a node. Runs every --interval until stopped, or once with --once.
+
+The target sizes (--sizes, in shards) are the sizes the ranking keeps room for; without
+them, the sizes of the running and pending shard jobs are used.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.interval <= 0 {
+				return fmt.Errorf("--interval %s; want a positive duration such as 5s", f.interval)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			for {
+				if err := steerOnce(ctx, &f, cmd.OutOrStdout()); err != nil {
+					if f.once {
+						return err
+					}
+					fmt.Fprintln(cmd.ErrOrStderr(), "gpumemctl steer:", err)
+				}
+				if f.once {
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(f.interval):
+				}
+			}
+		},
+	}
+	fl := c.PersistentFlags()
+	fl.StringVar(&f.inventory, "inventory", "/etc/slurm/gpumem.d", "the plugins' inventory (file or directory of NODE.json)")
+	fl.StringVar(&f.policy, "policy", placement.OursName, "placement policy to steer by: first-fit, best-fit, gpumem, fgd, ...")
+	fl.Int64SliceVar(&f.sizes, "sizes", nil, "target job sizes in shards, repeated for weight (default: the running and pending jobs')")
+	fl.Int64Var(&f.unitMiB, "shard-unit-mib", admit.DefaultShardUnitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
+	c.Flags().Uint32Var(&f.base, "base-weight", 1, "weight of the first node of the ranking; the next get one more each")
+	c.Flags().DurationVar(&f.interval, "interval", 5*time.Second, "time between two rankings")
+	c.Flags().BoolVar(&f.once, "once", false, "rank and set weights once, then exit")
+	c.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the scontrol updates instead of running them")
+	c.AddCommand(newSteerReportCmd(&f))
+	return c
+}
+
+// steerView is the live shard side of the cluster, read from Slurm.
+type steerView struct {
+	cluster *steer.Cluster
+	pending []steer.Pending
+	running []steer.Use
+}
+
+func readView(ctx context.Context, f *steerFlags) (*steerView, error) {
+	if f.unitMiB <= 0 {
+		return nil, fmt.Errorf("--shard-unit-mib %d; want a positive size such as 1024", f.unitMiB)
+	}
+	inv, err := inventory.LoadPath(f.inventory)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := slurmOut(ctx, "scontrol", "-d", "-o", "show", "job")
+	if err != nil {
+		return nil, err
+	}
+	uses, err := steer.ParseJobs(jobs)
+	if err != nil {
+		return nil, err
+	}
+	queue, err := slurmOut(ctx, "squeue", "-h", "-t", "PD", "-o", "%i|%P|%b")
+	if err != nil {
+		return nil, err
+	}
+	pending, err := steer.ParsePending(queue)
+	if err != nil {
+		return nil, err
+	}
+	cl := steer.NewCluster(inv, func(mib int64) int64 { return admit.ShardsPerGPU(mib, f.unitMiB) })
+	if err := cl.Apply(uses); err != nil {
+		return nil, err
+	}
+	return &steerView{cluster: cl, pending: pending, running: uses}, nil
+}
+
+// sizes is the target: --sizes, else what running and pending jobs ask.
+func (v *steerView) sizes(f *steerFlags) []int64 {
+	if len(f.sizes) > 0 {
+		return f.sizes
+	}
+	var out []int64
+	for _, u := range v.running {
+		if !u.Whole && u.Shards > 0 {
+			out = append(out, u.Shards)
+		}
+	}
+	for _, p := range v.pending {
+		out = append(out, p.Shards)
+	}
+	return out
+}
+
+func steerOnce(ctx context.Context, f *steerFlags, w io.Writer) error {
+	v, err := readView(ctx, f)
+	if err != nil {
+		return err
+	}
+	target, err := placement.ShapesOfSizes(v.sizes(f))
+	if err != nil && len(v.sizes(f)) > 0 {
+		return fmt.Errorf("--sizes: %w", err)
+	}
+	name := f.policy
+	if placement.NeedsTarget(name) && len(target) == 0 {
+		name = "best-fit" // nothing to keep room for yet: fullest first
+	}
+	if _, err := placement.ByName(name, 1, target...); err != nil {
+		return err
+	}
+	s := v.cluster.State
+	order := steer.Order(s, steer.Demands(v.pending), target, func() placement.Policy {
+		p, _ := placement.ByName(name, 1, target...)
+		return p
+	})
+	weights := steer.Weights(order, f.base)
+	out, err := slurmOut(ctx, "scontrol", "-o", "show", "node")
+	if err != nil {
+		return err
+	}
+	now, err := steer.ParseNodes(out)
+	if err != nil {
+		return err
+	}
+	current := map[string]uint32{}
+	for _, n := range now {
+		current[n.Name] = n.Weight
+	}
+	// One scontrol call per weight, naming every node that moves to it.
+	byWeight := map[uint32][]string{}
+	for n := range s.Nodes {
+		if wt, ok := current[s.Nodes[n].Name]; !ok || wt != weights[n] {
+			byWeight[weights[n]] = append(byWeight[weights[n]], s.Nodes[n].Name)
+		}
+	}
+	ranked := make([]string, len(order))
+	for i, n := range order {
+		ranked[i] = s.Nodes[n].Name
+	}
+	fmt.Fprintf(w, "steer: %s, %d pending, ranking %s\n", name, len(v.pending), strings.Join(ranked, " "))
+	for _, wt := range slices.Sorted(maps.Keys(byWeight)) {
+		args := []string{"update", "nodename=" + strings.Join(byWeight[wt], ","), "weight=" + strconv.FormatUint(uint64(wt), 10)}
+		if f.dryRun {
+			fmt.Fprintln(w, "scontrol", strings.Join(args, " "))
+			continue
+		}
+		if _, err := slurmOut(ctx, "scontrol", args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// slurmOut runs a Slurm client command with a deadline, so a hung controller never
+// hangs the steering loop.
+func slurmOut(ctx context.Context, name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, name, args...).Output()
+	if err != nil {
+		msg := err.Error()
+		if ee, ok := err.(*exec.ExitError); ok && len(ee.Stderr) > 0 {
+			msg = strings.TrimSpace(string(ee.Stderr))
+		}
+		return "", fmt.Errorf("%s %s: %s", name, strings.Join(args, " "), msg)
+	}
+	return string(out), nil
+}
+
+func newSteerReportCmd(f *steerFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "report",
+		Short: "Print running and pending shard jobs and GPU memory left stranded, as JSON",
+		Long: `Stranded shards are free shards on GPUs where no pending shard job's size fits, or
+where none of --sizes fits when nothing is pending: memory no job of those sizes can use
+until something ends.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v, err := readView(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			sizes := f.sizes
+			if len(v.pending) > 0 {
+				sizes = nil
+				for _, p := range v.pending {
+					sizes = append(sizes, p.Shards)
+				}
+			}
+			free, stranded := steer.Stranded(v.cluster.State, sizes)
+			type gpu struct {
+				Node string `json:"node"`
+				GPU  int    `json:"gpu"`
+				Used int64  `json:"used"`
+				Free int64  `json:"free"`
+			}
+			rep := struct {
+				Running  int   `json:"running_shard_uses"`
+				Pending  int   `json:"pending_shard_jobs"`
+				Free     int64 `json:"free_shards"`
+				Stranded int64 `json:"stranded_shards"`
+				GPUs     []gpu `json:"gpus"`
+			}{Running: len(v.running), Pending: len(v.pending), Free: free, Stranded: stranded}
+			for _, nd := range v.cluster.State.Nodes {
+				for i, dv := range nd.Devices {
+					rep.GPUs = append(rep.GPUs, gpu{Node: nd.Name, GPU: i, Used: dv.Used, Free: dv.Free()})
+				}
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			return enc.Encode(rep)
+		},
+	}
+}

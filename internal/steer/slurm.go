@@ -1,0 +1,229 @@
+package steer
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// This file reads what scontrol and squeue print. It does no I/O: gpumemctl runs the
+// commands and passes their output, so the parsing is tested on recorded output.
+
+// SlurmNode is what steering reads of one node from `scontrol -o show node`.
+type SlurmNode struct {
+	Name   string
+	Weight uint32
+}
+
+var (
+	nodeNameRe = regexp.MustCompile(`(?:^|\s)NodeName=(\S+)`)
+	weightRe   = regexp.MustCompile(`\sWeight=(\d+)`)
+)
+
+// ParseNodes reads `scontrol -o show node`: one node a line.
+func ParseNodes(out string) ([]SlurmNode, error) {
+	var nodes []SlurmNode
+	for i, line := range strings.Split(out, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		name, w := nodeNameRe.FindStringSubmatch(line), weightRe.FindStringSubmatch(line)
+		if name == nil || w == nil {
+			return nil, fmt.Errorf("scontrol show node, line %d: no NodeName= or Weight= in %q; want the one-line output of `scontrol -o show node`", i+1, clip(line))
+		}
+		weight, err := strconv.ParseUint(w[1], 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("scontrol show node, node %s: weight %q: %v", name[1], w[1], err)
+		}
+		nodes = append(nodes, SlurmNode{Name: name[1], Weight: uint32(weight)})
+	}
+	return nodes, nil
+}
+
+// Use is shards, or whole GPUs, a running job holds on one GPU of one node.
+type Use struct {
+	Node   string
+	GPU    int   // GRES index on the node: the order of its gres.conf lines, NVML order
+	Shards int64 // 0 when Whole
+	Whole  bool  // the GPU is taken as a gpu GRES
+}
+
+var (
+	jobStateRe = regexp.MustCompile(`(?:^|\s)JobState=(\S+)`)
+	// One node's detail in `scontrol -d show job`, e.g. Nodes=n1 CPU_IDs=0 Mem=0
+	// GRES=shard:20(20/80,0/80) (24.11: the job's shards on each GPU of the node, over
+	// what the GPU has) or GRES=shard:20(IDX:0), gpu:h100:1(IDX:1) (GPU indices).
+	detailRe = regexp.MustCompile(`(?:^|\s)Nodes=(\S+) CPU_IDs=\S+ Mem=\S+ GRES=(\S*)`)
+	gresRe   = regexp.MustCompile(`(?:^|,)(?:gres/)?(gpu|shard)(?::[^:,(]+)?:(\d+)\(([^)]*)\)`)
+)
+
+// ParseJobs reads `scontrol -d -o show job` and returns the GPU use of running jobs.
+func ParseJobs(out string) ([]Use, error) {
+	var uses []Use
+	for _, line := range strings.Split(out, "\n") {
+		st := jobStateRe.FindStringSubmatch(line)
+		if st == nil || st[1] != "RUNNING" && st[1] != "COMPLETING" && st[1] != "SUSPENDED" {
+			continue
+		}
+		for _, m := range detailRe.FindAllStringSubmatch(line, -1) {
+			nodes, err := expandHosts(m[1])
+			if err != nil {
+				return nil, err
+			}
+			for _, g := range gresRe.FindAllStringSubmatch(m[2], -1) {
+				per, err := perGPU(g[1] == "gpu", g[2], g[3])
+				if err != nil {
+					return nil, fmt.Errorf("scontrol show job: GRES %q: %v", m[2], err)
+				}
+				for _, n := range nodes {
+					for _, u := range per {
+						u.Node = n
+						uses = append(uses, u)
+					}
+				}
+			}
+		}
+	}
+	return uses, nil
+}
+
+// perGPU reads the parenthesised part of one GRES of a job's node detail.
+func perGPU(whole bool, count, detail string) ([]Use, error) {
+	if list, ok := strings.CutPrefix(detail, "IDX:"); ok {
+		if list == "N/A" {
+			return nil, nil
+		}
+		idx, err := expandRanges(list)
+		if err != nil {
+			return nil, err
+		}
+		n, _ := strconv.ParseInt(count, 10, 64)
+		out := make([]Use, len(idx))
+		for j, i := range idx {
+			out[j] = Use{GPU: i, Whole: whole}
+			if !whole {
+				// A job's shards on a node come from one GPU unless the site allows
+				// more; an even split is the best reading of an index list.
+				out[j].Shards = n / int64(len(idx))
+			}
+		}
+		return out, nil
+	}
+	var out []Use
+	for i, part := range strings.Split(detail, ",") {
+		took, _, ok := strings.Cut(part, "/")
+		n, err := strconv.ParseInt(took, 10, 64)
+		if !ok || err != nil || n < 0 {
+			return nil, fmt.Errorf("per-GPU use %q; want TAKEN/TOTAL or IDX:LIST", part)
+		}
+		if n > 0 {
+			out = append(out, Use{GPU: i, Shards: n, Whole: whole})
+		}
+	}
+	return out, nil
+}
+
+var shardReqRe = regexp.MustCompile(`(?:^|[,/:])shard(?::[^:,]+)?:(\d+)(?:$|,)`)
+
+// Pending is one pending job that asks for shards.
+type Pending struct {
+	ID         string
+	Partitions []string
+	Shards     int64
+}
+
+// ParsePending reads `squeue -h -t PD -o '%i|%P|%b'` (priority order, as squeue sorts
+// pending jobs by default). Jobs that ask no shards are left out.
+func ParsePending(out string) ([]Pending, error) {
+	var jobs []Pending
+	for i, line := range strings.Split(out, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Split(line, "|")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("squeue, line %d: %q; want JOBID|PARTITIONS|TRES_PER_NODE from -o '%%i|%%P|%%b'", i+1, clip(line))
+		}
+		m := shardReqRe.FindStringSubmatch(strings.TrimSpace(f[2]))
+		if m == nil {
+			continue
+		}
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("squeue, job %s: shard count %q; want a positive integer", f[0], m[1])
+		}
+		jobs = append(jobs, Pending{ID: strings.TrimSpace(f[0]), Partitions: strings.Split(strings.TrimSpace(f[1]), ","), Shards: n})
+	}
+	return jobs, nil
+}
+
+// expandHosts expands a Slurm host list such as n[1-3,5],gpu7.
+func expandHosts(list string) ([]string, error) {
+	var out []string
+	for list != "" {
+		end := strings.IndexAny(list, ",[")
+		if end < 0 {
+			return append(out, list), nil
+		}
+		if list[end] == ',' {
+			out = append(out, list[:end])
+			list = list[end+1:]
+			continue
+		}
+		closing := strings.IndexByte(list[end:], ']')
+		if closing < 0 {
+			return nil, fmt.Errorf("host list %q: unclosed [", list)
+		}
+		prefix, body := list[:end], list[end+1:end+closing]
+		list = strings.TrimPrefix(list[end+closing+1:], ",")
+		for _, part := range strings.Split(body, ",") {
+			a, b, err := bounds(part)
+			if err != nil {
+				return nil, fmt.Errorf("host list %s[%s]: %v", prefix, body, err)
+			}
+			width, _, _ := strings.Cut(part, "-")
+			for i := a; i <= b; i++ {
+				// Keep zero padding: n[01-03] names n01, not n1.
+				out = append(out, prefix+fmt.Sprintf("%0*d", len(width), i))
+			}
+		}
+	}
+	return out, nil
+}
+
+// expandRanges expands a GRES index list such as 0-1,3.
+func expandRanges(list string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(list, ",") {
+		a, b, err := bounds(part)
+		if err != nil {
+			return nil, err
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// bounds reads N or N-M.
+func bounds(part string) (int, int, error) {
+	lo, hi, _ := strings.Cut(part, "-")
+	if hi == "" {
+		hi = lo
+	}
+	a, err1 := strconv.Atoi(lo)
+	b, err2 := strconv.Atoi(hi)
+	if err1 != nil || err2 != nil || b < a || a < 0 {
+		return 0, 0, fmt.Errorf("range %q; want N or N-M with 0 <= N <= M", part)
+	}
+	return a, b, nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
