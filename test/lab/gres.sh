@@ -1,37 +1,55 @@
-# gres.conf, node Gres= and gpumem.conf for the lab (sourced by lab.sh), all made by
-# the project's own `gpumemctl gres generate` from the fake node files in
-# test/lab/nodes/, as an admin would from NVML. gpumemctl runs where the lab's Slurm is
-# (inside the chroot for 24.11), so that slurmd -G of that release validates the result.
+# gres.conf, node Gres= and gpumem.conf for the lab (sourced by lab.sh). Each node's
+# inventory and the lab's gres.conf come from the node sidecar, `gpumemd --once`, run on
+# the fake node files in test/lab/nodes/ as it runs on a real node from NVML; gpumemctl
+# only turns that inventory into slurm.conf's Gres= lines, as an admin would. Both run
+# where the lab's Slurm is (inside the chroot for 24.11), so gres.conf is written for that
+# release and slurmd -G of that release must accept it.
 
-# gpumemctl_in runs the lab's copy of bin/gpumemctl in the lab's environment.
-gpumemctl_in() { lab_in "$LAB/bin/gpumemctl" "$@"; }
+# gpumemd_once runs the lab's copy of bin/gpumemd once for node $1, in the lab's
+# environment, with 1 GiB shards and the lab's slurm.conf.
+gpumemd_once() {
+	local n=$1
+	shift
+	lab_in "$LAB/bin/gpumemd" --once --config "$LAB/gpumemd.conf" --nvml="fake:$LAB/nodes/$n.json" \
+		--node "$n" --dev-prefix "$DEV" "$@"
+}
 
 # gres_nodes writes each node's inventory to $LAB/inv/NODE.json and its slurm.conf Gres=
 # to $1/NODE (on the host), before slurm.conf exists.
 gres_nodes() {
-	local out=$1 n
-	[ -x "$REPO/bin/gpumemctl" ] || die "bin/gpumemctl is not built: run make build"
+	local out=$1 n b err
+	for b in gpumemd gpumemctl; do
+		[ -x "$REPO/bin/$b" ] || die "bin/$b is not built: run make build"
+	done
 	rm -rf "$ROOT$LAB"/{bin,nodes,inv,node-gres}
 	install -d "$ROOT$LAB"/{bin,nodes,inv,node-gres}
-	install -m 0755 "$REPO/bin/gpumemctl" "$ROOT$LAB/bin/gpumemctl"
+	install -m 0755 "$REPO/bin/gpumemd" "$REPO/bin/gpumemctl" "$ROOT$LAB/bin/"
 	cp "$REPO"/test/lab/nodes/*.json "$ROOT$LAB/nodes/"
+	printf 'ShardUnit = 1GiB\nSlurmConf = %s\n' "$CONF/slurm.conf" >"$ROOT$LAB/gpumemd.conf"
 	for n in "${LAB_NODES[@]}"; do
-		gpumemctl_in gres generate --nvml="fake:$LAB/nodes/$n.json" --node "$n" \
-			--inventory-out "$LAB/inv" --node-gres "$LAB/node-gres" --dev-prefix "$DEV" --out - >/dev/null ||
-			die "gpumemctl gres generate failed for node $n"
+		err=$(gpumemd_once "$n" --write-inventory --inventory-dir "$LAB/inv" 2>&1) ||
+			die "gpumemd --once could not read fake node $n: $err"
 	done
+	lab_in "$LAB/bin/gpumemctl" gres generate --inventory "$LAB/inv" --node-gres "$LAB/node-gres" \
+		--dev-prefix "$DEV" --out - >/dev/null || die "gpumemctl gres generate --node-gres failed"
 	rm -rf "$out"
 	cp -r "$ROOT$LAB/node-gres" "$out"
 }
 
-# gres_install writes gres.conf and the plugins' inventory (with slurm.conf's
-# partitions) once slurm.conf is in place; slurmd -G must accept the gres.conf.
+# gres_install has gpumemd write gres.conf and the plugins' inventory (with slurm.conf's
+# partitions) once slurm.conf is in place, node by node into the shared /etc/slurm, as
+# each node's sidecar would; slurmd -G must accept each node's gres.conf.
 gres_install() {
-	rm -rf "$ROOT$CONF/gpumem.d" "$ROOT$CONF/gres.conf"
+	local n log=$ROOT$LAB/log/gres-generate.log
+	rm -rf "$ROOT$CONF/gpumem.d" "$ROOT$CONF/gres.conf" "$ROOT$CONF/gres.conf.prev"
 	install -d "$ROOT$CONF/gpumem.d"
-	lab_in "$LAB/bin/gpumemctl" gres generate --inventory "$LAB/inv" --slurm-conf "$CONF/slurm.conf" \
-		--inventory-out "$CONF/gpumem.d" --dev-prefix "$DEV" --out "$CONF/gres.conf" >"$ROOT$LAB/log/gres-generate.log" 2>&1 ||
-		die "gpumemctl gres generate refused the lab's gres.conf: $(cat "$ROOT$LAB/log/gres-generate.log")"
+	: >"$log"
+	for n in "${LAB_NODES[@]}"; do
+		gpumemd_once "$n" --write-inventory --inventory-dir "$CONF/gpumem.d" \
+			--write-gres --gres-conf "$CONF/gres.conf" >>"$log" 2>&1 ||
+			die "gpumemd --once refused the lab's gres.conf for node $n: $(cat "$log")"
+	done
+	rm -f "$ROOT$CONF/gres.conf.prev"
 }
 
 # gpumem_conf writes the plugins' gpumem.conf into $1.
