@@ -17,6 +17,7 @@ NVML = mock:dgxh100
 Listen = 127.0.0.1:9402
 PollInterval = 2s
 WriteGres = yes
+SlurmVersion = 22.05.8
 UsagePolicy = Kill
 UsageGrace = 90s
 Drain = yes
@@ -30,6 +31,7 @@ FragmentationSizes = 10G,20G
 	}
 	want := DefaultGpumemd()
 	want.NVML, want.Listen, want.PollInterval, want.WriteGres = "mock:dgxh100", "127.0.0.1:9402", 2*time.Second, true
+	want.SlurmVersion = "22.05.8"
 	want.UsagePolicy, want.UsageGrace, want.Drain, want.Resume = "kill", 90*time.Second, true, true
 	want.CriticalXIDs, want.HistoryDB, want.FragmentationSizesMiB = []int{48, 79}, "", []int64{10240, 20480}
 	if !reflect.DeepEqual(c, want) {
