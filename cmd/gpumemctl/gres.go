@@ -46,31 +46,13 @@ func (r *renderFlags) add(cmd *cobra.Command) {
 }
 
 // release is the Slurm release named by --slurm-version.
-func (r *renderFlags) release() (gresconf.Release, error) {
-	if r.slurm != "auto" {
-		rel, err := gresconf.ParseRelease(r.slurm)
-		if err != nil {
-			return rel, fmt.Errorf("--slurm-version: %w (or auto)", err)
-		}
-		return rel, nil
-	}
-	rel, err := gresconf.DetectRelease("")
-	if errors.Is(err, gresconf.ErrNoSlurmd) {
-		return gresconf.Release{}, nil
-	}
-	if err != nil {
-		return rel, fmt.Errorf("--slurm-version auto: %w; name the release instead", err)
-	}
-	return rel, nil
-}
-
 // load reads the flags' render options and the cluster they name.
 func (r *renderFlags) load(cmd *cobra.Command) (gresconf.Options, inventory.Cluster, error) {
 	unit, err := config.ParseMiB(r.shardUnit)
 	if err != nil {
 		return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--shard-unit: %w", err)
 	}
-	rel, err := r.release()
+	rel, err := gresconf.ResolveRelease(r.slurm)
 	if err != nil {
 		return gresconf.Options{}, inventory.Cluster{}, err
 	}
