@@ -1,8 +1,9 @@
 // Package steer makes Slurm's own node selection follow a placement policy. Slurm's
 // select/cons_tres starts a job on the lowest-Weight nodes that can take it, in node
-// order among equal weights. Steering ranks the nodes the way the policy would fill
-// them and hands Slurm that ranking as node weights, so every start, from the main
-// scheduler or from backfill, lands where the policy would put it.
+// order among equal weights. Steering ranks the nodes so that, for the jobs expected,
+// the first node in the ranking that can take a job is the node the policy would
+// choose for it, and hands Slurm that ranking as node weights, so every start, from
+// the main scheduler or from backfill, lands where the policy would put it.
 //
 // Weights only order nodes among those that can take a job; they never make a node
 // unusable, so steering cannot starve a job or hold back backfill: at worst a job
@@ -17,90 +18,55 @@ import (
 	"github.com/gpumem/gpumem/internal/placement"
 )
 
-// Order ranks the nodes of s, the cluster as it is allocated now, best first:
+// Order ranks the nodes of s, the cluster as it is allocated now, best first. Each
+// demand the ranking is made for asks that the node the policy chooses for it come
+// before every other node that could take it:
 //
-//  1. the nodes the policy puts the pending jobs on, placed one after another in
-//     priority order (pending must be in that order), as the scheduler would start them;
-//  2. then, repeatedly, the node the policy sends most of the expected demand to, among
-//     the nodes not ranked yet: each target shape votes, with its frequency, for the
-//     node the policy chooses for it, on the state left after step 1;
-//  3. then the nodes no target shape fits, fullest first.
+//  1. the pending jobs, in priority order (pending must be in that order), each on the
+//     state left by placing the ones before it, as the scheduler would start them;
+//  2. then one demand per target shape, most frequent first, on the state after step 1.
 //
-// Slurm gives a job the first node of the ranking that can take it. With one target
-// shape that is the policy's own choice for it; with several, the choice for the bulk
-// of them. Sizes outside the target go to the first ranked node they fit, which is
-// why the target should be the sizes jobs really ask (ShapesOfSizes of recent and
-// pending requests). newPolicy makes a fresh policy
-// each time it is called (policies keep per-state caches). Cost: one placement per
-// pending job, plus one per target shape per node ranked in step 2.
+// A demand whose wish contradicts the wishes already granted (a cycle) is left out:
+// Slurm gives it the first node of the ranking that can take it. Nodes the wishes leave
+// unordered go fullest first, the order in which best fit uses them. For best fit every
+// wish agrees with fullest first, so Slurm then places every target size exactly where
+// best fit would. newPolicy makes a fresh policy (policies keep per-state caches).
 func Order(s *placement.State, pending []placement.Demand, target []placement.Shape, newPolicy func() placement.Policy) []int {
 	work := s.Clone()
-	ranked := make([]bool, len(s.Nodes))
-	order := make([]int, 0, len(s.Nodes))
-	rank := func(n int) {
-		if !ranked[n] {
-			ranked[n] = true
-			order = append(order, n)
+	w := newWishes(len(s.Nodes))
+	pol := newPolicy()
+	for i := range pending {
+		d := pending[i]
+		if c, ok := pol.Place(work, &d); ok {
+			w.grant(c.Node, feasible(work, &d))
+			if work.Commit(c, &d) != nil {
+				break // the policy broke the state contract: rank by what is known
+			}
 		}
 	}
 	target = slices.Clone(target)
 	slices.SortStableFunc(target, func(a, b placement.Shape) int { return cmp.Compare(b.Freq, a.Freq) })
-	pol := newPolicy()
-	for i := range pending {
-		d := pending[i]
-		if c, ok := pol.Place(work, &d); ok && work.Commit(c, &d) == nil {
-			rank(c.Node)
-		}
-	}
-	for {
-		rest := unranked(ranked)
-		n, ok := vote(work, rest, target, newPolicy)
-		if !ok {
-			break
-		}
-		rank(n)
-	}
-	rest := unranked(ranked)
-	slices.SortStableFunc(rest, func(a, b int) int { return int(freeUnits(&work.Nodes[a]) - freeUnits(&work.Nodes[b])) })
-	return append(order, rest...)
-}
-
-// vote returns the node of rest that the policy chooses for the largest share of the
-// target, on a state of those nodes alone.
-func vote(work *placement.State, rest []int, target []placement.Shape, newPolicy func() placement.Policy) (int, bool) {
-	if len(rest) == 0 {
-		return 0, false
-	}
-	nodes := make([]placement.Node, len(rest))
-	for i, n := range rest {
-		nodes[i] = work.Nodes[n]
-	}
-	sub := placement.NewState(nodes)
-	pol := newPolicy()
-	votes := make([]float64, len(rest))
-	best := -1
 	for _, m := range target {
 		d := placement.Demand{CPU: m.CPU, Mem: m.Mem, GPUs: m.GPUs, Units: m.Units, Models: m.Models}
-		c, ok := pol.Place(sub, &d)
-		if !ok {
-			continue
+		if d.GPUs > 0 {
+			d.Kinds = placement.Shard
 		}
-		votes[c.Node] += m.Freq
-		// Equal votes go to the node the more common shape chose: Order sorted the target.
-		if best < 0 || votes[c.Node] > votes[best] {
-			best = c.Node
+		if c, ok := pol.Place(work, &d); ok {
+			w.grant(c.Node, feasible(work, &d))
 		}
 	}
-	if best < 0 {
-		return 0, false
+	free := make([]int64, len(s.Nodes))
+	for n := range work.Nodes {
+		free[n] = freeUnits(&work.Nodes[n])
 	}
-	return rest[best], true
+	return w.order(func(a, b int) bool { return free[a] < free[b] || free[a] == free[b] && a < b })
 }
 
-func unranked(ranked []bool) []int {
+// feasible lists the nodes that can take d now.
+func feasible(s *placement.State, d *placement.Demand) []int {
 	var out []int
-	for n, r := range ranked {
-		if !r {
+	for n := range s.Nodes {
+		if _, ok := s.FirstDevices(n, d); ok {
 			out = append(out, n)
 		}
 	}

@@ -1,0 +1,86 @@
+package steer
+
+// wishes is a set of "node a before node b" constraints kept free of cycles, and the
+// ranking that honours them all.
+type wishes struct {
+	after [][]int // after[a]: nodes that must come after a
+	in    []int   // how many nodes must come before each
+}
+
+func newWishes(n int) *wishes { return &wishes{after: make([][]int, n), in: make([]int, n)} }
+
+// grant asks that first come before every other node of rivals, unless that
+// contradicts an earlier grant (some rival must already come before first); it
+// reports whether it was granted.
+func (w *wishes) grant(first int, rivals []int) bool {
+	for _, r := range rivals {
+		if r != first && w.reaches(r, first) {
+			return false
+		}
+	}
+	for _, r := range rivals {
+		if r != first && !contains(w.after[first], r) {
+			w.after[first] = append(w.after[first], r)
+			w.in[r]++
+		}
+	}
+	return true
+}
+
+// reaches reports whether a must already come before b.
+func (w *wishes) reaches(a, b int) bool {
+	seen := make([]bool, len(w.after))
+	stack := []int{a}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n == b {
+			return true
+		}
+		for _, m := range w.after[n] {
+			if !seen[m] {
+				seen[m] = true
+				stack = append(stack, m)
+			}
+		}
+	}
+	return false
+}
+
+// order is a ranking of all nodes that honours every grant; among nodes free to come
+// next, the one less reports first.
+func (w *wishes) order(less func(a, b int) bool) []int {
+	in := append([]int(nil), w.in...)
+	var ready, out []int
+	for n, k := range in {
+		if k == 0 {
+			ready = append(ready, n)
+		}
+	}
+	for len(ready) > 0 {
+		best := 0
+		for i := range ready {
+			if less(ready[i], ready[best]) {
+				best = i
+			}
+		}
+		n := ready[best]
+		ready = append(ready[:best], ready[best+1:]...)
+		out = append(out, n)
+		for _, m := range w.after[n] {
+			if in[m]--; in[m] == 0 {
+				ready = append(ready, m)
+			}
+		}
+	}
+	return out
+}
+
+func contains(list []int, x int) bool {
+	for _, y := range list {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
