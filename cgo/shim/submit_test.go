@@ -16,20 +16,8 @@ import (
 // be the same as Go's, every time, and a changed inventory must be seen once the reload
 // interval has passed.
 func TestJobSubmitShimAnswersAlikeJobsTheSame(t *testing.T) {
-	dir := builtPlugins(t)
-	harness := filepath.Join(dir, "harness")
-	if b, err := exec.Command("gcc", "-O2", "-Wall", "-rdynamic", "-o", harness, "testdata/submit_harness.c", "-ldl").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, b)
-	}
-	inv := filepath.Join(dir, "inventory.json")
-	writeFile(t, inv, `{"nodes": [{"name": "n1", "partitions": ["gpu"], "gpus": [
- {"index": 0, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559}]}]}`)
-	writeFile(t, filepath.Join(dir, "slurm.conf"), "PartitionName=gpu Nodes=n1 Default=YES\n")
-	conf := filepath.Join(dir, "gpumem.conf")
-	writeFile(t, conf, "InventoryPath = "+inv+"\nSlurmConf = "+filepath.Join(dir, "slurm.conf")+"\nReloadInterval = 300ms\nLogLevel = error\n")
-
-	cmd := exec.Command(harness, filepath.Join(dir, "job_submit_gpumem.so"))
-	cmd.Env = append(os.Environ(), "GPUMEM_CONF="+conf)
+	h := newHarness(t, "submit", "ReloadInterval = 300ms\nLogLevel = error\n")
+	cmd := h.command("job_submit_gpumem.so")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -80,7 +68,7 @@ func TestJobSubmitShimAnswersAlikeJobsTheSame(t *testing.T) {
 	}
 
 	// A smaller GPU replaces the H100: once the interval has passed, 60g no longer fits.
-	writeFile(t, inv, `{"nodes": [{"name": "n1", "partitions": ["gpu"], "gpus": [
+	writeFile(t, h.inv, `{"nodes": [{"name": "n1", "partitions": ["gpu"], "gpus": [
  {"index": 0, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034}]}]}`)
 	if _, err := io.WriteString(stdin, "sleep 700\n"); err != nil {
 		t.Fatal(err)
@@ -119,4 +107,32 @@ func builtPlugins(t *testing.T) string {
 		t.Fatalf("build.sh: %v\n%s", err, b)
 	}
 	return dir
+}
+
+// harness is a stand-in Slurm program from testdata/NAME_harness.c with the plugins
+// built beside it, over a one-H100 inventory and a gpumem.conf of its own.
+type harness struct {
+	dir, bin, inv, conf string
+}
+
+func newHarness(t *testing.T, name, conf string) *harness {
+	t.Helper()
+	dir := builtPlugins(t)
+	h := &harness{dir: dir, bin: filepath.Join(dir, name), inv: filepath.Join(dir, "inventory.json"), conf: filepath.Join(dir, "gpumem.conf")}
+	src := "testdata/" + name + "_harness.c"
+	if b, err := exec.Command("gcc", "-O2", "-Wall", "-rdynamic", "-o", h.bin, src, "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", src, err, b)
+	}
+	writeFile(t, h.inv, `{"nodes": [{"name": "n1", "partitions": ["gpu"], "gpus": [
+ {"index": 0, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559}]}]}`)
+	writeFile(t, filepath.Join(dir, "slurm.conf"), "PartitionName=gpu Nodes=n1 Default=YES\n")
+	writeFile(t, h.conf, "InventoryPath = "+h.inv+"\nSlurmConf = "+filepath.Join(dir, "slurm.conf")+"\n"+conf)
+	return h
+}
+
+// command runs the harness on the plugin library so, with the harness's gpumem.conf.
+func (h *harness) command(so string) *exec.Cmd {
+	cmd := exec.Command(h.bin, filepath.Join(h.dir, so))
+	cmd.Env = append(os.Environ(), "GPUMEM_CONF="+h.conf)
+	return cmd
 }

@@ -6,8 +6,6 @@
  * A line is "TRES_PER_NODE" ("-" for none), or "sleep MS". For each job it prints
  * "rc=RC tres_per_node=VALUE same=0|1 err=MESSAGE", where same=1 says the plugin left
  * Slurm's very string in place (it never freed it). */
-#include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,34 +26,16 @@ void slurm_xfree(void **p)
 	*p = NULL;
 }
 
-static void say(const char *level, const char *fmt, va_list ap)
-{
-	fprintf(stderr, "%s: ", level);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
-void slurm_error(const char *fmt, ...) { va_list ap; va_start(ap, fmt); say("error", fmt, ap); va_end(ap); }
-void slurm_info(const char *fmt, ...) { va_list ap; va_start(ap, fmt); say("info", fmt, ap); va_end(ap); }
-void slurm_debug(const char *fmt, ...) { va_list ap; va_start(ap, fmt); say("debug", fmt, ap); va_end(ap); }
+#include "harness.h"
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s PLUGIN.so < lines\n", argv[0]);
-		return 2;
-	}
-	void *so = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
-	if (!so) {
-		fprintf(stderr, "dlopen: %s\n", dlerror());
-		return 1;
-	}
-	int (*init)(void) = (int (*)(void))dlsym(so, "init");
+	void *so = load_plugin(argc, argv);
 	int (*fini)(void) = (int (*)(void))dlsym(so, "fini");
 	int (*submit)(job_desc_msg_t *, uint32_t, char **) =
 		(int (*)(job_desc_msg_t *, uint32_t, char **))dlsym(so, "job_submit");
-	if (!init || !fini || !submit || init() != 0) {
-		fprintf(stderr, "plugin lacks init/fini/job_submit or init failed\n");
+	if (!fini || !submit) {
+		fprintf(stderr, "plugin lacks fini/job_submit\n");
 		return 1;
 	}
 	char line[4096];
