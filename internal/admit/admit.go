@@ -70,12 +70,11 @@ type Admitter struct {
 // New indexes c for admission. defaultPartitions are used for jobs that name none; when
 // empty, such jobs may use every partition of c.
 func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter, error) {
-	if o.ShardUnitMiB == 0 {
-		o.ShardUnitMiB = DefaultShardUnitMiB
+	unit, err := ShardUnit(o.ShardUnitMiB)
+	if err != nil {
+		return nil, fmt.Errorf("admit: %w", err)
 	}
-	if o.ShardUnitMiB < 0 {
-		return nil, fmt.Errorf("admit: shard unit %d MiB; want a positive size such as 1024 (1 GiB)", o.ShardUnitMiB)
-	}
+	o.ShardUnitMiB = unit
 	if o.Policy == "" {
 		o.Policy = "first-fit"
 	}
