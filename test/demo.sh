@@ -26,8 +26,8 @@ bold "1. A Slurm cluster on this machine: three nodes, fake GPUs, gpumem plugins
 show sinfo -N -p gpu -o '%6N %G'
 show sinfo -o '%10P %N'
 echo
-echo "gres.conf and every node's Gres= above were written by gpumemctl from what the"
-echo "nodes report (here fake NVML files in test/lab/nodes/):"
+echo "gres.conf and every node's Gres= above were written by gpumem's node sidecar (gpumemd --once) from"
+echo "what each node's NVML reports (here fake NVML files in test/lab/nodes/):"
 show "$REPO/bin/gpumemctl" inventory --inventory /etc/slurm/gpumem.d --format table
 
 bold "2. Users ask for GPU memory, not GPUs"
