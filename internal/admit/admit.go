@@ -33,7 +33,10 @@ type Options struct {
 	ShardUnitMiB int64  // GPU memory per Slurm shard; 0 means DefaultShardUnitMiB
 	PreferMIG    bool   // try a MIG instance before shards when both hold the request
 	Policy       string // placement policy for Check; "" means first-fit
-	Pools        []Pool
+	// TargetSizesMiB are the per-GPU request sizes the fragmentation-aware policies (fgd,
+	// gpumem) keep room for; empty means DefaultTargetSizesMiB.
+	TargetSizesMiB []int64
+	Pools          []Pool
 }
 
 // Job is the part of a job_desc admission reads and may rewrite.
@@ -58,14 +61,18 @@ type Decision struct {
 }
 
 // Admitter admits jobs against one inventory; build a new one when the inventory changes.
-// It is safe for concurrent use: Admit only reads.
+// It is safe for concurrent use: Admit only reads, and Check makes its own policy, since
+// some policies (random, gpu-packing, fgd, gpumem) keep state between choices.
 type Admitter struct {
 	opt      Options
 	defaults []string
 	parts    map[string]*partition
 	names    []string // every partition, sorted, for messages
-	policy   placement.Policy
+	shapes   []placement.Shape
 }
+
+// DefaultTargetSizesMiB are typical inference and training slices: 5, 10, 20, 40 GiB.
+var DefaultTargetSizesMiB = []int64{5 << 10, 10 << 10, 20 << 10, 40 << 10}
 
 // New indexes c for admission. defaultPartitions are used for jobs that name none; when
 // empty, such jobs may use every partition of c.
@@ -78,11 +85,18 @@ func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter,
 	if o.Policy == "" {
 		o.Policy = "first-fit"
 	}
-	pol, err := placement.ByName(o.Policy, 1)
+	if len(o.TargetSizesMiB) == 0 {
+		o.TargetSizesMiB = DefaultTargetSizesMiB
+	}
+	shapes, err := placement.ShapesOfSizes(o.TargetSizesMiB)
 	if err != nil {
 		return nil, fmt.Errorf("admit: %w", err)
 	}
-	a := &Admitter{opt: o, parts: partitionsOf(c, o.ShardUnitMiB), policy: pol}
+	// Made once here only to refuse an unknown name at start, not at the first Check.
+	if _, err := placement.ByName(o.Policy, 1, shapes...); err != nil {
+		return nil, fmt.Errorf("admit: %w", err)
+	}
+	a := &Admitter{opt: o, parts: partitionsOf(c, o.ShardUnitMiB), shapes: shapes}
 	for name := range a.parts {
 		a.names = append(a.names, name)
 	}

@@ -1,6 +1,8 @@
 package admit
 
 import (
+	"fmt"
+
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
 )
@@ -42,10 +44,14 @@ func (d Decision) Demand() placement.Demand {
 
 // Check says whether the decision fits the live state s now under the configured policy,
 // would fit once running work drains, or never fits. Jobs without gpu:mem fit now.
-func (a *Admitter) Check(d Decision, s *placement.State) placement.Fit {
+func (a *Admitter) Check(d Decision, s *placement.State) (placement.Fit, error) {
 	if !d.Changed {
-		return placement.Now
+		return placement.Now, nil
 	}
 	dm := d.Demand()
-	return placement.Availability(s, a.policy, &dm)
+	pol, err := placement.ByName(a.opt.Policy, 1, a.shapes...)
+	if err != nil {
+		return placement.Never, fmt.Errorf("admit: %w", err)
+	}
+	return placement.Availability(s, pol, &dm), nil
 }

@@ -57,6 +57,7 @@ type Config struct {
 	LogLevel       Level         // how much goes to the Slurm log
 	ReloadInterval time.Duration // the inventory is looked at no more often than this
 	Pools          []Pool        // size-based routing of jobs that name no partition
+	TargetSizesMiB []int64       // sizes fgd and gpumem keep room for; empty: the core's default
 }
 
 // Default is the configuration used for every key the file does not set correctly.
@@ -95,6 +96,7 @@ var setters = map[string]func(*Config, string) error{
 	"loglevel":       func(c *Config, v string) error { return assign(&c.LogLevel, v, parseLevel) },
 	"reloadinterval": func(c *Config, v string) error { return assign(&c.ReloadInterval, v, parseInterval) },
 	"pools":          func(c *Config, v string) error { return assign(&c.Pools, v, parsePools) },
+	"targetsizes":    func(c *Config, v string) error { return assign(&c.TargetSizesMiB, v, parseTargetSizes) },
 }
 
 // assign stores a parsed value only when it is good, so a bad key keeps its default.
@@ -107,7 +109,7 @@ func assign[T any](dst *T, v string, parse func(string) (T, error)) error {
 }
 
 func knownKeys() string {
-	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools"
+	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools, TargetSizes"
 }
 
 func parsePolicy(v string) (string, error) {
@@ -167,4 +169,12 @@ func parseInterval(v string) (time.Duration, error) {
 		return 0, errors.New("want a duration from 0s to 1h, e.g. 10s (0 looks on every job)")
 	}
 	return d, nil
+}
+
+// parseTargetSizes reads a list such as 5g,10g,20g; empty keeps the core's default.
+func parseTargetSizes(v string) ([]int64, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	return ParseSizes(v)
 }

@@ -27,7 +27,7 @@ Listen = :9400
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second, nil}
+	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second, nil, nil}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
@@ -155,5 +155,15 @@ func TestPools(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), msg) || c.Pools != nil {
 			t.Errorf("%s: got %+v, %v; want an error containing %q and no pools", in, c.Pools, err, msg)
 		}
+	}
+}
+
+func TestTargetSizes(t *testing.T) {
+	c, err := Parse([]byte("TargetSizes = 5g, 10g,20480m\n"))
+	if want := []int64{5 << 10, 10 << 10, 20 << 10}; err != nil || !reflect.DeepEqual(c.TargetSizesMiB, want) {
+		t.Fatalf("got %v, %v; want %v", c.TargetSizesMiB, err, want)
+	}
+	if c, err := Parse([]byte("TargetSizes = 5g, lots\n")); err == nil || !strings.Contains(err.Error(), `"lots"`) || c.TargetSizesMiB != nil {
+		t.Errorf("bad size: %v, %v; want an error quoting it and the default kept", c.TargetSizesMiB, err)
 	}
 }
