@@ -39,9 +39,11 @@ bench:
 
 FUZZTIME ?= 10s
 fuzz:
-	@for t in $$($(GO) test -list='^Fuzz' ./internal/... | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$$1} /^ok/{if(f!="")print $$2":"f; f=""}'); do \
-	  pkg=$${t%%:*}; for f in $${t#*:}; do echo "fuzz $$pkg $$f"; \
-	    $(GO) test -run=NONE -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; done; done
+	@for pkg in $$($(GO) list ./internal/... ./cgo/...); do \
+	  for f in $$($(GO) test -list='^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run=NONE -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  done; done
 
 lab-up: build
 	test/lab/lab.sh up
