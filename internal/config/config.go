@@ -58,7 +58,22 @@ type Config struct {
 	ReloadInterval time.Duration // the inventory is looked at no more often than this
 	Pools          []Pool        // size-based routing of jobs that name no partition
 	TargetSizesMiB []int64       // sizes fgd and gpumem keep room for; empty: the core's default
+	ShardTypes     ShardTypes    // per-gpu: a shard Type per GPU, and shard jobs pinned to one
+	PinPolicy      string        // the placement policy that picks a pinned shard job's GPU
+	UsageSnapshot  string        // running and pinned shards per GPU, written by gpumemctl steer
+	UsageMaxAge    time.Duration // an older snapshot is not trusted: jobs are then not pinned
 }
+
+// ShardTypes says whether gres.conf gives each shared GPU's shards a Type of their own.
+type ShardTypes string
+
+const (
+	// ShardTypesNone: untyped shards, Slurm picks the GPU inside the node (the default).
+	ShardTypesNone ShardTypes = "none"
+	// ShardTypesPerGPU: each shared GPU's shards carry the Type gresconf.ShardType names,
+	// so a job can be pinned to one GPU with shard:<type>:N.
+	ShardTypesPerGPU ShardTypes = "per-gpu"
+)
 
 // Default is the configuration used for every key the file does not set correctly.
 func Default() Config {
@@ -71,6 +86,10 @@ func Default() Config {
 		OnError:        Open,
 		LogLevel:       LevelInfo,
 		ReloadInterval: 10 * time.Second,
+		ShardTypes:     ShardTypesNone,
+		PinPolicy:      "gpumem",
+		UsageSnapshot:  "/var/lib/gpumem/usage.json",
+		UsageMaxAge:    30 * time.Second,
 	}
 }
 
@@ -97,6 +116,10 @@ var setters = map[string]func(*Config, string) error{
 	"reloadinterval": func(c *Config, v string) error { return assign(&c.ReloadInterval, v, parseInterval) },
 	"pools":          func(c *Config, v string) error { return assign(&c.Pools, v, parsePools) },
 	"targetsizes":    func(c *Config, v string) error { return assign(&c.TargetSizesMiB, v, parseTargetSizes) },
+	"shardtypes":     func(c *Config, v string) error { return assign(&c.ShardTypes, v, parseShardTypes) },
+	"pinpolicy":      func(c *Config, v string) error { return assign(&c.PinPolicy, v, parsePolicy) },
+	"usagesnapshot":  func(c *Config, v string) error { return assign(&c.UsageSnapshot, v, parsePath) },
+	"usagemaxage":    func(c *Config, v string) error { return assign(&c.UsageMaxAge, v, parseMaxAge) },
 }
 
 // assign stores a parsed value only when it is good, so a bad key keeps its default.
@@ -109,7 +132,7 @@ func assign[T any](dst *T, v string, parse func(string) (T, error)) error {
 }
 
 func knownKeys() string {
-	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools, TargetSizes"
+	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools, TargetSizes, ShardTypes, PinPolicy, UsageSnapshot, UsageMaxAge"
 }
 
 func parsePolicy(v string) (string, error) {
@@ -158,13 +181,19 @@ func parseLevel(v string) (Level, error) {
 	return 0, fmt.Errorf("want one of %s", strings.Join(levelNames, ", "))
 }
 
-func parseInterval(v string) (time.Duration, error) {
+// duration reads a Go duration such as 10s, or a plain number of seconds.
+func duration(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil {
 		if n, err2 := strconv.Atoi(v); err2 == nil {
 			d, err = time.Duration(n)*time.Second, nil
 		}
 	}
+	return d, err
+}
+
+func parseInterval(v string) (time.Duration, error) {
+	d, err := duration(v)
 	if err != nil || d < 0 || d > time.Hour {
 		return 0, errors.New("want a duration from 0s to 1h, e.g. 10s (0 looks on every job)")
 	}
@@ -177,4 +206,20 @@ func parseTargetSizes(v string) ([]int64, error) {
 		return nil, nil
 	}
 	return ParseSizes(v)
+}
+
+func parseShardTypes(v string) (ShardTypes, error) {
+	switch t := ShardTypes(strings.ToLower(v)); t {
+	case ShardTypesNone, ShardTypesPerGPU:
+		return t, nil
+	}
+	return "", errors.New("want none (untyped shards) or per-gpu (a shard Type per GPU, jobs pinned to one)")
+}
+
+func parseMaxAge(v string) (time.Duration, error) {
+	d, err := duration(v)
+	if err != nil || d <= 0 || d > time.Hour {
+		return 0, errors.New("want a duration above 0s and at most 1h, e.g. 30s")
+	}
+	return d, nil
 }

@@ -27,7 +27,7 @@ Listen = :9400
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second, nil, nil}
+	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second, nil, nil, ShardTypesNone, "gpumem", "/var/lib/gpumem/usage.json", 30 * time.Second}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
@@ -165,5 +165,24 @@ func TestTargetSizes(t *testing.T) {
 	}
 	if c, err := Parse([]byte("TargetSizes = 5g, lots\n")); err == nil || !strings.Contains(err.Error(), `"lots"`) || c.TargetSizesMiB != nil {
 		t.Errorf("bad size: %v, %v; want an error quoting it and the default kept", c.TargetSizesMiB, err)
+	}
+}
+
+func TestShardTypesAndPinning(t *testing.T) {
+	c, err := Parse([]byte("ShardTypes = Per-GPU\nPinPolicy = best-fit\nUsageSnapshot = /run/u.json\nUsageMaxAge = 5\n"))
+	if err != nil || c.ShardTypes != ShardTypesPerGPU || c.PinPolicy != "best-fit" || c.UsageSnapshot != "/run/u.json" || c.UsageMaxAge != 5*time.Second {
+		t.Fatalf("got %+v, %v", c, err)
+	}
+	for in, msg := range map[string]string{
+		"ShardTypes = typed":     "want none (untyped shards) or per-gpu",
+		"UsageSnapshot = u.json": "want an absolute path",
+		"UsageMaxAge = 0s":       "want a duration above 0s",
+		"UsageMaxAge = 2h":       "at most 1h",
+		"PinPolicy = Best Fit":   "lower-case policy name",
+	} {
+		c, err := Parse([]byte(in + "\n"))
+		if err == nil || !strings.Contains(err.Error(), msg) || !reflect.DeepEqual(c, Default()) {
+			t.Errorf("%s: got %+v, %v; want an error containing %q and the defaults kept", in, c, err, msg)
+		}
 	}
 }
