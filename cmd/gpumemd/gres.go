@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/discover"
 	"github.com/gpumem/gpumem/internal/gresconf"
 	"github.com/gpumem/gpumem/internal/inventory"
@@ -73,7 +74,7 @@ func (w *gresWriter) write() error {
 		return err
 	}
 	data, err := gresconf.Render(c, gresconf.Options{ShardUnitMiB: w.opt.Shared.ShardUnitMiB,
-		DevPrefix: w.opt.GresDevPrefix, Slurm: rel})
+		DevPrefix: w.opt.GresDevPrefix, Slurm: rel, ShardTypes: w.opt.Shared.ShardTypes == config.ShardTypesPerGPU})
 	if err != nil {
 		return err
 	}

@@ -135,17 +135,65 @@ func TestDiff(t *testing.T) {
 }
 
 // TestSlurmdAcceptsWhatWeRender runs the real slurmd -G on a rendered gres.conf.
+// With ShardTypes each shared GPU gets a Type of its own (model _g NVML index) on its
+// gpu and shard records (slurmd gives a shard its gpu's Type, so they must agree), and
+// NodeGres lists them one by one; the whole-only L4 and the MIG node are unchanged and
+// the counts are gresconf's one rounding (Shards).
+func TestRenderTypedShards(t *testing.T) {
+	got, err := Render(lab(), Options{DevPrefix: "/lab/dev/", ShardTypes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(got)[strings.Index(string(got), "# slurm.conf"):]
+	for _, want := range []string{
+		"# slurm.conf: NodeName=n1 Gres=gpu:h100_g0:1,gpu:h100_g1:1,shard:h100_g0:79,shard:h100_g1:79\n",
+		"NodeName=n1 Name=gpu Type=h100_g0 File=/lab/dev/nvidia0 Cores=0-3\n",
+		"NodeName=n1 Name=shard Type=h100_g0 Count=79 File=/lab/dev/nvidia0\n",
+		"NodeName=n1 Name=shard Type=h100_g1 Count=79 File=/lab/dev/nvidia1\n",
+		"# slurm.conf: NodeName=n2 Gres=gpu:3g.20gb:1,gpu:1g.5gb:1\n",
+		// The whole-only L4 keeps its model type: no shard record shares its File.
+		"# slurm.conf: NodeName=n3 Gres=gpu:l4_g0:1,gpu:l4:1,shard:l4_g0:22\n",
+		"NodeName=n3 Name=gpu Type=l4 File=/lab/dev/nvidia1\n",
+		"NodeName=n3 Name=shard Type=l4_g0 Count=22 File=/lab/dev/nvidia0\n",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("typed gres.conf lacks %q:\n%s", want, body)
+		}
+	}
+	if n := strings.Count(body, "Name=shard"); n != 3 {
+		t.Errorf("%d shard records; want 3 (two H100s, one shared L4):\n%s", n, body)
+	}
+	if strings.Contains(body, "Name=shard Count") {
+		t.Errorf("an untyped shard record left:\n%s", body)
+	}
+	// Untyped is the default, byte for byte what it was.
+	plain, _ := Render(lab(), Options{DevPrefix: "/lab/dev/"})
+	if strings.Contains(string(plain), "Type=g") || !strings.Contains(string(plain), "Gres=gpu:h100:2,shard:158\n") {
+		t.Errorf("untyped render changed:\n%s", plain)
+	}
+	if got := ShardType(inventory.GPU{Type: "a10", Index: 12}); got != "a10_g12" {
+		t.Errorf("ShardType(a10, 12) = %q; want a10_g12", got)
+	}
+}
+
 func TestSlurmdAcceptsWhatWeRender(t *testing.T) {
+	t.Run("untyped", func(t *testing.T) { slurmdAccepts(t, false) })
+	t.Run("typed", func(t *testing.T) { slurmdAccepts(t, true) })
+}
+
+func slurmdAccepts(t *testing.T, typed bool) {
 	if _, err := exec.LookPath("slurmd"); err != nil {
 		t.Skip("slurmd not installed (apt-get install slurmd)")
 	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "slurm.conf")
+	opt := Options{DevPrefix: filepath.Join(dir, "dev"), NoCores: true, ShardTypes: typed}
+	gres := func(n int) string { g, _ := NodeGres(sorted(lab()).Nodes[n], opt); return g }
 	text := "ClusterName=t\nSlurmctldHost=localhost\nGresTypes=gpu,shard\nSlurmdParameters=config_overrides\n" +
 		"SlurmdSpoolDir=" + dir + "/spool-%n\n" +
-		"NodeName=n1 NodeHostname=localhost CPUs=8 Gres=gpu:h100:2,shard:158 State=UNKNOWN\n" +
-		"NodeName=n2 NodeHostname=localhost CPUs=8 Gres=gpu:3g.20gb:1,gpu:1g.5gb:1 State=UNKNOWN\n" +
-		"NodeName=n3 NodeHostname=localhost CPUs=8 Gres=gpu:l4:2,shard:22 State=UNKNOWN\n" +
+		"NodeName=n1 NodeHostname=localhost CPUs=8 Gres=" + gres(0) + " State=UNKNOWN\n" +
+		"NodeName=n2 NodeHostname=localhost CPUs=8 Gres=" + gres(1) + " State=UNKNOWN\n" +
+		"NodeName=n3 NodeHostname=localhost CPUs=8 Gres=" + gres(2) + " State=UNKNOWN\n" +
 		"PartitionName=p Nodes=n[1-3] Default=YES\n"
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -160,7 +208,7 @@ func TestSlurmdAcceptsWhatWeRender(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	good, err := Render(lab(), Options{DevPrefix: filepath.Join(dir, "dev"), NoCores: true})
+	good, err := Render(lab(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +220,9 @@ func TestSlurmdAcceptsWhatWeRender(t *testing.T) {
 	for _, r := range reports {
 		if len(r.Gres) == 0 {
 			t.Errorf("node %s: slurmd reported no GRES", r.Node)
+		}
+		if typed && r.Node == "n1" && !strings.Contains(strings.Join(r.Gres, "\n"), "Name=shard Type=h100_g1 Count=79") {
+			t.Errorf("node n1: slurmd did not register typed shards: %q", r.Gres)
 		}
 	}
 	if _, err := v.Check(append(append([]byte(nil), good...), "NodeName=n1 Name=gpu Type=x File=/nonexistent/nvidia9\n"...)); err == nil || !strings.Contains(err.Error(), "device files missing: /nonexistent/nvidia9") {

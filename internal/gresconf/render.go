@@ -28,6 +28,23 @@ type Options struct {
 	// Releases that split MultipleFiles records (see SplitsMultipleFiles) get each
 	// MIG instance as File= its own GPU-instance caps device.
 	Slurm Release
+	// ShardTypes gives each shared GPU a Type of its own, ShardType, on its gpu and
+	// its shard record (Slurm gives a shard the Type of the gpu on the same File, so
+	// the two must agree), and NodeGres one gpu:<type>:1 and shard:<type>:N per GPU, so
+	// a job can ask one GPU's shards by name.
+	ShardTypes bool
+}
+
+// ShardType is the Type of the shared GPU g when shards are typed per GPU: its model
+// and NVML index, e.g. h100_g1. A plain shard:N or gpu:N request still matches every type.
+func ShardType(g inventory.GPU) string { return fmt.Sprintf("%s_g%d", g.Type, g.Index) }
+
+// gpuType is the Type of g's gpu record.
+func (o Options) gpuType(g inventory.GPU) string {
+	if o.ShardTypes && g.Shared() {
+		return ShardType(g)
+	}
+	return g.Type
 }
 
 // Header opens every generated gres.conf; it carries no time stamp, so an unchanged
@@ -97,14 +114,18 @@ func nodeLines(n inventory.Node, opt Options) []string {
 			}
 			continue
 		}
-		line := fmt.Sprintf("NodeName=%s Name=gpu Type=%s File=%s", n.Name, g.Type, dev)
+		line := fmt.Sprintf("NodeName=%s Name=gpu Type=%s File=%s", n.Name, opt.gpuType(g), dev)
 		if g.Cores != "" && !opt.NoCores {
 			line += " Cores=" + g.Cores
 		}
 		gpus = append(gpus, line)
 		if g.Shared() {
 			if k := Shards(g.MemoryMiB, opt.ShardUnitMiB); k > 0 {
-				shards = append(shards, fmt.Sprintf("NodeName=%s Name=shard Count=%d File=%s", n.Name, k, dev))
+				typ := ""
+				if opt.ShardTypes {
+					typ = " Type=" + ShardType(g)
+				}
+				shards = append(shards, fmt.Sprintf("NodeName=%s Name=shard%s Count=%d File=%s", n.Name, typ, k, dev))
 			}
 		}
 	}
@@ -136,7 +157,9 @@ func (o Options) dev(p string) string {
 }
 
 // NodeGres is the node's slurm.conf Gres= value, e.g. "gpu:h100:2,shard:158" or
-// "gpu:3g.40gb:2,gpu:1g.10gb:1": types in order of first appearance, then the shards.
+// "gpu:3g.40gb:2,gpu:1g.10gb:1": types in order of first appearance, then the shards
+// (with ShardTypes one of each per GPU:
+// "gpu:h100_g0:1,gpu:h100_g1:1,shard:h100_g0:79,shard:h100_g1:79").
 func NodeGres(n inventory.Node, opt Options) (string, error) {
 	opt, err := opt.check()
 	if err != nil {
@@ -151,6 +174,7 @@ func NodeGres(n inventory.Node, opt Options) (string, error) {
 		count[t]++
 	}
 	var shards int64
+	var typed []string
 	for _, g := range n.GPUs {
 		if g.MIG {
 			for _, in := range g.Instances {
@@ -158,16 +182,24 @@ func NodeGres(n inventory.Node, opt Options) (string, error) {
 			}
 			continue
 		}
-		add(g.Type)
-		if g.Shared() {
-			shards += Shards(g.MemoryMiB, opt.ShardUnitMiB)
+		add(opt.gpuType(g))
+		if !g.Shared() {
+			continue
+		}
+		k := Shards(g.MemoryMiB, opt.ShardUnitMiB)
+		shards += k
+		if opt.ShardTypes && k > 0 {
+			typed = append(typed, fmt.Sprintf("shard:%s:%d", ShardType(g), k))
 		}
 	}
 	var parts []string
 	for _, t := range order {
 		parts = append(parts, fmt.Sprintf("gpu:%s:%d", t, count[t]))
 	}
-	if shards > 0 {
+	switch {
+	case opt.ShardTypes:
+		parts = append(parts, typed...)
+	case shards > 0:
 		parts = append(parts, fmt.Sprintf("shard:%d", shards))
 	}
 	return strings.Join(parts, ","), nil

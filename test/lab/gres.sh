@@ -5,6 +5,10 @@
 # where the lab's Slurm is (inside the chroot for 24.11), so gres.conf is written for that
 # release and slurmd -G of that release must accept it.
 
+# LAB_SHARD_TYPES=per-gpu gives each shared GPU's shards a Type of their own
+# (gpumem.conf ShardTypes, docs/steering.md).
+SHARD_TYPES=${LAB_SHARD_TYPES:-none}
+
 # gpumemd_once runs the lab's copy of bin/gpumemd once for node $1, in the lab's
 # environment, with 1 GiB shards and the lab's slurm.conf.
 gpumemd_once() {
@@ -25,13 +29,24 @@ gres_nodes() {
 	install -d "$ROOT$LAB"/{bin,nodes,inv,node-gres}
 	install -m 0755 "$REPO/bin/gpumemd" "$REPO/bin/gpumemctl" "$ROOT$LAB/bin/"
 	cp "$REPO"/test/lab/nodes/*.json "$ROOT$LAB/nodes/"
-	printf 'ShardUnit = 1GiB\nSlurmConf = %s\n' "$CONF/slurm.conf" >"$ROOT$LAB/gpumemd.conf"
+	printf 'ShardUnit = 1GiB\nSlurmConf = %s\nShardTypes = %s\n' "$CONF/slurm.conf" "$SHARD_TYPES" >"$ROOT$LAB/gpumemd.conf"
 	for n in "${LAB_NODES[@]}"; do
 		err=$(gpumemd_once "$n" --write-inventory --inventory-dir "$LAB/inv" 2>&1) ||
 			die "gpumemd --once could not read fake node $n: $err"
 	done
-	lab_in "$LAB/bin/gpumemctl" gres generate --inventory "$LAB/inv" --node-gres "$LAB/node-gres" \
-		--dev-prefix "$DEV" --out - >/dev/null || die "gpumemctl gres generate --node-gres failed"
+	if [ "$SHARD_TYPES" = none ]; then
+		lab_in "$LAB/bin/gpumemctl" gres generate --inventory "$LAB/inv" --node-gres "$LAB/node-gres" \
+			--dev-prefix "$DEV" --out - >/dev/null || die "gpumemctl gres generate --node-gres failed"
+	else
+		# Typed shards: the Gres= lines gpumemd itself writes into gres.conf's comments,
+		# rendered before slurm.conf exists (so without a slurmd -G check).
+		printf 'ShardUnit = 1GiB\nSlurmConf = %s\nShardTypes = %s\n' "$LAB/none/slurm.conf" "$SHARD_TYPES" >"$ROOT$LAB/gpumemd-nodes.conf"
+		err=$(lab_in "$LAB/bin/gpumemd" --once --config "$LAB/gpumemd-nodes.conf" --nvml="fake:$LAB/nodes/${LAB_NODES[0]}.json" \
+			--node "${LAB_NODES[0]}" --dev-prefix "$DEV" --write-inventory --inventory-dir "$LAB/inv" \
+			--write-gres --gres-conf "$LAB/gres-nodes.conf" 2>&1) || die "gpumemd --once (typed shards) failed: $err"
+		sed -n 's/^# slurm.conf: NodeName=\([^ ]*\) Gres=\(.*\)$/\1 \2/p' "$ROOT$LAB/gres-nodes.conf" |
+			while read -r n g; do echo "$g" >"$ROOT$LAB/node-gres/$n"; done
+	fi
 	rm -rf "$out"
 	cp -r "$ROOT$LAB/node-gres" "$out"
 }
@@ -64,5 +79,8 @@ gpumem_conf() {
 		OnError = open
 		LogLevel = error
 		ReloadInterval = 2s
+		ShardTypes = $SHARD_TYPES
+		PinPolicy = ${LAB_PIN_POLICY:-gpumem}
+		UsageSnapshot = $LAB/usage.json
 	CONF
 }
