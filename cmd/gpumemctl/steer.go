@@ -32,6 +32,8 @@ type steerFlags struct {
 	base              uint32
 	interval          time.Duration
 	once, dryRun      bool
+	snapshot          string
+	unpinAfter        time.Duration
 }
 
 func newSteerCmd() *cobra.Command {
@@ -48,7 +50,14 @@ theirs. Weights never make a node unusable, so no job waits longer than under fi
 for want of a node. Runs every --interval until stopped, or once with --once.
 
 The target sizes (--sizes, in shards) are the sizes the ranking keeps room for; without
-them, the sizes of the running and pending shard jobs are used.`,
+them, the sizes of the running and pending shard jobs are used.
+
+With per-GPU shard types (gpumem.conf ShardTypes = per-gpu), --snapshot writes the
+shards taken on each GPU (running jobs and pending pinned ones) and the target sizes to
+the file job_submit reads (gpumem.conf UsageSnapshot), so that it pins each new shard
+job to the GPU --policy's twin there (PinPolicy) chooses. A pinned job still pending
+--unpin-after its submission is unpinned (untyped shard:N, no required node), so a pin
+never holds a job longer than that.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.interval <= 0 {
@@ -83,6 +92,8 @@ them, the sizes of the running and pending shard jobs are used.`,
 	c.Flags().DurationVar(&f.interval, "interval", 5*time.Second, "time between two rankings")
 	c.Flags().BoolVar(&f.once, "once", false, "rank and set weights once, then exit")
 	c.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the scontrol updates instead of running them")
+	c.Flags().StringVar(&f.snapshot, "snapshot", "", "write the usage snapshot job_submit pins by to this file (gpumem.conf UsageSnapshot); empty: none")
+	c.Flags().DurationVar(&f.unpinAfter, "unpin-after", 20*time.Second, "unpin a pinned shard job still pending this long after its submission (0: never)")
 	c.AddCommand(newSteerReportCmd(&f))
 	return c
 }
@@ -92,6 +103,8 @@ type steerView struct {
 	cluster *steer.Cluster
 	pending []steer.Pending
 	running []steer.Use
+	inv     inventory.Cluster
+	taken   time.Time // before the first look at Slurm
 }
 
 func readView(ctx context.Context, f *steerFlags) (*steerView, error) {
@@ -102,6 +115,7 @@ func readView(ctx context.Context, f *steerFlags) (*steerView, error) {
 	if err != nil {
 		return nil, err
 	}
+	taken := time.Now()
 	jobs, err := slurmOut(ctx, "scontrol", "-d", "-o", "show", "job")
 	if err != nil {
 		return nil, err
@@ -110,11 +124,11 @@ func readView(ctx context.Context, f *steerFlags) (*steerView, error) {
 	if err != nil {
 		return nil, err
 	}
-	queue, err := slurmOut(ctx, "squeue", "-h", "-t", "PD", "-o", "%i|%P|%b")
+	queue, err := slurmOut(ctx, "squeue", "-h", "-t", "PD", "-o", steer.PendingFormat)
 	if err != nil {
 		return nil, err
 	}
-	pending, err := steer.ParsePending(queue)
+	pending, err := steer.ParsePending(queue, time.Local)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +136,62 @@ func readView(ctx context.Context, f *steerFlags) (*steerView, error) {
 	if err := cl.Apply(uses); err != nil {
 		return nil, err
 	}
-	return &steerView{cluster: cl, pending: pending, running: uses}, nil
+	return &steerView{cluster: cl, pending: pending, running: uses, inv: inv, taken: taken}, nil
+}
+
+// unpin takes back the pins of jobs pending longer than --unpin-after: untyped shards
+// and no required node. Slurm 22.05 refuses to change a typed GRES request to an
+// untyped one; there only the required node is cleared. It returns the jobs unpinned.
+func unpin(ctx context.Context, f *steerFlags, v *steerView, w io.Writer) map[string]bool {
+	done := map[string]bool{}
+	if f.unpinAfter <= 0 {
+		return done
+	}
+	for _, p := range steer.Unpin(v.pending, time.Now(), f.unpinAfter) {
+		full := []string{"update", "jobid=" + p.ID, "gres=shard:" + strconv.FormatInt(p.Shards, 10), "reqnodelist="}
+		if f.dryRun {
+			fmt.Fprintln(w, "scontrol", strings.Join(full, " "))
+			continue
+		}
+		if _, err := slurmOut(ctx, "scontrol", full...); err == nil {
+			fmt.Fprintf(w, "steer: unpinned job %s (shard:%s:%d on %s)\n", p.ID, p.Type, p.Shards, p.ReqNodes)
+			done[p.ID] = true
+			continue
+		}
+		if _, err := slurmOut(ctx, "scontrol", "update", "jobid="+p.ID, "reqnodelist="); err != nil {
+			fmt.Fprintf(w, "steer: job %s: cannot unpin: %v\n", p.ID, err)
+			continue
+		}
+		fmt.Fprintf(w, "steer: job %s: required node %s cleared; Slurm kept its GRES shard:%s:%d\n", p.ID, p.ReqNodes, p.Type, p.Shards)
+		done[p.ID] = true
+	}
+	return done
+}
+
+// writeSnapshot writes what job_submit pins by: running shards, and the shards of the
+// pending jobs still pinned, which will run where they are pinned.
+func writeSnapshot(f *steerFlags, v *steerView, sizes []int64, unpinned map[string]bool) error {
+	cl := steer.NewCluster(v.inv, func(mib int64) int64 { return admit.ShardsPerGPU(mib, f.unitMiB) })
+	if err := cl.Apply(v.running); err != nil {
+		return err
+	}
+	for _, p := range v.pending {
+		if p.Pinned() && !unpinned[p.ID] {
+			_ = cl.TakeTyped(p.ReqNodes, p.Type, p.Shards) // a type gpumem did not make is not its pin
+		}
+	}
+	b, err := cl.Snapshot(v.taken, sizes).Encode()
+	if err != nil {
+		return err
+	}
+	tmp := f.snapshot + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("--snapshot: %w", err)
+	}
+	if err := os.Rename(tmp, f.snapshot); err != nil {
+		return fmt.Errorf("--snapshot: %w", err)
+	}
+	return nil
 }
 
 // sizes is the target: --sizes, else what running and pending jobs ask.
@@ -146,6 +215,12 @@ func steerOnce(ctx context.Context, f *steerFlags, w io.Writer) error {
 	v, err := readView(ctx, f)
 	if err != nil {
 		return err
+	}
+	unpinned := unpin(ctx, f, v, w)
+	if f.snapshot != "" && !f.dryRun {
+		if err := writeSnapshot(f, v, v.sizes(f), unpinned); err != nil {
+			return err
+		}
 	}
 	target, err := placement.ShapesOfSizes(v.sizes(f))
 	if err != nil && len(v.sizes(f)) > 0 {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // This file reads what scontrol and squeue print. It does no I/O: gpumemctl runs the
@@ -124,38 +125,74 @@ func perGPU(whole bool, count, detail string) ([]Use, error) {
 	return out, nil
 }
 
-var shardReqRe = regexp.MustCompile(`(?:^|[,/:])shard(?::[^:,]+)?:(\d+)(?:$|,)`)
+var shardReqRe = regexp.MustCompile(`(?:^|[,/:])shard(?::([^:,]+))?:(\d+)(?:$|,)`)
+
+// PendingFormat is the squeue -o format ParsePending reads (priority order, as squeue
+// sorts pending jobs by default): id, partitions, TRES per node, required nodes, submit
+// time. The first three alone are read too.
+const PendingFormat = "%i|%P|%b|%n|%V"
 
 // Pending is one pending job that asks for shards.
 type Pending struct {
 	ID         string
 	Partitions []string
 	Shards     int64
+	Type       string    // the shard Type asked for, "" for any
+	ReqNodes   string    // the required node list, "" for none
+	Submitted  time.Time // zero when not read
 }
 
-// ParsePending reads `squeue -h -t PD -o '%i|%P|%b'` (priority order, as squeue sorts
-// pending jobs by default). Jobs that ask no shards are left out.
-func ParsePending(out string) ([]Pending, error) {
+// Pinned reports whether the job asks for one typed shard on one required node, as
+// job_submit pins a job with ShardTypes = per-gpu.
+func (p Pending) Pinned() bool {
+	return p.Type != "" && p.ReqNodes != "" && !strings.ContainsAny(p.ReqNodes, ",[")
+}
+
+// ParsePending reads `squeue -h -t PD -o PendingFormat` (or '%i|%P|%b'), with submit
+// times in loc. Jobs that ask no shards are left out.
+func ParsePending(out string, loc *time.Location) ([]Pending, error) {
 	var jobs []Pending
 	for i, line := range strings.Split(out, "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
 		f := strings.Split(line, "|")
-		if len(f) != 3 {
-			return nil, fmt.Errorf("squeue, line %d: %q; want JOBID|PARTITIONS|TRES_PER_NODE from -o '%%i|%%P|%%b'", i+1, clip(line))
+		if len(f) != 3 && len(f) != 5 {
+			return nil, fmt.Errorf("squeue, line %d: %q; want JOBID|PARTITIONS|TRES_PER_NODE[|REQ_NODES|SUBMIT_TIME] from -o '%s'", i+1, clip(line), PendingFormat)
 		}
 		m := shardReqRe.FindStringSubmatch(strings.TrimSpace(f[2]))
 		if m == nil {
 			continue
 		}
-		n, err := strconv.ParseInt(m[1], 10, 64)
+		n, err := strconv.ParseInt(m[2], 10, 64)
 		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("squeue, job %s: shard count %q; want a positive integer", f[0], m[1])
+			return nil, fmt.Errorf("squeue, job %s: shard count %q; want a positive integer", f[0], m[2])
 		}
-		jobs = append(jobs, Pending{ID: strings.TrimSpace(f[0]), Partitions: strings.Split(strings.TrimSpace(f[1]), ","), Shards: n})
+		p := Pending{ID: strings.TrimSpace(f[0]), Partitions: strings.Split(strings.TrimSpace(f[1]), ","), Shards: n, Type: m[1]}
+		if len(f) == 5 {
+			if p.ReqNodes = strings.TrimSpace(f[3]); p.ReqNodes == "(null)" {
+				p.ReqNodes = ""
+			}
+			if p.Submitted, err = time.ParseInLocation("2006-01-02T15:04:05", strings.TrimSpace(f[4]), loc); err != nil {
+				return nil, fmt.Errorf("squeue, job %s: submit time %q; want YYYY-MM-DDTHH:MM:SS", f[0], f[4])
+			}
+		}
+		jobs = append(jobs, p)
 	}
 	return jobs, nil
+}
+
+// Unpin returns the pinned jobs (Pending.Pinned) submitted more than after before now,
+// in queue order: a pin that has not started its job by then is taken back, so that it
+// never holds a job longer than that.
+func Unpin(pending []Pending, now time.Time, after time.Duration) []Pending {
+	var out []Pending
+	for _, p := range pending {
+		if p.Pinned() && !p.Submitted.IsZero() && now.Sub(p.Submitted) > after {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // expandHosts expands a Slurm host list such as n[1-3,5],gpu7.

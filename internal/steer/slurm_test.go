@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/internal/inventory"
 )
@@ -33,22 +34,64 @@ func TestParseJobsReadsEachGPUsShare(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(idx, []Use{{Node: "n1", GPU: 1, Shards: 30}}) {
 		t.Errorf("index form: %+v, %v", idx, err)
 	}
+	// Typed shards (ShardTypes = per-gpu), recorded: 24.11 prints one entry per type,
+	// each with the job's shards on every GPU of the node; 22.05 the index.
+	typed, err := ParseJobs("JobId=7 JobState=RUNNING   Nodes=n3 CPU_IDs=0 Mem=0 GRES=shard:l4_g0:7(7/22,0/22,0/22,0/22),shard:l4_g1:0(0/22,0/22,0/22,0/22),shard:l4_g2:0(0/22,0/22,0/22,0/22)\n" +
+		"JobId=8 JobState=RUNNING   Nodes=n3 CPU_IDs=4 Mem=0 GRES=shard:l4_g1:5(0/22,5/22,0/22,0/22)\n" +
+		"JobId=9 JobState=RUNNING   Nodes=n1 CPU_IDs=8 Mem=0 GRES=shard:h100_g1:20(IDX:1)")
+	if want := []Use{{Node: "n3", GPU: 0, Shards: 7}, {Node: "n3", GPU: 1, Shards: 5}, {Node: "n1", GPU: 1, Shards: 20}}; err != nil || !reflect.DeepEqual(typed, want) {
+		t.Errorf("typed shards: %+v, %v; want %+v", typed, err, want)
+	}
 	if _, err := ParseJobs("JobId=9 JobState=RUNNING   Nodes=n1 CPU_IDs=0 Mem=0 GRES=shard:30(x/80)"); err == nil || !strings.Contains(err.Error(), "TAKEN/TOTAL") {
 		t.Errorf("bad per-GPU use: err %v", err)
 	}
 }
 
 func TestParsePendingKeepsShardJobsInOrder(t *testing.T) {
-	got, err := ParsePending("12|gpu|gres/shard:20\n13|gpu|gres/gpu:h100:1\n14|train,gpu|gres:shard:h100:5\n15|gpu|N/A\n")
+	got, err := ParsePending("12|gpu|gres/shard:20\n13|gpu|gres/gpu:h100:1\n14|train,gpu|gres:shard:h100:5\n15|gpu|N/A\n", time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Pending{{ID: "12", Partitions: []string{"gpu"}, Shards: 20}, {ID: "14", Partitions: []string{"train", "gpu"}, Shards: 5}}
+	want := []Pending{{ID: "12", Partitions: []string{"gpu"}, Shards: 20}, {ID: "14", Partitions: []string{"train", "gpu"}, Shards: 5, Type: "h100"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("pending %+v, want %+v", got, want)
 	}
-	if _, err := ParsePending("12 gpu shard:20"); err == nil || !strings.Contains(err.Error(), "%i|%P|%b") {
+	if _, err := ParsePending("12 gpu shard:20", time.UTC); err == nil || !strings.Contains(err.Error(), "%i|%P|%b|%n|%V") {
 		t.Errorf("wrong format: err %v", err)
+	}
+	if _, err := ParsePending("12|gpu|gres/shard:20|n1|yesterday", time.UTC); err == nil || !strings.Contains(err.Error(), `submit time "yesterday"`) {
+		t.Errorf("bad submit time: err %v", err)
+	}
+}
+
+// Recorded from the 22.05 lab with typed shards (squeue -h -t PD -o PendingFormat).
+const pinnedQueue = `21|gpu|gres:shard:h100_g0:20|n1|2026-11-30T16:55:48
+22|gpu|gres:shard:20||2026-11-30T16:55:40
+23|gpu|gres:shard:l4_g1:5|n3|2026-11-30T16:55:59
+24|gpu|gres:shard:h100_g1:20|n[1-2]|2026-11-30T16:55:00
+25|gpu|gres:shard:h100_g1:20||2026-11-30T16:55:00
+`
+
+func TestUnpinTakesBackOnlyOldPins(t *testing.T) {
+	loc := time.FixedZone("lab", 3600)
+	pending, err := ParsePending(pinnedQueue, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pending[0]; p.Type != "h100_g0" || p.ReqNodes != "n1" || !p.Pinned() || !p.Submitted.Equal(time.Date(2026, 11, 30, 15, 55, 48, 0, time.UTC)) {
+		t.Errorf("first job %+v; want pinned to h100_g0 on n1, submitted 15:55:48 UTC", p)
+	}
+	now := time.Date(2026, 11, 30, 15, 56, 0, 0, time.UTC)
+	var ids []string
+	for _, p := range Unpin(pending, now, 10*time.Second) {
+		ids = append(ids, p.ID)
+	}
+	// 22 is not pinned, 23 is 1 s old, 24 names two nodes, 25 no node: only 21 (12 s).
+	if !reflect.DeepEqual(ids, []string{"21"}) {
+		t.Errorf("unpinned %v; want [21]", ids)
+	}
+	if got := Unpin(pending, now, time.Minute); len(got) != 0 {
+		t.Errorf("unpinned %+v within a minute; want none", got)
 	}
 }
 
