@@ -47,6 +47,8 @@ static inline int gpumem_has_mem(const char *s)
 	return 0;
 }
 
+static inline int gpumem_has_shard(const char *s) { return s && strstr(s, "shard") != NULL; }
+
 static inline int64_t gpumem_now_ns(void)
 {
 	struct timespec ts;

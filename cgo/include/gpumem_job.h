@@ -6,8 +6,9 @@
 
 #include <stdint.h>
 
-/* job_submit: the job_desc fields. */
-enum { GPUMEM_PER_NODE, GPUMEM_PER_JOB, GPUMEM_PER_SOCKET, GPUMEM_PER_TASK, GPUMEM_PARTITION };
+/* job_submit: the job_desc fields (req_nodes: the required node list, which only
+ * pinning a shard job to one GPU writes). */
+enum { GPUMEM_PER_NODE, GPUMEM_PER_JOB, GPUMEM_PER_SOCKET, GPUMEM_PER_TASK, GPUMEM_PARTITION, GPUMEM_REQ_NODES };
 
 /* cli_filter: the client options by the names slurm_option_get takes, then (read only)
  * the tres_per_node and tres_per_job of the job a step runs in. */
@@ -26,6 +27,7 @@ struct gpumem_job {
 	char *out[GPUMEM_SLOTS];      /* malloc'd by Go; the shim copies and frees */
 	char *refusal;                /* malloc'd by Go; non-NULL refuses the job */
 	int64_t fresh_ns;             /* job_submit: how long the same in[] get the same answer */
+	int pin;                      /* job_submit: 1 for a new job, which may be pinned to a GPU */
 };
 
 #endif

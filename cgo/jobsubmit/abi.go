@@ -20,15 +20,19 @@ const char plugin_type[] = "job_submit/gpumem";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 extern int gpumemInit(int have_allocator);
+extern int gpumemPins(void);
 extern void gpumemFini(void);
 extern int gpumemDecide(void *job);
 
 static struct gpumem_cache cache = {.mu = PTHREAD_MUTEX_INITIALIZER};
+static int pins; // gpumem.conf ShardTypes = per-gpu: new shard jobs go to Go, uncached
 
 int init(void)
 {
 	gpumem_cache_reset(&cache);
-	return gpumemInit(gpumem_alloc_init() == 0);
+	int rc = gpumemInit(gpumem_alloc_init() == 0);
+	pins = gpumemPins();
+	return rc;
 }
 
 int fini(void)
@@ -38,11 +42,13 @@ int fini(void)
 	return SLURM_SUCCESS;
 }
 
-static int gpumem_desc(job_desc_msg_t *desc, char **err_msg)
+// gpumem_desc decides a new job (pin = 1: job_submit) or a change to one (job_modify,
+// which is never pinned, so that gpumemctl steer can take a pin back).
+static int gpumem_desc(job_desc_msg_t *desc, char **err_msg, int pin)
 {
-	char **fields[GPUMEM_PARTITION + 1] = {
+	char **fields[GPUMEM_REQ_NODES + 1] = {
 		&desc->tres_per_node, &desc->tres_per_job,
-		&desc->tres_per_socket, &desc->tres_per_task, &desc->partition,
+		&desc->tres_per_socket, &desc->tres_per_task, &desc->partition, &desc->req_nodes,
 	};
 	struct gpumem_job j;
 	int rc = SLURM_SUCCESS;
@@ -50,21 +56,25 @@ static int gpumem_desc(job_desc_msg_t *desc, char **err_msg)
 	if (gpumem_alloc_init() != 0)
 		return SLURM_SUCCESS; // said at init; leaving the job alone is all that is safe
 	memset(&j, 0, sizeof(j));
-	for (int i = 0; i <= GPUMEM_PARTITION; i++)
+	for (int i = 0; i <= GPUMEM_REQ_NODES; i++)
 		j.in[i] = *fields[i];
+	j.pin = pin && pins;
 	if (!gpumem_has_mem(j.in[GPUMEM_PER_NODE]) && !gpumem_has_mem(j.in[GPUMEM_PER_JOB]) &&
-	    !gpumem_has_mem(j.in[GPUMEM_PER_SOCKET]) && !gpumem_has_mem(j.in[GPUMEM_PER_TASK]))
+	    !gpumem_has_mem(j.in[GPUMEM_PER_SOCKET]) && !gpumem_has_mem(j.in[GPUMEM_PER_TASK]) &&
+	    !(j.pin && gpumem_has_shard(j.in[GPUMEM_PER_NODE])))
 		return SLURM_SUCCESS;
-	if (!gpumem_cache_get(&cache, &j, GPUMEM_PARTITION + 1)) {
+	if (j.pin) // where a job is pinned depends on what runs now: never a memo
 		gpumemDecide(&j);
-		gpumem_cache_put(&cache, &j, GPUMEM_PARTITION + 1);
+	else if (!gpumem_cache_get(&cache, &j, GPUMEM_REQ_NODES + 1)) {
+		gpumemDecide(&j);
+		gpumem_cache_put(&cache, &j, GPUMEM_REQ_NODES + 1);
 	}
 	if (j.refusal) {
 		if (err_msg)
 			*err_msg = gpumem_xstrdup(j.refusal);
 		rc = ESLURM_INVALID_GRES;
 	} else {
-		for (int i = 0; i <= GPUMEM_PARTITION; i++)
+		for (int i = 0; i <= GPUMEM_REQ_NODES; i++)
 			if (j.changed[i])
 				gpumem_replace(fields[i], j.out[i]);
 	}
@@ -74,19 +84,19 @@ static int gpumem_desc(job_desc_msg_t *desc, char **err_msg)
 
 int job_submit(job_desc_msg_t *desc, uint32_t submit_uid, char **err_msg)
 {
-	return gpumem_desc(desc, err_msg);
+	return gpumem_desc(desc, err_msg, 1);
 }
 
 // job_record_t is slurmctld's own structure: gpumem never reads it, so it is opaque here.
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
 int job_modify(job_desc_msg_t *desc, void *job_ptr, uint32_t submit_uid, char **err_msg)
 {
-	return gpumem_desc(desc, err_msg);
+	return gpumem_desc(desc, err_msg, 0);
 }
 #else
 int job_modify(job_desc_msg_t *desc, void *job_ptr, uint32_t submit_uid)
 {
-	return gpumem_desc(desc, NULL);
+	return gpumem_desc(desc, NULL, 0);
 }
 #endif
 */

@@ -20,13 +20,21 @@ func gpumemInit(haveAllocator C.int) C.int {
 	return 0
 }
 
+//export gpumemPins
+func gpumemPins() C.int {
+	if p := current; p != nil && p.Pins() {
+		return 1
+	}
+	return 0
+}
+
 //export gpumemFini
 func gpumemFini() { current = nil }
 
 //export gpumemDecide
 func gpumemDecide(job unsafe.Pointer) C.int {
 	if p := current; p != nil {
-		return C.int(shim.Decide(job, p.Submit))
+		return C.int(shim.Decide(job, p.Submit, p.SubmitPinned))
 	}
 	return 0
 }

@@ -17,9 +17,10 @@ import (
 // Decider is what job_submit does with one job's fields.
 type Decider func(f plugin.Fields) plugin.Verdict
 
-// Decide runs decide on the job_submit fields of the struct gpumem_job at job and fills
-// in its answer. It returns 1 when the job is refused.
-func Decide(job unsafe.Pointer, decide Decider) int {
+// Decide runs decide (pinned, for a new job the shim marked pin) on the job_submit
+// fields of the struct gpumem_job at job and fills in its answer. It returns 1 when the
+// job is refused.
+func Decide(job unsafe.Pointer, decide, pinned Decider) int {
 	j := (*C.struct_gpumem_job)(job)
 	defer recoverInto(j)
 	in := plugin.Fields{
@@ -28,6 +29,10 @@ func Decide(job unsafe.Pointer, decide Decider) int {
 		PerSocket: C.GoString(j.in[C.GPUMEM_PER_SOCKET]),
 		PerTask:   C.GoString(j.in[C.GPUMEM_PER_TASK]),
 		Partition: C.GoString(j.in[C.GPUMEM_PARTITION]),
+		ReqNodes:  C.GoString(j.in[C.GPUMEM_REQ_NODES]),
+	}
+	if j.pin != 0 {
+		decide = pinned
 	}
 	v := decide(in)
 	j.fresh_ns = C.int64_t(v.Fresh.Nanoseconds())
@@ -40,6 +45,7 @@ func Decide(job unsafe.Pointer, decide Decider) int {
 	set(j, C.GPUMEM_PER_SOCKET, in.PerSocket, v.Fields.PerSocket)
 	set(j, C.GPUMEM_PER_TASK, in.PerTask, v.Fields.PerTask)
 	set(j, C.GPUMEM_PARTITION, in.Partition, v.Fields.Partition)
+	set(j, C.GPUMEM_REQ_NODES, in.ReqNodes, v.Fields.ReqNodes)
 	return 0
 }
 

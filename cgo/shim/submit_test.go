@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestJobSubmitShimAnswersAlikeJobsTheSame loads the built job_submit_gpumem.so into a
@@ -135,4 +136,27 @@ func (h *harness) command(so string) *exec.Cmd {
 	cmd := exec.Command(h.bin, filepath.Join(h.dir, so))
 	cmd.Env = append(os.Environ(), "GPUMEM_CONF="+h.conf)
 	return cmd
+}
+
+// TestJobSubmitShimPinsShardJobs: with ShardTypes = per-gpu the shim sends plain shard
+// jobs to Go too, never answers them from its memo (the same request lands on another
+// GPU once the first is full), and writes the required node back into Slurm's job.
+func TestJobSubmitShimPinsShardJobs(t *testing.T) {
+	snap := filepath.Join(t.TempDir(), "usage.json")
+	h := newHarness(t, "submit", "LogLevel = error\nShardTypes = per-gpu\nPinPolicy = best-fit\nUsageSnapshot = "+snap+"\n")
+	writeFile(t, snap, `{"taken": "`+time.Now().UTC().Format(time.RFC3339)+`", "gpus": [{"node": "n1", "gpu": 0, "shards": 9}]}`)
+	cmd := h.command("job_submit_gpumem.so")
+	cmd.Stdin = strings.NewReader("gres/shard:20\ngres/shard:20\ngres/gpu:mem:20g\ngres/shard:20\ngres/gpu:1\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("harness: %v\n%s", err, out)
+	}
+	want := "rc=0 tres_per_node=gres/shard:h100_g0:20 same=0 err= req_nodes=n1\n" +
+		"rc=0 tres_per_node=gres/shard:h100_g0:20 same=0 err= req_nodes=n1\n" +
+		"rc=0 tres_per_node=gres/shard:h100_g0:20 same=0 err= req_nodes=n1\n" +
+		"rc=0 tres_per_node=gres/shard:20 same=1 err=\n" + // 79 - 9 - 60: 10 left
+		"rc=0 tres_per_node=gres/gpu:1 same=1 err=\n"
+	if string(out) != want {
+		t.Errorf("got:\n%swant:\n%s", out, want)
+	}
 }

@@ -16,9 +16,11 @@ import (
 )
 
 // Fields are the job_desc strings gpumem reads and may rewrite, as Slurm holds them.
-// Partition is a comma-separated list, as in --partition.
+// Partition is a comma-separated list, as in --partition. ReqNodes is the required node
+// list (--nodelist), which only job_submit's pinning writes.
 type Fields struct {
 	PerNode, PerJob, PerSocket, PerTask, Partition string
+	ReqNodes                                       string
 }
 
 // Core is the placement core's admission, built for one config and inventory.
@@ -68,6 +70,7 @@ type Plugin struct {
 	core     Core
 	defParts []string // slurm.conf's default partition, for jobs that name none
 	now      func() time.Time
+	pins     *pinner // nil unless ShardTypes = per-gpu
 }
 
 // New reads the configuration at confPath and the inventory it names. Every problem is
@@ -97,6 +100,11 @@ func newPlugin(confPath, tag string, sink Sink, newCore NewCore, now func() time
 		p.log.errorf("default partition: %v; jobs without --partition are admitted against every partition", err)
 	} else if part != "" {
 		p.defParts = []string{part}
+	}
+	if cfg.ShardTypes == config.ShardTypesPerGPU {
+		if p.pins, err = newPinner(cfg); err != nil {
+			p.log.errorf("%v; shard jobs are not pinned", err)
+		}
 	}
 	p.log.infof("loaded: config %s, policy %s, shard unit %d MiB, on error %s, inventory %s", confPath, cfg.Policy, cfg.ShardUnitMiB, cfg.OnError, cfg.InventoryPath)
 	return p
@@ -157,7 +165,7 @@ func (p *Plugin) Submit(f Fields) (v Verdict) {
 	if !d.Changed {
 		return Verdict{Fields: f, Fresh: fresh}
 	}
-	out := Fields{PerNode: d.TresPerNode, PerJob: d.TresPerJob, PerSocket: d.TresPerSocket, PerTask: d.TresPerTask, Partition: f.Partition}
+	out := Fields{PerNode: d.TresPerNode, PerJob: d.TresPerJob, PerSocket: d.TresPerSocket, PerTask: d.TresPerTask, Partition: f.Partition, ReqNodes: f.ReqNodes}
 	if len(d.Partitions) > 0 {
 		out.Partition = strings.Join(d.Partitions, ",")
 	}

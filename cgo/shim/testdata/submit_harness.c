@@ -5,7 +5,8 @@
  *
  * A line is "TRES_PER_NODE" ("-" for none), or "sleep MS". For each job it prints
  * "rc=RC tres_per_node=VALUE same=0|1 err=MESSAGE", where same=1 says the plugin left
- * Slurm's very string in place (it never freed it). */
+ * Slurm's very string in place (it never freed it), then " req_nodes=NODES" when the
+ * plugin set the required nodes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,10 +55,12 @@ int main(int argc, char **argv)
 		watched = d.tres_per_node;
 		watched_freed = 0;
 		int rc = submit(&d, 0, &err);
-		printf("rc=%d tres_per_node=%s same=%d err=%s\n", rc, d.tres_per_node ? d.tres_per_node : "(null)",
+		printf("rc=%d tres_per_node=%s same=%d err=%s", rc, d.tres_per_node ? d.tres_per_node : "(null)",
 		       !watched_freed, err ? err : "");
+		printf(d.req_nodes ? " req_nodes=%s\n" : "\n", d.req_nodes);
 		fflush(stdout);
 		free(d.tres_per_node);
+		free(d.req_nodes);
 		free(err);
 	}
 	return fini();
