@@ -11,9 +11,12 @@ import (
 	"github.com/gpumem/gpumem/internal/trace"
 )
 
-// Arrivals is the arrival order of one run: every task of the workload once, plus tasks
-// drawn uniformly with replacement until the next draw would take the total GPU demand
-// past tune x capacity (milli-GPU), all shuffled. The seed fixes draws and order.
+// Arrivals is the arrival order of one run, as the published simulator makes it (its
+// seed-42 sequence shows it): every task of the workload once, shuffled, and after them
+// tasks drawn uniformly with replacement, in the order drawn, until the next draw would
+// take the GPU demand past tune x capacity (milli-GPU). Like the simulator, the stop
+// test counts the next draw's per-GPU share, while the total counts all its GPUs. The
+// seed fixes draws and order.
 func Arrivals(pods []trace.Pod, capacity int64, tune float64, seed int64) ([]trace.Pod, error) {
 	if len(pods) == 0 {
 		return nil, fmt.Errorf("sim: empty workload, want at least one task")
@@ -29,17 +32,17 @@ func Arrivals(pods []trace.Pod, capacity int64, tune float64, seed int64) ([]tra
 		total += pods[i].GPUDemand()
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	if anyGPU(pods) {
 		for {
 			p := pods[rng.IntN(len(pods))]
-			if total+p.GPUDemand() > limit {
+			if total+p.GPUMilli > limit {
 				break
 			}
 			total += p.GPUDemand()
 			out = append(out, p)
 		}
 	}
-	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out, nil
 }
 

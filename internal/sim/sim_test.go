@@ -49,7 +49,21 @@ func TestArrivalsFollowTheProtocol(t *testing.T) {
 		}
 	}
 	if len(arr) <= len(pods) {
-		t.Errorf("%d arrivals for %d tasks: no draws were added", len(arr), len(pods))
+		t.Fatalf("%d arrivals for %d tasks: no draws were added", len(arr), len(pods))
+	}
+	// As the published simulator does it: the workload's own tasks first, each once in
+	// a shuffled order, and the draws after them.
+	first := map[string]int{}
+	for _, p := range arr[:len(pods)] {
+		first[p.Name]++
+	}
+	for _, p := range pods {
+		if first[p.Name] != 1 {
+			t.Errorf("task %s arrived %d times among the first %d arrivals, want once", p.Name, first[p.Name], len(pods))
+		}
+	}
+	if reflect.DeepEqual(arr[:len(pods)], pods) {
+		t.Error("the workload's tasks arrived in file order, not shuffled")
 	}
 	again, _ := Arrivals(pods, capacity, 1.3, 42)
 	other, _ := Arrivals(pods, capacity, 1.3, 43)
