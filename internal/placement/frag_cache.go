@@ -26,6 +26,9 @@ type fragCache struct {
 	trials  map[[2]int32]trial
 
 	score func(delta float64) float64 // how the owning policy ranks a decrease in milli-GPU
+	// byIndex: among a node's GPUs that score alike, take the lowest-numbered device (as
+	// the published FGD does) rather than the one with the least free share.
+	byIndex bool
 	// toMilli turns units into milli-GPU of the cluster's largest GPU, so that scores
 	// mean the same whether units are milli-GPU (the trace) or MiB (production).
 	toMilli float64
@@ -48,6 +51,9 @@ type trial struct {
 	// gpu of the view. Kept small, as there is one trial per view and demand seen.
 	gpu int16
 	ok  bool
+	// ties has bit i set for every GPU i of the view that scores as well as gpu (the
+	// first 32), for a policy that takes the lowest-numbered device among them.
+	ties uint32
 }
 
 func newFragCache(shapes []Shape, score func(float64) float64) *fragCache {
@@ -190,8 +196,11 @@ func (c *fragCache) try(id int32, d *Demand) trial {
 				continue
 			}
 			delta := after(func(w *nodeView) { w.gpus[i].free -= d.Units })
-			if !best.ok || c.rank(delta) > c.rank(best.delta) {
-				best = trial{ok: true, delta: delta, gpu: int16(i)}
+			switch {
+			case !best.ok || c.rank(delta) > c.rank(best.delta):
+				best = trial{ok: true, delta: delta, gpu: int16(i), ties: bit(i)}
+			case c.rank(delta) == c.rank(best.delta):
+				best.ties |= bit(i)
 			}
 		}
 		return best
@@ -244,11 +253,20 @@ func (c *fragCache) choice(s *State, n int, d *Demand, t trial) (Choice, bool) {
 		return Choice{Node: n}, true
 	}
 	if d.kinds()&Shard != 0 && d.GPUs == 1 {
+		gpus := c.views[c.nodeView[n]].gpus
+		like := func(dv *Device, j int) bool { return dv.Model == gpus[j].model && dv.Free() == gpus[j].free }
 		for i := range s.Nodes[n].Devices {
 			dv := &s.Nodes[n].Devices[i]
-			g := c.views[c.nodeView[n]].gpus[t.gpu]
-			if dv.Profile == "" && dv.Model == g.model && dv.Free() == g.free && s.DeviceFits(n, i, d, Shard) {
+			if dv.Profile != "" || !s.DeviceFits(n, i, d, Shard) {
+				continue
+			}
+			if like(dv, int(t.gpu)) {
 				return Choice{Node: n, Kind: Shard, Devices: []int{i}}, true
+			}
+			for j := range gpus {
+				if c.byIndex && t.ties&bit(j) != 0 && like(dv, j) {
+					return Choice{Node: n, Kind: Shard, Devices: []int{i}}, true
+				}
 			}
 		}
 		return Choice{}, false
@@ -260,6 +278,14 @@ func (c *fragCache) choice(s *State, n int, d *Demand, t trial) (Choice, bool) {
 		}
 	}
 	return Choice{Node: n, Kind: Whole, Devices: devs}, len(devs) == d.GPUs
+}
+
+// bit is GPU i's bit in trial.ties; GPUs past the 32nd have none.
+func bit(i int) uint32 {
+	if i >= 32 {
+		return 0
+	}
+	return 1 << i
 }
 
 func (c *fragCache) rank(delta float64) float64 { return c.score(delta * c.toMilli) }

@@ -1,9 +1,10 @@
 package placement
 
-// useOrder numbers nodes in the order they were first put in use. Both FGD (as the
-// published scheduler does) and Ours break ties between equally good nodes in that
-// order, which is first fit over the nodes already opened: the oldest open node fills
-// up before a newer one, and idle nodes are opened last.
+// useOrder numbers nodes in the order they were first put in use. Ours breaks ties
+// between equally good nodes in that order, which is first fit over the nodes already
+// opened: the oldest open node fills up before a newer one. (The published FGD breaks
+// ties in one fixed order of all nodes; among nodes in use that order and this one
+// mostly agree, as the first node of a kind to be opened is the first in its order.)
 type useOrder struct {
 	first []int // by node: 1, 2, ... in order of first use; 0 = not seen in use yet
 	uses  int

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"container/heap"
 	"fmt"
 
 	"github.com/gpumem/gpumem/internal/placement"
@@ -100,4 +101,114 @@ func referenceChoice(s *placement.State, n int, gpus []int, d *placement.Demand)
 		return c, fmt.Errorf("node cannot take it in our model")
 	}
 	return c, nil
+}
+
+// TieOrder asks whether a reference run broke its ties in one fixed order of the nodes,
+// as a scheduler that takes the first best node of a fixed list does. Replaying the
+// reference's own decisions, each step where the reference's node tied with others
+// under scores says that node comes before them. It returns an order (rank by node)
+// that honours every such statement but those that contradict earlier ones, and how
+// many steps contradicted.
+func TieOrder(nodes []trace.Node, seq *trace.Sequence, ref string, scores Scorer) (rank []int, conflicts int, err error) {
+	dec, ok := seq.Decisions[ref]
+	if !ok {
+		return nil, 0, fmt.Errorf("sim: the sequence has no decisions of %q, it has %v", ref, seq.Policies)
+	}
+	index := trace.NodeIndex(nodes)
+	s := placement.NewState(trace.PlacementNodes(nodes))
+	n := len(s.Nodes)
+	before := make([][]bool, n) // before[a][b]: a must come before b
+	for i := range before {
+		before[i] = make([]bool, n)
+	}
+	for i := range seq.Pods {
+		d := seq.Pods[i].Demand()
+		want, err := trace.Lookup(index, dec[i])
+		if err != nil {
+			return nil, 0, fmt.Errorf("sim: reference decision %d: %w", i, err)
+		}
+		if want < 0 {
+			continue
+		}
+		sc := scores(s, &d)
+		var rivals []int
+		contradicts := false
+		for m, v := range sc {
+			if m != want && v == sc[want] {
+				rivals = append(rivals, m)
+				contradicts = contradicts || before[m][want]
+			}
+		}
+		if contradicts {
+			conflicts++
+		} else {
+			for _, m := range rivals {
+				before[want][m] = true
+			}
+		}
+		c, err := referenceChoice(s, want, dec[i].GPUs, &d)
+		if err == nil {
+			err = s.Commit(c, &d)
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("sim: reference decision %d: %w", i, err)
+		}
+	}
+	return topoRank(before), conflicts, nil
+}
+
+// topoRank orders the nodes so that a comes before b wherever before[a][b], taking the
+// lowest-numbered free node first; nodes caught in a cycle (left by contradictions
+// through several steps) go last, in number order.
+func topoRank(before [][]bool) []int {
+	n := len(before)
+	indeg := make([]int, n)
+	for a := range before {
+		for b, yes := range before[a] {
+			if yes {
+				indeg[b]++
+			}
+		}
+	}
+	free := &intHeap{}
+	for a := range indeg {
+		if indeg[a] == 0 {
+			heap.Push(free, a)
+		}
+	}
+	rank := make([]int, n)
+	for i := range rank {
+		rank[i] = -1
+	}
+	next := 0
+	for free.Len() > 0 {
+		a := heap.Pop(free).(int)
+		rank[a], next = next, next+1
+		for b, yes := range before[a] {
+			if yes {
+				if indeg[b]--; indeg[b] == 0 {
+					heap.Push(free, b)
+				}
+			}
+		}
+	}
+	for a := range rank {
+		if rank[a] < 0 {
+			rank[a], next = next, next+1
+		}
+	}
+	return rank
+}
+
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
