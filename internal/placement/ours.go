@@ -1,41 +1,41 @@
 package placement
 
-import "math"
+import (
+	"hash/fnv"
+	"math"
+)
 
 // OursName is the name of gpumem's own placement policy.
 const OursName = "gpumem"
 
-// oursStep is the resolution, in units of expected fragmentation, at which Ours tells
-// two placements apart; nearer than that, packing decides. 40 milli-GPU is about the
-// resolution of FGD's integer score near zero, and the design experiment
-// (ours_experiment_test.go, on training seeds) found finer steps worse: the
-// fragmentation estimate is not precise enough to be worth more than packing.
-const oursStep = 40
-
-// Ours is gpumem's placement policy: fragmentation-aware best fit. Like FGD it sends a
-// demand where the expected fragmentation against the target workload rises least, but
+// Ours is gpumem's placement policy: FGD made memory-aware and deterministic. Like FGD
+// it sends a demand where the expected fragmentation against the target workload's
+// shapes rises least, scored as FGD scores it (an integer 0-100 from a sigmoid, so that
+// near-equal placements tie), but
 //   - its target shapes carry host memory (WithMemory), so a GPU on a node whose memory
 //     is spent counts as lost, as it is: FGD looks at CPU and GPU only;
-//   - it compares decreases in whole steps of oursStep, so that near-equal placements
-//     tie, and breaks ties never at random: best fit at whole-GPU granularity (the
-//     node left with the fewest idle GPUs), then first fit over the nodes in the order
-//     they were put in use (useOrder), idle nodes last. The fullest, oldest open node
-//     fills before a newer one, which keeps idle GPUs together for tasks that need
-//     them; FGD's random draw among idle nodes leaves more half-used nodes behind.
+//   - it breaks ties without chance: nodes already in use first, in the order they were
+//     put in use (useOrder), so the oldest open node fills before a newer one and idle
+//     GPUs stay together on fewer nodes; idle nodes last, in a fixed order scrambled
+//     from the nodes' names by a hash (the published FGD's ties also follow one fixed
+//     order that is not the names' order; see FGD), stable when nodes come and go.
+//
+// The same state and demand always give the same choice.
 type Ours struct {
 	cache *fragCache
 	order useOrder
+	rank  []uint64 // by node: its place among idle nodes (hash of its name)
 }
 
 // NewOurs makes the policy for a target workload's shapes (TargetShapes, best with
-// WithMemory). It draws nothing at random: the same state and demand always give the
-// same choice.
-func NewOurs(shapes []Shape) *Ours { return newOurs(shapes, oursStep) }
+// WithMemory).
+func NewOurs(shapes []Shape) *Ours { return newOurs(shapes, 0) }
 
-// newOurs takes the step as a parameter for the experiments that chose it; step 0
-// compares decreases exactly.
+// newOurs takes the scoring as a parameter for the experiments that chose it: step 0 is
+// FGD's integer score, a positive step compares decreases in whole steps of that many
+// milli-GPU.
 func newOurs(shapes []Shape, step float64) *Ours {
-	score := func(delta float64) float64 { return delta }
+	score := fgdScore
 	if step > 0 {
 		score = func(delta float64) float64 { return math.Floor(delta / step) }
 	}
@@ -46,17 +46,18 @@ func (*Ours) Name() string { return OursName }
 
 func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 	o.order.begin(s)
-	best, bestN := trial{}, -1
-	var bestRoom, bestOrder int
+	if len(o.rank) != len(s.Nodes) {
+		o.rank = nameRanks(s)
+	}
+	best, bestN, bestOrder := trial{}, -1, 0
 	o.cache.each(s, d, func(n int, t trial) {
 		order := o.order.of(s, n)
 		if bestN >= 0 && t.score < best.score {
 			return
 		}
-		// The room is worked out only for nodes that tie or lead: most do neither.
-		room := idleGPUs(&s.Nodes[n])
-		if bestN < 0 || t.score > best.score || room < bestRoom || (room == bestRoom && earlier(order, bestOrder)) {
-			best, bestN, bestRoom, bestOrder = t, n, room, order
+		if bestN < 0 || t.score > best.score || earlier(order, bestOrder) ||
+			(order == 0 && bestOrder == 0 && o.rank[n] < o.rank[bestN]) {
+			best, bestN, bestOrder = t, n, order
 		}
 	})
 	if bestN < 0 {
@@ -66,14 +67,14 @@ func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 	return o.cache.choice(s, bestN, d, best)
 }
 
-// idleGPUs is a node's idle GPU share in whole GPUs, rounded down: the room best fit
-// compares, coarse enough that nodes a share apart still tie and go to first fit.
-func idleGPUs(nd *Node) int {
-	var idle int64
-	for i := range nd.Devices {
-		if nd.Devices[i].Capacity > 0 {
-			idle += nd.Devices[i].Free() * 1000 / nd.Devices[i].Capacity
-		}
+// nameRanks scrambles the nodes' names into a fixed order: FNV-1a of the name, then the
+// node's number where two names hash alike.
+func nameRanks(s *State) []uint64 {
+	r := make([]uint64, len(s.Nodes))
+	for n := range s.Nodes {
+		h := fnv.New64a()
+		h.Write([]byte(s.Nodes[n].Name))
+		r[n] = h.Sum64()&^0xffff | uint64(n&0xffff)
 	}
-	return int(idle / 1000)
+	return r
 }
