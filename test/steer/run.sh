@@ -1,12 +1,18 @@
 #!/bin/bash
-# Measures node-weight steering on the 24.11 lab: the same shard job stream submitted
-# twice, once to Slurm as it is (first fit by node order) and once with
-# `gpumemctl steer --once` run before every submission, and compares jobs placed,
-# shards placed, pending jobs and GPU memory left stranded.
+# Measures steering on a lab (24.11 unless LAB_SLURM says 22.05): the same shard job
+# stream submitted twice, once to Slurm as it is and once with `gpumemctl steer --once`
+# run before every submission, and compares jobs placed, shards placed, pending jobs
+# and GPU memory left stranded.
 #
 #   LAB_SLURM=24.11 test/lab/lab.sh up
 #   test/steer/run.sh [SEEDS] [POLICY] [TUNE] [REF] [QUEUE]
 #                     # default "42 43 44 45 46" gpumem 1.3 24 drop
+#
+# STEER=weights (the default) steers by node weights only. STEER=pin needs a lab with
+# per-GPU shard types (LAB_SHARD_TYPES=per-gpu test/lab/lab.sh up): steer then also
+# writes the usage snapshot (--snapshot), so job_submit pins each job to the GPU the
+# plugin's PinPolicy (gpumem unless LAB_PIN_POLICY says otherwise) chooses; the native
+# run has no snapshot, so nothing is pinned and Slurm chooses as it would without gpumem.
 #
 # The stream: single-GPU tasks of the trace's default workload (openb_pod_list_default),
 # drawn with replacement by the seed until the next would take the demand past TUNE
@@ -28,11 +34,14 @@ POLICY=${2:-gpumem}
 TUNE=${3:-1.3}
 REF=${4:-24}
 QUEUE=${5:-drop}
-export LAB_SLURM=24.11
-ROOT=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie
+STEER=${STEER:-weights}
+export LAB_SLURM=${LAB_SLURM:-24.11}
+ROOT=
+[ "$LAB_SLURM" = 24.11 ] && ROOT=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie
 TRACE=${GPUMEM_TRACE_DIR:-$REPO/../shared/data/alibaba-gpu-v2023}
 PODS=$TRACE/openb_pod_list_default.csv
-BIN=/var/lib/gpumem-lab/24.11/steer/gpumemctl # as the chroot sees it
+BIN=/var/lib/gpumem-lab/$LAB_SLURM/steer/gpumemctl # as the lab sees it
+SNAP=/var/lib/gpumem-lab/$LAB_SLURM/usage.json     # the lab's gpumem.conf UsageSnapshot
 
 lab() { "$REPO/test/lab/lab.sh" run "$@"; }
 die() {
@@ -41,7 +50,16 @@ die() {
 }
 
 [ -r "$PODS" ] || die "no trace at $PODS; set GPUMEM_TRACE_DIR"
-lab scontrol ping >/dev/null 2>&1 || die "the 24.11 lab is down: LAB_SLURM=24.11 test/lab/lab.sh up"
+lab scontrol ping >/dev/null 2>&1 || die "the $LAB_SLURM lab is down: LAB_SLURM=$LAB_SLURM test/lab/lab.sh up"
+case $STEER in
+weights) steer_args=() ;;
+pin)
+	grep -qi '^ShardTypes = per-gpu' "$ROOT/etc/slurm/gpumem.conf" ||
+		die "STEER=pin needs typed shards: LAB_SLURM=$LAB_SLURM LAB_SHARD_TYPES=per-gpu test/lab/lab.sh up"
+	steer_args=(--snapshot "$SNAP")
+	;;
+*) die "STEER=$STEER; want weights or pin" ;;
+esac
 install -d "$ROOT$(dirname "$BIN")"
 (cd "$REPO" && go build -o "$ROOT$BIN" ./cmd/gpumemctl)
 
@@ -71,6 +89,7 @@ reset() {
 		sleep 0.1
 	done
 	lab scontrol update nodename="$NODES" weight=1
+	rm -f "$ROOT$SNAP"
 }
 
 # drop_unless_started cancels job $1 unless it runs within two scheduling passes.
@@ -94,7 +113,7 @@ run() {
 	sizes=$(stream "$seed" | paste -sd, -)
 	for n in ${sizes//,/ }; do
 		if [ "$mode" = steer ]; then
-			lab "$BIN" steer --once --policy "$POLICY" --sizes "$sizes" >/dev/null
+			lab "$BIN" steer --once --policy "$POLICY" --sizes "$sizes" "${steer_args[@]}" >/dev/null
 		fi
 		id=$(lab sbatch --parsable -o /dev/null --gres="shard:$n" --wrap 'sleep 3600')
 		if [ "$QUEUE" = drop ]; then drop_unless_started "$id" "$n"; fi
