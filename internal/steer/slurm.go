@@ -92,8 +92,8 @@ func ParseJobs(out string) ([]Use, error) {
 // perGPU reads the parenthesised part of one GRES of a job's node detail.
 func perGPU(whole bool, count, detail string) ([]Use, error) {
 	if list, ok := strings.CutPrefix(detail, "IDX:"); ok {
-		if list == "N/A" {
-			return nil, nil
+		if list == "N/A" || list == "" {
+			return nil, nil // 22.05 prints "(IDX:)" for a type the job took none of
 		}
 		idx, err := expandRanges(list)
 		if err != nil {

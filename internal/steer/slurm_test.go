@@ -35,11 +35,13 @@ func TestParseJobsReadsEachGPUsShare(t *testing.T) {
 		t.Errorf("index form: %+v, %v", idx, err)
 	}
 	// Typed shards (ShardTypes = per-gpu), recorded: 24.11 prints one entry per type,
-	// each with the job's shards on every GPU of the node; 22.05 the index.
+	// each with the job's shards on every GPU of the node; 22.05 the index, empty for
+	// the types an untyped job took nothing of.
 	typed, err := ParseJobs("JobId=7 JobState=RUNNING   Nodes=n3 CPU_IDs=0 Mem=0 GRES=shard:l4_g0:7(7/22,0/22,0/22,0/22),shard:l4_g1:0(0/22,0/22,0/22,0/22),shard:l4_g2:0(0/22,0/22,0/22,0/22)\n" +
 		"JobId=8 JobState=RUNNING   Nodes=n3 CPU_IDs=4 Mem=0 GRES=shard:l4_g1:5(0/22,5/22,0/22,0/22)\n" +
-		"JobId=9 JobState=RUNNING   Nodes=n1 CPU_IDs=8 Mem=0 GRES=shard:h100_g1:20(IDX:1)")
-	if want := []Use{{Node: "n3", GPU: 0, Shards: 7}, {Node: "n3", GPU: 1, Shards: 5}, {Node: "n1", GPU: 1, Shards: 20}}; err != nil || !reflect.DeepEqual(typed, want) {
+		"JobId=9 JobState=RUNNING   Nodes=n1 CPU_IDs=8 Mem=0 GRES=shard:h100_g1:20(IDX:1)\n" +
+		"JobId=10 JobState=RUNNING   Nodes=n1 CPU_IDs=0 Mem=0 GRES=shard:h100_g0:24(IDX:0),shard:h100_g1:0(IDX:)")
+	if want := []Use{{Node: "n3", GPU: 0, Shards: 7}, {Node: "n3", GPU: 1, Shards: 5}, {Node: "n1", GPU: 1, Shards: 20}, {Node: "n1", GPU: 0, Shards: 24}}; err != nil || !reflect.DeepEqual(typed, want) {
 		t.Errorf("typed shards: %+v, %v; want %+v", typed, err, want)
 	}
 	if _, err := ParseJobs("JobId=9 JobState=RUNNING   Nodes=n1 CPU_IDs=0 Mem=0 GRES=shard:30(x/80)"); err == nil || !strings.Contains(err.Error(), "TAKEN/TOTAL") {
