@@ -200,6 +200,20 @@ func (p *Plugin) SubmitPinned(f Fields) (v Verdict) {
 	return v
 }
 
+// startPinning makes the pinner when gpumem.conf asks for it (job_submit only: clients
+// never pin, so they never pay for it).
+func (p *Plugin) startPinning() {
+	if p.cfg.ShardTypes != config.ShardTypesPerGPU {
+		return
+	}
+	pn, err := newPinner(p.cfg)
+	if err != nil {
+		p.log.errorf("%v; shard jobs are not pinned", err)
+		return
+	}
+	p.pins = pn
+}
+
 // Pins reports whether job_submit pins shard jobs (ShardTypes = per-gpu, with a usable
 // PinPolicy): the shim then sends shard jobs to Go, not only gpu:mem ones.
 func (p *Plugin) Pins() bool { return p.pins != nil }

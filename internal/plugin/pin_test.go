@@ -37,6 +37,7 @@ func newPinHarness(t *testing.T, conf string) *pinHarness {
 	h.write("gpumem.conf", fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nUsageSnapshot = %s\nLogLevel = debug\n%s",
 		filepath.Join(h.dir, "inventory.json"), filepath.Join(h.dir, "slurm.conf"), h.snapPath(), conf))
 	h.p = newPlugin(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, AdmitCore, func() time.Time { return h.clock })
+	h.p.startPinning()
 	h.p.reload()
 	if len(h.sink.errors) > 0 {
 		t.Fatalf("plugin did not load cleanly: %v", h.sink.errors)
@@ -189,8 +190,21 @@ func TestUnknownPinPolicyDisablesPinning(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := &logSink{}
-	p := newPlugin(conf, "job_submit/gpumem", sink, AdmitCore, time.Now)
+	p := New(conf, "job_submit/gpumem", sink, AdmitCore)
 	if p.Pins() || !sink.has(`PinPolicy: unknown placement policy "nearest"`) {
 		t.Errorf("pins %v, log %v; want pinning off and the unknown policy named", p.Pins(), sink.errors)
+	}
+}
+
+// Clients (cli_filter) never pin: srun, sbatch and salloc do not even make the pinner.
+func TestClientsNeverPin(t *testing.T) {
+	h := newPinHarness(t, "ShardTypes = per-gpu\n")
+	c := NewClient(filepath.Join(h.dir, "gpumem.conf"), "cli_filter/gpumem", h.sink, AdmitCore)
+	if c.Pins() {
+		t.Error("a client plugin pins")
+	}
+	h.snapshot(nil)
+	if v := c.SubmitPinned(Fields{PerNode: "gres/shard:20"}); v.Fields.PerNode != "gres/shard:20" || v.Fields.ReqNodes != "" {
+		t.Errorf("client pinned: %+v", v.Fields)
 	}
 }

@@ -77,6 +77,7 @@ type Plugin struct {
 // logged and survived: a plugin that cannot admit jobs still loads and applies OnError.
 func New(confPath, tag string, sink Sink, newCore NewCore) *Plugin {
 	p := newPlugin(confPath, tag, sink, newCore, time.Now)
+	p.startPinning()
 	p.reload()
 	return p
 }
@@ -100,11 +101,6 @@ func newPlugin(confPath, tag string, sink Sink, newCore NewCore, now func() time
 		p.log.errorf("default partition: %v; jobs without --partition are admitted against every partition", err)
 	} else if part != "" {
 		p.defParts = []string{part}
-	}
-	if cfg.ShardTypes == config.ShardTypesPerGPU {
-		if p.pins, err = newPinner(cfg); err != nil {
-			p.log.errorf("%v; shard jobs are not pinned", err)
-		}
 	}
 	p.log.infof("loaded: config %s, policy %s, shard unit %d MiB, on error %s, inventory %s", confPath, cfg.Policy, cfg.ShardUnitMiB, cfg.OnError, cfg.InventoryPath)
 	return p
