@@ -8,17 +8,19 @@ import (
 // OursName is the name of gpumem's own placement policy.
 const OursName = "gpumem"
 
-// Ours is gpumem's placement policy: FGD made memory-aware and deterministic. Like FGD
-// it sends a demand where the expected fragmentation against the target workload's
-// shapes rises least, scored as FGD scores it (an integer 0-100 from a sigmoid, so that
-// near-equal placements tie), but
+// Ours is gpumem's placement policy: FGD made memory-aware and deterministic, with
+// best fit among equals for shares. Like FGD it sends a demand where the expected
+// fragmentation against the target workload's shapes rises least, scored as FGD scores
+// it (an integer 0-100 from a sigmoid, so that near-equal placements tie), but
 //   - its target shapes carry host memory (WithMemory), so a GPU on a node whose memory
 //     is spent counts as lost, as it is: FGD looks at CPU and GPU only;
-//   - it breaks ties without chance: nodes already in use first, in the order they were
-//     put in use (useOrder), so the oldest open node fills before a newer one and idle
-//     GPUs stay together on fewer nodes; idle nodes last, in a fixed order scrambled
-//     from the nodes' names by a hash (the published FGD's ties also follow one fixed
-//     order that is not the names' order; see FGD), stable when nodes come and go.
+//   - it breaks ties without chance: nodes already in use before idle ones; for a share
+//     of a GPU, then the node with the least idle GPU (best fit, so shares fill the
+//     fullest nodes and leave whole GPUs whole on the others; an idle node with fewer
+//     GPUs before a bigger one); then the order nodes were first put in use (useOrder),
+//     so the oldest open node fills before a newer one; idle nodes in a fixed order
+//     scrambled from their names by a hash (the published FGD's ties also follow one
+//     fixed order that is not the names' order; see FGD), stable as nodes come and go.
 //
 // The same state and demand always give the same choice.
 type Ours struct {
@@ -49,15 +51,21 @@ func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 	if len(o.rank) != len(s.Nodes) {
 		o.rank = nameRanks(s)
 	}
+	share := d.kinds()&Shard != 0 && d.GPUs == 1
 	best, bestN, bestOrder := trial{}, -1, 0
+	var bestIdle int64
 	o.cache.each(s, d, func(n int, t trial) {
-		order := o.order.of(s, n)
 		if bestN >= 0 && t.score < best.score {
 			return
 		}
-		if bestN < 0 || t.score > best.score || earlier(order, bestOrder) ||
-			(order == 0 && bestOrder == 0 && o.rank[n] < o.rank[bestN]) {
-			best, bestN, bestOrder = t, n, order
+		order := o.order.of(s, n)
+		var idle int64
+		if share {
+			// Worked out only for nodes that lead or tie: most do neither.
+			idle = idleMilli(&s.Nodes[n])
+		}
+		if bestN < 0 || t.score > best.score || o.before(n, order, idle, bestN, bestOrder, bestIdle) {
+			best, bestN, bestOrder, bestIdle = t, n, order, idle
 		}
 	})
 	if bestN < 0 {
@@ -65,6 +73,32 @@ func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 	}
 	o.order.last = bestN
 	return o.cache.choice(s, bestN, d, best)
+}
+
+// before reports whether node a wins a tie against node b: in use before idle, then
+// less idle GPU (zero for demands other than shares), then first use, then name rank.
+func (o *Ours) before(a, orderA int, idleA int64, b, orderB int, idleB int64) bool {
+	if (orderA > 0) != (orderB > 0) {
+		return orderA > 0
+	}
+	if idleA != idleB {
+		return idleA < idleB
+	}
+	if orderA > 0 {
+		return orderA < orderB
+	}
+	return o.rank[a] < o.rank[b]
+}
+
+// idleMilli is a node's idle GPU in thousandths of a GPU, summed over its GPUs.
+func idleMilli(nd *Node) int64 {
+	var idle int64
+	for i := range nd.Devices {
+		if c := nd.Devices[i].Capacity; c > 0 {
+			idle += nd.Devices[i].Free() * 1000 / c
+		}
+	}
+	return idle
 }
 
 // nameRanks scrambles the nodes' names into a fixed order: FNV-1a of the name, then the
