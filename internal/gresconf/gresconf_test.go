@@ -171,6 +171,14 @@ func TestRenderTypedShards(t *testing.T) {
 	if strings.Contains(string(plain), "Type=g") || !strings.Contains(string(plain), "Gres=gpu:h100:2,shard:158\n") {
 		t.Errorf("untyped render changed:\n%s", plain)
 	}
+	// Slurm 22.05 runs jobs without their shards on typed shards: refused, with why.
+	if _, err := Render(lab(), Options{ShardTypes: true, Slurm: Release{22, 5, 8}}); err == nil ||
+		!strings.Contains(err.Error(), "needs Slurm 24.11.0 or later") || !strings.Contains(err.Error(), "set ShardTypes = none") {
+		t.Errorf("typed shards for 22.05.8: %v; want a refusal naming 24.11 and ShardTypes = none", err)
+	}
+	if _, err := Render(lab(), Options{ShardTypes: true, Slurm: Release{24, 11, 5}}); err != nil {
+		t.Errorf("typed shards for 24.11.5: %v", err)
+	}
 	if got := ShardType(inventory.GPU{Type: "a10", Index: 12}); got != "a10_g12" {
 		t.Errorf("ShardType(a10, 12) = %q; want a10_g12", got)
 	}

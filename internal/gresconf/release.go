@@ -80,3 +80,15 @@ func DetectRelease(bin string) (Release, error) {
 	}
 	return ParseRelease(strings.TrimSpace(string(out)))
 }
+
+// typedShardsChecked is the first release per-GPU shard types were checked to work on
+// (the 24.11 lab). On 22.05 they do not: once a node's jobs use shards of two types,
+// slurmctld starts further shard jobs there with no shards at all (GRES=(null), or
+// shard:TYPE:0(IDX:)), as if they had asked none; the releases between were not checked.
+var typedShardsChecked = Release{24, 11, 0}
+
+// TypedShardsWork says whether this release was checked to place jobs on per-GPU shard
+// types (Options.ShardTypes) correctly. The zero Release stands for a current Slurm.
+func (r Release) TypedShardsWork() bool {
+	return r == (Release{}) || !r.before(typedShardsChecked)
+}

@@ -65,6 +65,9 @@ func (o Options) check() (Options, error) {
 		return o, fmt.Errorf("gres: dev prefix %q: want an absolute directory such as /dev", o.DevPrefix)
 	}
 	o.DevPrefix = path.Clean(o.DevPrefix)
+	if o.ShardTypes && !o.Slurm.TypedShardsWork() {
+		return o, fmt.Errorf("gres: ShardTypes = per-gpu needs Slurm %s or later (checked there); Slurm %s starts jobs without their shards once a node has jobs on two shard types: set ShardTypes = none", typedShardsChecked, o.Slurm)
+	}
 	return o, nil
 }
 
