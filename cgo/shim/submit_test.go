@@ -144,6 +144,7 @@ func (h *harness) command(so string) *exec.Cmd {
 func TestJobSubmitShimPinsShardJobs(t *testing.T) {
 	snap := filepath.Join(t.TempDir(), "usage.json")
 	h := newHarness(t, "submit", "LogLevel = error\nShardTypes = per-gpu\nPinPolicy = best-fit\nUsageSnapshot = "+snap+"\n")
+	writeFile(t, filepath.Join(h.dir, "slurm.conf"), "NodeName=n1 Gres=gpu:h100_g0:1,shard:h100_g0:79\nPartitionName=gpu Nodes=n1 Default=YES\n")
 	writeFile(t, snap, `{"taken": "`+time.Now().UTC().Format(time.RFC3339)+`", "gpus": [{"node": "n1", "gpu": 0, "shards": 9}]}`)
 	cmd := h.command("job_submit_gpumem.so")
 	cmd.Stdin = strings.NewReader("gres/shard:20\ngres/shard:20\ngres/gpu:mem:20g\ngres/shard:20\ngres/gpu:1\n")

@@ -13,6 +13,7 @@ import (
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/slurmconf"
 	"github.com/gpumem/gpumem/internal/steer"
 )
 
@@ -29,6 +30,10 @@ type pinner struct {
 	policy  string
 	unitMiB int64
 	target  []int64 // target sizes in shards when the snapshot names none
+
+	// types are the shard types slurm.conf gives each node; nil when slurm.conf could
+	// not be read. A pin to a type Slurm does not know would make Slurm refuse the job.
+	types map[string]map[string]bool
 
 	sig  string // the snapshot file as last read
 	snap *steer.Snapshot
@@ -156,8 +161,30 @@ func (pn *pinner) choose(inv inventory.Cluster, shards int64, parts []string, no
 	}
 	nd := cl.State.Nodes[c.Node]
 	dv := nd.Devices[c.Devices[0]]
+	typ = steer.ShardType(dv.Model, dv.GPU)
+	if pn.types != nil && !pn.types[nd.Name][typ] {
+		return "", "", fmt.Errorf("slurm.conf gives node %s no shard:%s (its Gres= must come from a gres.conf written with ShardTypes = per-gpu)", nd.Name, typ)
+	}
 	pn.pins = append(pn.pins, pin{node: nd.Name, gpu: dv.GPU, shards: shards, at: now})
-	return nd.Name, steer.ShardType(dv.Model, dv.GPU), nil
+	return nd.Name, typ, nil
+}
+
+// shardTypes reads the shard types of every node's Gres= in slurm.conf.
+func shardTypes(slurmConf string) (map[string]map[string]bool, error) {
+	c, err := slurmconf.ParseFile(slurmConf)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]bool{}
+	for _, n := range c.Nodes {
+		out[n.Name] = map[string]bool{}
+		for _, e := range strings.Split(n.Get("gres"), ",") {
+			if f := strings.Split(e, ":"); len(f) == 3 && f[0] == "shard" {
+				out[n.Name][f[1]] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // SubmitPinned is Submit for job_submit: a job that ends as N untyped shards on one
@@ -210,6 +237,9 @@ func (p *Plugin) startPinning() {
 	if err != nil {
 		p.log.errorf("%v; shard jobs are not pinned", err)
 		return
+	}
+	if pn.types, err = shardTypes(p.cfg.SlurmConf); err != nil {
+		p.log.errorf("slurm.conf %s: %v; shard types are not checked before pinning", p.cfg.SlurmConf, err)
 	}
 	p.pins = pn
 }

@@ -33,7 +33,9 @@ func newPinHarness(t *testing.T, conf string) *pinHarness {
   {"index": 2, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034},
   {"index": 3, "name": "NVIDIA L4", "type": "l4", "memory_mib": 23034}]}]}`
 	h.write("inventory.json", inv)
-	h.write("slurm.conf", "PartitionName=gpu Nodes=n1,n3 Default=YES\nPartitionName=inference Nodes=n3\n")
+	h.write("slurm.conf", "NodeName=n1 Gres=gpu:h100_g0:1,gpu:h100_g1:1,shard:h100_g0:79,shard:h100_g1:79\n"+
+		"NodeName=n3 Gres=gpu:l4_g0:1,gpu:l4_g1:1,gpu:l4_g2:1,gpu:l4_g3:1,shard:l4_g0:22,shard:l4_g1:22,shard:l4_g2:22,shard:l4_g3:22\n"+
+		"PartitionName=gpu Nodes=n1,n3 Default=YES\nPartitionName=inference Nodes=n3\n")
 	h.write("gpumem.conf", fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nUsageSnapshot = %s\nLogLevel = debug\n%s",
 		filepath.Join(h.dir, "inventory.json"), filepath.Join(h.dir, "slurm.conf"), h.snapPath(), conf))
 	h.p = newPlugin(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, AdmitCore, func() time.Time { return h.clock })
@@ -206,5 +208,20 @@ func TestClientsNeverPin(t *testing.T) {
 	h.snapshot(nil)
 	if v := c.SubmitPinned(Fields{PerNode: "gres/shard:20"}); v.Fields.PerNode != "gres/shard:20" || v.Fields.ReqNodes != "" {
 		t.Errorf("client pinned: %+v", v.Fields)
+	}
+}
+
+// A slurm.conf whose Gres= has untyped shards (gres.conf not rewritten, or refused for
+// its Slurm release) gets no pins: Slurm would refuse a type it does not know.
+func TestNoPinToATypeSlurmDoesNotKnow(t *testing.T) {
+	h := newPinHarness(t, "ShardTypes = per-gpu\nPinPolicy = best-fit\n")
+	h.write("slurm.conf", "NodeName=n1 Gres=gpu:h100:2,shard:158\nNodeName=n3 Gres=gpu:l4:4,shard:l4_g0:22\nPartitionName=gpu Nodes=n1,n3 Default=YES\n")
+	h.p = New(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, AdmitCore)
+	h.p.now = func() time.Time { return h.clock }
+	h.snapshot(nil)
+	h.want(Fields{PerNode: "gres/shard:20"}, "gres/shard:l4_g0:20", "n3")
+	h.want(Fields{PerNode: "gres/shard:70"}, "gres/shard:70", "")
+	if !h.sink.has("slurm.conf gives node n1 no shard:h100_g0") {
+		t.Errorf("log does not say why: %v", h.sink.debugs)
 	}
 }
