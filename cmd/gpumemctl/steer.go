@@ -93,7 +93,7 @@ never holds a job longer than that.`,
 	c.Flags().BoolVar(&f.once, "once", false, "rank and set weights once, then exit")
 	c.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the scontrol updates instead of running them")
 	c.Flags().StringVar(&f.snapshot, "snapshot", "", "write the usage snapshot job_submit pins by to this file (gpumem.conf UsageSnapshot); empty: none")
-	c.Flags().DurationVar(&f.unpinAfter, "unpin-after", 20*time.Second, "unpin a pinned shard job still pending this long after its submission (0: never)")
+	c.Flags().DurationVar(&f.unpinAfter, "unpin-after", 20*time.Second, "with --snapshot: unpin a pinned shard job still pending this long after its submission (0: never)")
 	c.AddCommand(newSteerReportCmd(&f))
 	return c
 }
@@ -144,8 +144,8 @@ func readView(ctx context.Context, f *steerFlags) (*steerView, error) {
 // untyped one; there only the required node is cleared. It returns the jobs unpinned.
 func unpin(ctx context.Context, f *steerFlags, v *steerView, w io.Writer) map[string]bool {
 	done := map[string]bool{}
-	if f.unpinAfter <= 0 {
-		return done
+	if f.unpinAfter <= 0 || f.snapshot == "" {
+		return done // without a snapshot nothing is pinned by gpumem
 	}
 	for _, p := range steer.Unpin(v.pending, time.Now(), f.unpinAfter) {
 		full := []string{"update", "jobid=" + p.ID, "gres=shard:" + strconv.FormatInt(p.Shards, 10), "reqnodelist="}

@@ -142,10 +142,13 @@ type Pending struct {
 	Submitted  time.Time // zero when not read
 }
 
-// Pinned reports whether the job asks for one typed shard on one required node, as
-// job_submit pins a job with ShardTypes = per-gpu.
+// gpuTypeRe is the form of a per-GPU type (ShardType): model, _g, NVML index.
+var gpuTypeRe = regexp.MustCompile(`^.+_g\d+$`)
+
+// Pinned reports whether the job asks for shards of one per-GPU type on one required
+// node, as job_submit pins a job with ShardTypes = per-gpu.
 func (p Pending) Pinned() bool {
-	return p.Type != "" && p.ReqNodes != "" && !strings.ContainsAny(p.ReqNodes, ",[")
+	return gpuTypeRe.MatchString(p.Type) && p.ReqNodes != "" && !strings.ContainsAny(p.ReqNodes, ",[")
 }
 
 // ParsePending reads `squeue -h -t PD -o PendingFormat` (or '%i|%P|%b'), with submit

@@ -72,6 +72,7 @@ const pinnedQueue = `21|gpu|gres:shard:h100_g0:20|n1|2026-11-30T16:55:48
 23|gpu|gres:shard:l4_g1:5|n3|2026-11-30T16:55:59
 24|gpu|gres:shard:h100_g1:20|n[1-2]|2026-11-30T16:55:00
 25|gpu|gres:shard:h100_g1:20||2026-11-30T16:55:00
+26|gpu|gres:shard:h100:20|n1|2026-11-30T16:55:00
 `
 
 func TestUnpinTakesBackOnlyOldPins(t *testing.T) {
@@ -88,7 +89,8 @@ func TestUnpinTakesBackOnlyOldPins(t *testing.T) {
 	for _, p := range Unpin(pending, now, 10*time.Second) {
 		ids = append(ids, p.ID)
 	}
-	// 22 is not pinned, 23 is 1 s old, 24 names two nodes, 25 no node: only 21 (12 s).
+	// 22 is not pinned, 23 is 1 s old, 24 names two nodes, 25 no node, 26 asks a model
+	// type (a user's own choice, not a per-GPU pin): only 21 (12 s).
 	if !reflect.DeepEqual(ids, []string{"21"}) {
 		t.Errorf("unpinned %v; want [21]", ids)
 	}
