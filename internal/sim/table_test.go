@@ -10,7 +10,8 @@ import (
 )
 
 // TestQualityOnTrace checks the ranking the published comparison found, and ours on top,
-// on three seeds of the default workload; FGD must land within a point of the paper.
+// on three seeds of the default workload; FGD must land within noise of the paper: the
+// mean of three seeds has a standard error near 0.1 point, so 0.3 apart is a failure.
 func TestQualityOnTrace(t *testing.T) {
 	dir, nodes := sharedTrace(t)
 	spec := Spec{Nodes: nodes, Workloads: []Workload{workload(t, dir, "default")},
@@ -32,7 +33,7 @@ func TestQualityOnTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	paper := Published(curves)["default"]["fgd"]
-	if math.Abs(un["fgd"]-paper) > 1 {
-		t.Errorf("FGD leaves %.2f%% unallocated, the paper %.2f%%: more than a point apart", un["fgd"], paper)
+	if math.Abs(un["fgd"]-paper) > 0.3 {
+		t.Errorf("FGD leaves %.2f%% unallocated, the paper %.2f%%: more than 0.3 points apart", un["fgd"], paper)
 	}
 }
