@@ -42,6 +42,15 @@ int fini(void)
 	return SLURM_SUCCESS;
 }
 
+// gpumem_narrowed: a pin sends a job to one node of the policy's choosing, which is only
+// right for a one-node job that leaves the choice of node to Slurm. Excluded nodes and
+// features are not in what Go sees, so such jobs are left to Slurm.
+static int gpumem_narrowed(const job_desc_msg_t *desc)
+{
+	return (desc->exc_nodes && *desc->exc_nodes) || (desc->features && *desc->features) ||
+	       (desc->min_nodes != NO_VAL && desc->min_nodes > 1);
+}
+
 // gpumem_desc decides a new job (pin = 1: job_submit) or a change to one (job_modify,
 // which is never pinned, so that gpumemctl steer can take a pin back).
 static int gpumem_desc(job_desc_msg_t *desc, char **err_msg, int pin)
@@ -58,7 +67,7 @@ static int gpumem_desc(job_desc_msg_t *desc, char **err_msg, int pin)
 	memset(&j, 0, sizeof(j));
 	for (int i = 0; i <= GPUMEM_REQ_NODES; i++)
 		j.in[i] = *fields[i];
-	j.pin = pin && pins;
+	j.pin = pin && pins && !gpumem_narrowed(desc);
 	if (!gpumem_has_mem(j.in[GPUMEM_PER_NODE]) && !gpumem_has_mem(j.in[GPUMEM_PER_JOB]) &&
 	    !gpumem_has_mem(j.in[GPUMEM_PER_SOCKET]) && !gpumem_has_mem(j.in[GPUMEM_PER_TASK]) &&
 	    !(j.pin && gpumem_has_shard(j.in[GPUMEM_PER_NODE])))

@@ -147,12 +147,17 @@ func TestJobSubmitShimPinsShardJobs(t *testing.T) {
 	writeFile(t, filepath.Join(h.dir, "slurm.conf"), "NodeName=n1 Gres=gpu:h100_g0:1,shard:h100_g0:79\nPartitionName=gpu Nodes=n1 Default=YES\n")
 	writeFile(t, snap, `{"taken": "`+time.Now().UTC().Format(time.RFC3339)+`", "gpus": [{"node": "n1", "gpu": 0, "shards": 9}]}`)
 	cmd := h.command("job_submit_gpumem.so")
-	cmd.Stdin = strings.NewReader("gres/shard:20\ngres/shard:20\ngres/gpu:mem:20g\ngres/shard:20\ngres/gpu:1\n")
+	cmd.Stdin = strings.NewReader("gres/shard:20\ngres/shard:20 exc=n2\ngres/shard:20 features=a100\ngres/shard:20 nodes=2\n" +
+		"gres/shard:20 nodes=1\ngres/gpu:mem:20g\ngres/shard:20\ngres/gpu:1\n")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("harness: %v\n%s", err, out)
 	}
 	want := "rc=0 tres_per_node=gres/shard:h100_g0:20 same=0 err= req_nodes=n1\n" +
+		// A job that narrows its nodes itself, or spans several, is left to Slurm.
+		"rc=0 tres_per_node=gres/shard:20 same=1 err=\n" +
+		"rc=0 tres_per_node=gres/shard:20 same=1 err=\n" +
+		"rc=0 tres_per_node=gres/shard:20 same=1 err=\n" +
 		"rc=0 tres_per_node=gres/shard:h100_g0:20 same=0 err= req_nodes=n1\n" +
 		"rc=0 tres_per_node=gres/shard:h100_g0:20 same=0 err= req_nodes=n1\n" +
 		"rc=0 tres_per_node=gres/shard:20 same=1 err=\n" + // 79 - 9 - 60: 10 left

@@ -3,7 +3,9 @@
  *
  *   submit_harness PLUGIN.so < lines
  *
- * A line is "TRES_PER_NODE" ("-" for none), or "sleep MS". For each job it prints
+ * A line is "TRES_PER_NODE" ("-" for none), optionally followed by " exc=NODES",
+ * " features=F" or " nodes=N" (the job's excluded nodes, constraint, minimum node
+ * count), or "sleep MS". For each job it prints
  * "rc=RC tres_per_node=VALUE same=0|1 err=MESSAGE", where same=1 says the plugin left
  * Slurm's very string in place (it never freed it), then " req_nodes=NODES" when the
  * plugin set the required nodes. */
@@ -50,6 +52,22 @@ int main(int argc, char **argv)
 		}
 		job_desc_msg_t d;
 		memset(&d, 0, sizeof(d));
+		d.min_nodes = NO_VAL;
+		char *opt = strchr(line, ' ');
+		if (opt)
+			*opt++ = 0;
+		while (opt && *opt) {
+			char *next = strchr(opt, ' ');
+			if (next)
+				*next++ = 0;
+			if (strncmp(opt, "exc=", 4) == 0)
+				d.exc_nodes = opt + 4;
+			else if (strncmp(opt, "features=", 9) == 0)
+				d.features = opt + 9;
+			else if (strncmp(opt, "nodes=", 6) == 0)
+				d.min_nodes = (uint32_t)atoi(opt + 6);
+			opt = next;
+		}
 		d.tres_per_node = strcmp(line, "-") == 0 ? NULL : strdup(line);
 		char *err = NULL;
 		watched = d.tres_per_node;
