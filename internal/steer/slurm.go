@@ -62,20 +62,53 @@ var (
 // ParseJobs reads `scontrol -d -o show job` and returns the GPU use of running jobs.
 func ParseJobs(out string) ([]Use, error) {
 	var uses []Use
+	err := eachRunningJob(out, func(_ string, u []Use) { uses = append(uses, u...) })
+	if err != nil {
+		return nil, err
+	}
+	return uses, nil
+}
+
+// JobUses reads `scontrol -d -o show job` like ParseJobs, by job id: every running
+// (or completing, or suspended) job has an entry, empty when it holds no GPU. A job
+// that is not there has ended or never ran. Lines without a JobId= are left out.
+func JobUses(out string) (map[string][]Use, error) {
+	jobs := map[string][]Use{}
+	err := eachRunningJob(out, func(id string, u []Use) {
+		if id != "" {
+			jobs[id] = append(jobs[id], u...)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return jobs, nil
+}
+
+var jobIDRe = regexp.MustCompile(`(?:^|\s)JobId=(\d+)`)
+
+// eachRunningJob calls f with the id ("" when the line has none) and GPU use of each
+// job that holds its allocation, in the order scontrol printed them.
+func eachRunningJob(out string, f func(id string, uses []Use)) error {
 	for _, line := range strings.Split(out, "\n") {
 		st := jobStateRe.FindStringSubmatch(line)
 		if st == nil || st[1] != "RUNNING" && st[1] != "COMPLETING" && st[1] != "SUSPENDED" {
 			continue
 		}
+		var id string
+		if m := jobIDRe.FindStringSubmatch(line); m != nil {
+			id = m[1]
+		}
+		var uses []Use
 		for _, m := range detailRe.FindAllStringSubmatch(line, -1) {
 			nodes, err := expandHosts(m[1])
 			if err != nil {
-				return nil, err
+				return err
 			}
 			for _, g := range gresRe.FindAllStringSubmatch(m[2], -1) {
 				per, err := perGPU(g[1] == "gpu", g[2], g[3])
 				if err != nil {
-					return nil, fmt.Errorf("scontrol show job: GRES %q: %v", m[2], err)
+					return fmt.Errorf("scontrol show job: GRES %q: %v", m[2], err)
 				}
 				for _, n := range nodes {
 					for _, u := range per {
@@ -85,8 +118,9 @@ func ParseJobs(out string) ([]Use, error) {
 				}
 			}
 		}
+		f(id, uses)
 	}
-	return uses, nil
+	return nil
 }
 
 // perGPU reads the parenthesised part of one GRES of a job's node detail.

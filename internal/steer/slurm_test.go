@@ -143,3 +143,22 @@ func TestClusterAppliesUseToShareableGPUs(t *testing.T) {
 		t.Errorf("stranded %d with a 25-shard size that fits the 30 free; want 0", stranded)
 	}
 }
+
+func TestJobUsesByJobID(t *testing.T) {
+	got, err := JobUses(jobs2411 + "JobId=11 JobName=cpu JobState=RUNNING Nodes=n2 CPU_IDs=0 Mem=0 GRES=\n" +
+		"JobId=12 JobState=RUNNING   Nodes=n1 CPU_IDs=0 Mem=0 GRES=shard:30(IDX:1)\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]Use{
+		"1": {{Node: "n1", GPU: 0, Shards: 20}}, "2": {{Node: "n1", GPU: 1, Shards: 70}}, "3": {{Node: "n3", GPU: 0, Shards: 10}},
+		"5":  {{Node: "gpu07", GPU: 1, Whole: true}, {Node: "gpu08", GPU: 1, Whole: true}},
+		"11": nil, "12": {{Node: "n1", GPU: 1, Shards: 30}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("by job\n got %+v\nwant %+v", got, want)
+	}
+	if _, err := JobUses("JobId=9 JobState=RUNNING   Nodes=n1 CPU_IDs=0 Mem=0 GRES=shard:30(x/80)"); err == nil || !strings.Contains(err.Error(), "TAKEN/TOTAL") {
+		t.Errorf("bad per-GPU use: err %v", err)
+	}
+}
