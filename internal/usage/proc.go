@@ -9,10 +9,10 @@ import (
 	"strconv"
 )
 
-// Owner is what a process's /proc entry says about the Slurm job that runs it.
+// Owner is the Slurm job that runs a process and the shards it holds on this node.
 type Owner struct {
 	JobID  string // "" when the process belongs to no Slurm job
-	Shards int    // SLURM_SHARDS_ON_NODE; 0 when the job holds no shards
+	Shards int    // 0 when the job holds no shards
 }
 
 // Procfs reads process ownership from a proc filesystem (normally /proc).
@@ -26,9 +26,9 @@ var cgroupJob = regexp.MustCompile(`/job_([0-9]+)(/|$)`)
 
 // Owner finds the job of a process. The cgroup comes first because slurmstepd sets it
 // and a user cannot change it; the environment (SLURM_JOB_ID) is the fallback for
-// nodes without Slurm's cgroup plugin. The shard count always comes from the
-// environment: it is the allocation slurmstepd handed to this job on this node, read
-// locally, so measuring a job never costs slurmctld an RPC.
+// nodes without Slurm's cgroup plugin. The shard count is the environment's
+// SLURM_SHARDS_ON_NODE, which the job can set to anything: Allocations.Owners replaces
+// it with what Slurm allocated and keeps it only when Slurm cannot be asked.
 func (p Procfs) Owner(pid int) (Owner, error) {
 	dir := filepath.Join(p.Root, strconv.Itoa(pid))
 	var o Owner
