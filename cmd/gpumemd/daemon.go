@@ -26,6 +26,7 @@ type daemon struct {
 	monitor  *health.Monitor
 	hist     *history.Store // nil without history
 	procfs   usage.Procfs
+	allocs   *usage.Allocations // what Slurm allocated each job on this node
 	xids     chan health.XIDEvent
 	gres     *gresWriter // nil unless gres.conf or the inventory is written
 
@@ -66,7 +67,8 @@ func (d *daemon) poll(now time.Time) {
 	var jobs []usage.Job
 	var unattributed map[int]uint64
 	if sampleErr == nil {
-		jobs, unattributed = usage.Account(snap, d.procfs.Owner, d.unit)
+		owner, _ := d.allocs.Owners(snap, d.procfs.Owner, now)
+		jobs, unattributed = usage.Account(snap, owner, d.unit)
 		for _, a := range d.enforcer.Step(jobs, now) {
 			d.actions[a.Kind]++
 			d.log.Warn(a.Detail, "job", a.Job, "action", a.Kind)

@@ -88,7 +88,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 		return err
 	})
 	fs.DurationVar(&c.XIDHold, "xid-hold", c.XIDHold, "how long a critical XID counts as a problem; 0 until restart")
-	fs.StringVar(&c.Scontrol, "scontrol", c.Scontrol, "scontrol binary used to drain and resume")
+	fs.StringVar(&c.Scontrol, "scontrol", c.Scontrol, "scontrol binary used to drain and resume, and to read what Slurm allocated each job")
 	fs.StringVar(&c.HistoryDB, "history-db", c.HistoryDB, "SQLite history file; empty keeps no history")
 	fs.DurationVar(&c.HistoryBucket, "history-bucket", c.HistoryBucket, "one history sample per job per bucket")
 	fs.DurationVar(&c.HistoryKeepSamples, "history-keep-samples", c.HistoryKeepSamples, "how long samples are kept")

@@ -103,7 +103,8 @@ func TestSidecarEndToEnd(t *testing.T) {
 	})
 	dir := t.TempDir()
 	job := exec.Command("sleep", "300")
-	job.Env = []string{"SLURM_JOB_ID=501", "SLURM_SHARDS_ON_NODE=10"}
+	// The job claims 80 shards; Slurm (the fake scontrol below) gave it 10.
+	job.Env = []string{"SLURM_JOB_ID=501", "SLURM_SHARDS_ON_NODE=80"}
 	if err := job.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,12 @@ func TestSidecarEndToEnd(t *testing.T) {
 	node(t, fake, job.Process.Pid, 12*1024, false)
 	calls := filepath.Join(dir, "scontrol.log")
 	scontrol := filepath.Join(dir, "scontrol")
-	os.WriteFile(scontrol, []byte("#!/bin/sh\necho \"$*\" >> "+calls+"\n"), 0o755)
+	os.WriteFile(scontrol, []byte(`#!/bin/sh
+if [ "$*" = "-d -o show job" ]; then
+	echo "JobId=501 JobName=wrap JobState=RUNNING NumCPUs=1 JOB_GRES=shard:10   Nodes=t1 CPU_IDs=0 Mem=0 GRES=shard:10(10/80,0/80) MinCPUsNode=1"
+	exit 0
+fi
+echo "$*" >> `+calls+"\n"), 0o755)
 	conf := filepath.Join(dir, "gpumem.conf")
 	os.WriteFile(conf, []byte("ShardUnit = 1GiB\nSlurmConf = "+filepath.Join(dir, "no-slurm.conf")+"\n[gpumemd]\nUsagePolicy = kill\nUsageGrace = 600ms\n"), 0o644)
 

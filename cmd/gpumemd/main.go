@@ -143,6 +143,9 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 		xids:       make(chan health.XIDEvent, 64),
 		pollErrors: map[string]uint64{}, actions: map[string]uint64{}, lastErr: map[string]string{},
 	}
+	// Bounded well under a poll: a hung slurmctld leaves jobs on their environment's
+	// allocation for a minute instead of stalling measurement and health.
+	d.allocs = &usage.Allocations{Node: node, Query: usage.Scontrol(opt.Scontrol), Timeout: 5 * time.Second, Log: log}
 	d.enforcer = &usage.Enforcer{Policy: opt.UsagePolicy, Grace: opt.UsageGrace, Notify: opt.UsageNotify,
 		Owner: d.procfs.Owner, Proc: d.procfs.Root}
 	d.monitor = &health.Monitor{Node: node, Drainer: health.Scontrol{Path: opt.Scontrol},

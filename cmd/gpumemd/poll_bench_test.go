@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 func BenchmarkPoll(b *testing.B) {
 	dir := b.TempDir()
 	var gpus []string
+	var jobsOut string
 	for i := 0; i < 8; i++ {
 		procs := ""
 		if i < 4 {
@@ -30,6 +32,7 @@ func BenchmarkPoll(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer func() { job.Process.Kill(); job.Wait() }()
+			jobsOut += fmt.Sprintf("JobId=%d JobState=RUNNING   Nodes=bench CPU_IDs=0 Mem=0 GRES=shard:10(IDX:%d)\n", 900+i, i)
 			procs = fmt.Sprintf(`{"pid": %d, "used_mib": %d}`, job.Process.Pid, 4096*(i+1))
 		}
 		gpus = append(gpus, fmt.Sprintf(`{"model": "h100", "temperature_c": 40, "power_mw": 250000, "processes": [%s]}`, procs))
@@ -48,6 +51,7 @@ func BenchmarkPoll(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer d.hist.Close()
+	d.allocs.Query = func(context.Context) (string, error) { return jobsOut, nil }
 	if d.poll(time.Unix(1_699_999_999, 0)); len(d.exporter.State().Jobs) != 4 {
 		b.Fatalf("%d jobs seen, want 4", len(d.exporter.State().Jobs))
 	}
