@@ -26,11 +26,14 @@ type sliceJob struct {
 
 // submitSliceJob runs `sleep` with gpu:mem:4g in the inference partition, whose L4s
 // are shared by shards (the other nodes would give 4g a MIG instance or whole GPU).
-func submitSliceJob(t *testing.T, g labGres, outDir string, usedMiB int) sliceJob {
+// The sleep claims claimShards in its SLURM_SHARDS_ON_NODE, as any job can: gpumemd
+// must go by the 4 shards Slurm gave it.
+func submitSliceJob(t *testing.T, g labGres, outDir string, usedMiB, claimShards int) sliceJob {
 	t.Helper()
 	// Its own output file (the last --output wins over sbatch's /dev/null), for the
 	// warnings gpumemd writes to the job's stderr.
-	id := sbatch(t, "-p", "inference", "--gres=gpu:mem:4g", "--wrap", "sleep 300", "--output="+outDir+"/%j.out")
+	wrap := fmt.Sprintf("SLURM_SHARDS_ON_NODE=%d sleep 300", claimShards)
+	id := sbatch(t, "-p", "inference", "--gres=gpu:mem:4g", "--wrap", wrap, "--output="+outDir+"/%j.out")
 	out := filepath.Join(outDir, id+".out")
 	if st := waitState(t, id, "RUNNING"); st != "RUNNING" {
 		t.Fatalf("job %s: %s", id, st)
@@ -43,7 +46,12 @@ func submitSliceJob(t *testing.T, g labGres, outDir string, usedMiB int) sliceJo
 	if err != nil {
 		t.Fatalf("job %s: device %q is not /dev/nvidiaN", id, j.uses[0].dev.file)
 	}
-	return sliceJob{id: id, pid: jobPIDs(t, id, "sleep")[0], gpu: gpu, out: out, usedMiB: usedMiB}
+	pid := jobPIDs(t, id, "sleep")[0]
+	env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if claim := fmt.Sprintf("\x00SLURM_SHARDS_ON_NODE=%d\x00", claimShards); !strings.Contains("\x00"+string(env), claim) {
+		t.Fatalf("job %s: process %d does not claim %d shards in its environment", id, pid, claimShards)
+	}
+	return sliceJob{id: id, pid: pid, gpu: gpu, out: out, usedMiB: usedMiB}
 }
 
 // report puts the jobs' processes into the fake NVML file, on their GPUs.
@@ -70,7 +78,8 @@ func gibBytes(mib int) string { return strconv.FormatFloat(float64(mib)*(1<<20),
 // fake NVML says one uses 3 GiB (within) and the other 6 GiB (over). Each policy acts
 // on exactly the job over its slice: record only shows it, warn tells its log and the
 // job's stderr, kill ends its process and so the job, and the job within its slice
-// runs on through all three.
+// runs on through all three. Both jobs lie in their SLURM_SHARDS_ON_NODE (within
+// claims 1 shard, over 80), so a gpumemd that believed them would get both wrong.
 func TestGpumemdPoliciesOnSlurmJobs(t *testing.T) {
 	clean(t)
 	t.Cleanup(func() { clean(t) })
@@ -80,8 +89,8 @@ func TestGpumemdPoliciesOnSlurmJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(hostPath(outDir)) })
-	within := submitSliceJob(t, g, outDir, 3<<10)
-	over := submitSliceJob(t, g, outDir, 6<<10)
+	within := submitSliceJob(t, g, outDir, 3<<10, 1)
+	over := submitSliceJob(t, g, outDir, 6<<10, 80)
 	s := newSidecar(t, "n3")
 	s.report(t, within, over)
 	running := func(t *testing.T, j sliceJob) {
@@ -125,6 +134,9 @@ func TestGpumemdPoliciesOnSlurmJobs(t *testing.T) {
 		time.Sleep(3 * time.Second) // past any grace: record never acts
 		running(t, within)
 		running(t, over)
+		if log := s.log(); strings.Contains(log, "alloc_source=environment") {
+			t.Errorf("an allocation was taken from a job's environment while Slurm answers:\n%s", log)
+		}
 		if m := s.metrics(t); !strings.Contains(m, `gpumem_enforcement_actions_total{action="warn"} 0`) ||
 			!strings.Contains(m, `gpumem_enforcement_actions_total{action="kill"} 0`) {
 			t.Errorf("record took an action:\n%s", m)
