@@ -91,19 +91,21 @@ func (d *daemon) poll(now time.Time) {
 		}
 	}
 	d.exporter.Set(&metrics.State{
-		Polled:       true,
-		SampleErr:    sampleErr,
-		Snapshot:     snap,
-		Jobs:         jobs,
-		Unattributed: unattributed,
-		Health:       status,
-		XIDs:         maps.Clone(d.monitor.XIDCounts),
-		Actions:      maps.Clone(d.actions),
-		Polls:        d.polls,
-		PollErrors:   maps.Clone(d.pollErrors),
-		PollDuration: time.Since(start),
-		Unit:         d.unit,
-		FragSizes:    fragSizes(d.opt.FragmentationSizesMiB),
+		Polled:           true,
+		SampleErr:        sampleErr,
+		Snapshot:         snap,
+		Jobs:             jobs,
+		Unattributed:     unattributed,
+		Health:           status,
+		XIDs:             maps.Clone(d.monitor.XIDCounts),
+		Actions:          maps.Clone(d.actions),
+		Polls:            d.polls,
+		PollErrors:       maps.Clone(d.pollErrors),
+		PollDuration:     time.Since(start),
+		EnvAllocJobs:     d.allocs.EnvJobs,
+		AllocQueryErrors: d.allocs.Failures,
+		Unit:             d.unit,
+		FragSizes:        fragSizes(d.opt.FragmentationSizesMiB),
 	})
 }
 

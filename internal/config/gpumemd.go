@@ -34,7 +34,7 @@ type Gpumemd struct {
 	Resume       bool          // resume it when healthy again
 	CriticalXIDs []int         // nil means the built-in list
 	XIDHold      time.Duration // how long a critical XID keeps the node drained; 0 until restart
-	Scontrol     string        // scontrol binary
+	Scontrol     string        // scontrol binary: drains, resumes, reads job allocations
 
 	HistoryDB          string        // SQLite file; "" keeps no history
 	HistoryBucket      time.Duration // one sample per job per bucket

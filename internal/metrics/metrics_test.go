@@ -66,6 +66,7 @@ func pollState() *State {
 		PollErrors:   map[string]uint64{"history": 1},
 		PollDuration: 3 * time.Millisecond,
 		FragSizes:    []uint64{10 * gib, 20 * gib},
+		EnvAllocJobs: 2,
 	}
 }
 
@@ -87,11 +88,15 @@ gpumem_node_fragmented_memory_bytes 5.36870912e+09
 # TYPE gpumem_job_over_allocation gauge
 gpumem_job_over_allocation{jobid="41"} 1
 gpumem_job_over_allocation{jobid="42"} 0
+# HELP gpumem_sidecar_env_allocation_jobs_total Jobs since start whose allocation was read from their own environment (which the job controls) because Slurm could not be asked.
+# TYPE gpumem_sidecar_env_allocation_jobs_total counter
+gpumem_sidecar_env_allocation_jobs_total 2
 `
 	// GPU 0: 80 - max(25 allocated, 35 used) = 45 GiB, of which 5 GiB no 10 or 20 GiB
 	// request can use; GPU 1: 80 GiB; MIG GPU 2 left out.
 	if err := testutil.CollectAndCompare(e, strings.NewReader(want),
-		"gpumem_node_available_memory_bytes", "gpumem_node_fragmented_memory_bytes", "gpumem_job_over_allocation"); err != nil {
+		"gpumem_node_available_memory_bytes", "gpumem_node_fragmented_memory_bytes", "gpumem_job_over_allocation",
+		"gpumem_sidecar_env_allocation_jobs_total"); err != nil {
 		t.Fatal(err)
 	}
 	if n := testutil.CollectAndCount(e, "gpumem_gpu_temperature_celsius"); n != 2 {
