@@ -1,20 +1,22 @@
 #!/bin/bash
 # End-to-end tests of gpumem in the real-Slurm lab, on one release or both.
 #
-#   test/e2e.sh [22.05|24.11|all]      (default: $LAB_SLURM, else 22.05)
+#   test/e2e.sh [22.05|24.11|24.11-typed|all]      (default: $LAB_SLURM, else 22.05)
 #
 # Installs what is missing (test/lab/deps.sh), builds bin/, starts each lab afresh, runs
 # the Go tests in test/e2e (build tag e2e) against it, and leaves each lab as it found
-# it (up or down). Ends with one line: "N passed, N failed". Run as root.
+# it (up or down). 24.11-typed is the 24.11 lab with per-GPU typed shards
+# (LAB_SHARD_TYPES=per-gpu), where only the pinning tests run; `all` runs 22.05, 24.11
+# and 24.11-typed. Ends with one line: "N passed, N failed". Run as root.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=$REPO/test/lab/lab.sh
 which=${1:-${LAB_SLURM:-22.05}}
 case "$which" in
-all) releases=(22.05 24.11) ;;
-22.05 | 24.11) releases=("$which") ;;
+all) releases=(22.05 24.11 24.11-typed) ;;
+22.05 | 24.11 | 24.11-typed) releases=("$which") ;;
 *)
-	echo "usage: $0 [22.05|24.11|all]" >&2
+	echo "usage: $0 [22.05|24.11|24.11-typed|all]" >&2
 	exit 2
 	;;
 esac
@@ -33,32 +35,44 @@ make -s -C "$REPO" build >/dev/null || {
 
 mkdir -p "$REPO/test/lab/.state"
 passed=0 failed=0
-for rel in "${releases[@]}"; do
-	log=$REPO/test/lab/.state/e2e-$rel.log
+for pass in "${releases[@]}"; do
+	rel=${pass%-typed} types=none run=.
+	if [ "$pass" != "$rel" ]; then
+		types=per-gpu run=Pin
+	fi
+	log=$REPO/test/lab/.state/e2e-$pass.log
 	was_up=0
 	LAB_SLURM=$rel "$LAB" status >/dev/null 2>&1 && was_up=1
+	if [ "$was_up" -eq 1 ] && [ "$types" = per-gpu ]; then
+		echo "e2e[$pass]: the $rel lab is up; it is restarted with typed shards" >&2
+		LAB_SLURM=$rel "$LAB" down >/dev/null
+	fi
 	start=$(date +%s)
-	if ! LAB_SLURM=$rel "$LAB" up; then
-		echo "e2e[$rel]: the lab did not start" >&2
+	if ! LAB_SLURM=$rel LAB_SHARD_TYPES=$types "$LAB" up; then
+		echo "e2e[$pass]: the lab did not start" >&2
 		failed=$((failed + 1))
 		continue
 	fi
-	echo "e2e[$rel]: lab up in $(($(date +%s) - start))s; running tests (log: $log)"
-	(cd "$REPO" && LAB_SLURM=$rel go test -tags e2e -count=1 -v -timeout 40m ./test/e2e/) >"$log" 2>&1
+	echo "e2e[$pass]: lab up in $(($(date +%s) - start))s; running tests (log: $log)"
+	(cd "$REPO" && LAB_SLURM=$rel go test -tags e2e -count=1 -v -timeout 40m -run "$run" ./test/e2e/) >"$log" 2>&1
 	# Top-level results only: a subtest's failure also fails its parent.
 	p=$(grep -c '^--- PASS' "$log")
 	f=$(grep -c '^--- FAIL' "$log")
-	grep -E '^--- (PASS|FAIL)' "$log" | sed "s/^/e2e[$rel]: /"
+	grep -E '^--- (PASS|FAIL)' "$log" | sed "s/^/e2e[$pass]: /"
 	if [ "$f" -gt 0 ] || ! grep -q '^ok ' "$log"; then
-		grep -E '^\s+[a-z_]+_test\.go:[0-9]+:' "$log" | head -40 | sed "s/^/e2e[$rel]: /"
+		grep -E '^\s+[a-z_]+_test\.go:[0-9]+:' "$log" | head -40 | sed "s/^/e2e[$pass]: /"
 		grep -q '^ok \|^--- FAIL' "$log" || {
 			tail -20 "$log"
 			f=$((f + 1))
 		}
 	fi
 	passed=$((passed + p)) failed=$((failed + f))
-	echo "e2e[$rel]: $p passed, $f failed in $(($(date +%s) - start))s"
-	[ "$was_up" -eq 0 ] && LAB_SLURM=$rel "$LAB" down >/dev/null
+	echo "e2e[$pass]: $p passed, $f failed in $(($(date +%s) - start))s"
+	if [ "$was_up" -eq 0 ]; then
+		LAB_SLURM=$rel "$LAB" down >/dev/null
+	elif [ "$types" = per-gpu ]; then # it was up untyped: leave it so
+		LAB_SLURM=$rel "$LAB" up >/dev/null
+	fi
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
