@@ -40,7 +40,7 @@ func newSteerCmd() *cobra.Command {
 	var f steerFlags
 	c := &cobra.Command{
 		Use:   "steer",
-		Short: "Set Slurm node weights so shard jobs land where a placement policy would put them",
+		Short: "Steer shard jobs to where a placement policy would put them: node weights, and with --snapshot the usage job_submit pins by",
 		Long: `Reads the live shard use of every node (scontrol -d show job), the pending shard jobs
 (squeue) and the inventory, ranks the nodes with shareable GPUs as --policy would fill
 them, and sets their Weight with scontrol update, so that Slurm's own selection (the
