@@ -17,9 +17,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpumem/gpumem/internal/admit"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/steer"
 )
 
@@ -87,7 +87,7 @@ never holds a job longer than that.`,
 	fl.StringVar(&f.inventory, "inventory", "/etc/slurm/gpumem.d", "the plugins' inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.policy, "policy", placement.OursName, "placement policy to steer by: first-fit, best-fit, gpumem, fgd, ...")
 	fl.Int64SliceVar(&f.sizes, "sizes", nil, "target job sizes in shards, repeated for weight (default: the running and pending jobs')")
-	fl.Int64Var(&f.unitMiB, "shard-unit-mib", admit.DefaultShardUnitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
+	fl.Int64Var(&f.unitMiB, "shard-unit-mib", shard.DefaultUnitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
 	c.Flags().Uint32Var(&f.base, "base-weight", 1, "weight of the first node of the ranking; the next get one more each")
 	c.Flags().DurationVar(&f.interval, "interval", 5*time.Second, "time between two rankings")
 	c.Flags().BoolVar(&f.once, "once", false, "rank and set weights once, then exit")
@@ -132,7 +132,7 @@ func readView(ctx context.Context, f *steerFlags) (*steerView, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := steer.NewCluster(inv, func(mib int64) int64 { return admit.ShardsPerGPU(mib, f.unitMiB) })
+	cl := steer.NewCluster(inv, func(mib int64) int64 { return shard.PerGPU(mib, f.unitMiB) })
 	if err := cl.Apply(uses); err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func unpin(ctx context.Context, f *steerFlags, v *steerView, w io.Writer) map[st
 // writeSnapshot writes what job_submit pins by: running shards, and the shards of the
 // pending jobs still pinned, which will run where they are pinned.
 func writeSnapshot(f *steerFlags, v *steerView, sizes []int64, unpinned map[string]bool) error {
-	cl := steer.NewCluster(v.inv, func(mib int64) int64 { return admit.ShardsPerGPU(mib, f.unitMiB) })
+	cl := steer.NewCluster(v.inv, func(mib int64) int64 { return shard.PerGPU(mib, f.unitMiB) })
 	if err := cl.Apply(v.running); err != nil {
 		return err
 	}

@@ -14,10 +14,8 @@ import (
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/request"
+	"github.com/gpumem/gpumem/internal/shard"
 )
-
-// DefaultShardUnitMiB is what one shard stands for when Options leaves it 0.
-const DefaultShardUnitMiB = 1024
 
 // Pool routes requests by size when a job names no partition: a request of per-GPU memory
 // in [MinMiB, MaxMiB] goes to Partition (MaxMiB 0: no upper bound). Pools are tried in
@@ -30,7 +28,7 @@ type Pool struct {
 
 // Options tune admission. The zero value is usable.
 type Options struct {
-	ShardUnitMiB int64  // GPU memory per Slurm shard; 0 means DefaultShardUnitMiB
+	ShardUnitMiB int64  // GPU memory per Slurm shard; 0 means shard.DefaultUnitMiB
 	PreferMIG    bool   // try a MIG instance before shards when both hold the request
 	Policy       string // placement policy for Check; "" means first-fit
 	// TargetSizesMiB are the per-GPU request sizes the fragmentation-aware policies (fgd,
@@ -77,7 +75,7 @@ var DefaultTargetSizesMiB = []int64{5 << 10, 10 << 10, 20 << 10, 40 << 10}
 // New indexes c for admission. defaultPartitions are used for jobs that name none; when
 // empty, such jobs may use every partition of c.
 func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter, error) {
-	unit, err := ShardUnit(o.ShardUnitMiB)
+	unit, err := shard.Unit(o.ShardUnitMiB)
 	if err != nil {
 		return nil, fmt.Errorf("admit: %w", err)
 	}

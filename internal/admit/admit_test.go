@@ -135,11 +135,3 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		}
 	}
 }
-
-func TestShardsPerGPU(t *testing.T) {
-	for _, c := range []struct{ mem, unit, want int64 }{{81559, 1024, 79}, {81920, 1024, 80}, {40960, 2048, 20}, {1000, 1024, 0}, {100, 0, 0}, {-5, 1024, 0}} {
-		if got := ShardsPerGPU(c.mem, c.unit); got != c.want {
-			t.Errorf("ShardsPerGPU(%d, %d) = %d, want %d", c.mem, c.unit, got, c.want)
-		}
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/shard"
 )
 
 // target is the native form chosen for a request and the partitions that can serve it.
@@ -73,7 +74,7 @@ func (a *Admitter) serveShards(q *ask, ps []*partition) (target, bool) {
 	if q.gpus != 1 || q.model != "" {
 		return target{}, false
 	}
-	n := (q.mib + a.opt.ShardUnitMiB - 1) / a.opt.ShardUnitMiB
+	n := shard.For(q.mib, a.opt.ShardUnitMiB)
 	t := target{kind: placement.Shard, units: n * a.opt.ShardUnitMiB}
 	for _, p := range ps {
 		if p.shardMiB >= t.units {

@@ -8,6 +8,7 @@ import (
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/request"
+	"github.com/gpumem/gpumem/internal/shard"
 )
 
 // FuzzAdmit: whatever a job carries, Admit returns (it runs inside slurmctld), leaves
@@ -75,7 +76,7 @@ func holds(c inventory.Cluster, p string, d Decision) bool {
 		}
 		for _, g := range n.GPUs {
 			switch {
-			case d.Kind == placement.Shard && g.Shared() && ShardsPerGPU(g.MemoryMiB, DefaultShardUnitMiB)*DefaultShardUnitMiB >= d.Units:
+			case d.Kind == placement.Shard && g.Shared() && shard.PerGPU(g.MemoryMiB, shard.DefaultUnitMiB)*shard.DefaultUnitMiB >= d.Units:
 				found = found || d.Units >= d.MiB
 			case d.Kind == placement.Whole && !g.MIG && g.Type == d.Model:
 				if g.MemoryMiB < d.MiB {

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/shard"
 )
 
 // slice is one kind of device a partition offers: a MIG profile or a full-GPU type.
@@ -65,7 +66,7 @@ func (p *partition) add(n inventory.Node, unit int64) {
 		wholes[g.Type]++
 		p.wholes = merge(p.wholes, g.Type, g.Name, g.MemoryMiB)
 		if g.Shared() {
-			p.shardMiB = max(p.shardMiB, ShardsPerGPU(g.MemoryMiB, unit)*unit)
+			p.shardMiB = max(p.shardMiB, shard.PerGPU(g.MemoryMiB, unit)*unit)
 		}
 	}
 	count(p.migs, migs)

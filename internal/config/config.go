@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/shard"
 )
 
 // DefaultPath is where Slurm's own configuration lives on Debian.
@@ -70,7 +72,7 @@ type ShardTypes string
 const (
 	// ShardTypesNone: untyped shards, Slurm picks the GPU inside the node (the default).
 	ShardTypesNone ShardTypes = "none"
-	// ShardTypesPerGPU: each shared GPU's shards carry the Type gresconf.ShardType names,
+	// ShardTypesPerGPU: each shared GPU's shards carry the Type shard.TypeName names,
 	// so a job can be pinned to one GPU with shard:<type>:N.
 	ShardTypesPerGPU ShardTypes = "per-gpu"
 )
@@ -78,7 +80,7 @@ const (
 // Default is the configuration used for every key the file does not set correctly.
 func Default() Config {
 	return Config{
-		ShardUnitMiB:   1024,
+		ShardUnitMiB:   shard.DefaultUnitMiB,
 		Policy:         "first-fit",
 		PreferMIG:      false,
 		InventoryPath:  "/etc/slurm/gpumem.d",

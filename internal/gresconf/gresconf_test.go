@@ -58,16 +58,6 @@ NodeName=n3 Name=shard Count=22 File=/lab/dev/nvidia0
 	}
 }
 
-func TestShardsNeverPromiseMissingMemory(t *testing.T) {
-	for _, c := range []struct{ mem, unit, want int64 }{
-		{81559, 1024, 79}, {81920, 1024, 80}, {81919, 1024, 79}, {1023, 1024, 0}, {144384, 2048, 70}, {0, 1024, 0}, {100, 0, 0},
-	} {
-		if got := Shards(c.mem, c.unit); got != c.want || got*c.unit > c.mem {
-			t.Errorf("Shards(%d, %d) = %d; want %d", c.mem, c.unit, got, c.want)
-		}
-	}
-}
-
 func TestRenderRejectsBadOptionsAndInventories(t *testing.T) {
 	if _, err := Render(lab(), Options{DevPrefix: "dev"}); err == nil || !strings.Contains(err.Error(), "absolute") {
 		t.Errorf("relative dev prefix: %v", err)
@@ -178,9 +168,6 @@ func TestRenderTypedShards(t *testing.T) {
 	}
 	if _, err := Render(lab(), Options{ShardTypes: true, Slurm: Release{24, 11, 5}}); err != nil {
 		t.Errorf("typed shards for 24.11.5: %v", err)
-	}
-	if got := ShardType(inventory.GPU{Type: "a10", Index: 12}); got != "a10_g12" {
-		t.Errorf("ShardType(a10, 12) = %q; want a10_g12", got)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmconf"
 	"github.com/gpumem/gpumem/internal/steer"
 )
@@ -55,7 +56,7 @@ func newPinner(cfg config.Config) (*pinner, error) {
 	}
 	pn := &pinner{path: cfg.UsageSnapshot, maxAge: cfg.UsageMaxAge, policy: cfg.PinPolicy, unitMiB: cfg.ShardUnitMiB}
 	for _, z := range sizes {
-		pn.target = append(pn.target, (z+cfg.ShardUnitMiB-1)/cfg.ShardUnitMiB)
+		pn.target = append(pn.target, shard.For(z, cfg.ShardUnitMiB))
 	}
 	if _, err := pn.makePolicy(pn.target); err != nil {
 		return nil, fmt.Errorf("PinPolicy: %w", err)
@@ -138,7 +139,7 @@ func (pn *pinner) choose(inv inventory.Cluster, shards int64, parts []string, no
 		}
 	}
 	pn.pins = kept
-	cl := steer.NewCluster(inv, func(mib int64) int64 { return admit.ShardsPerGPU(mib, pn.unitMiB) })
+	cl := steer.NewCluster(inv, func(mib int64) int64 { return shard.PerGPU(mib, pn.unitMiB) })
 	for _, u := range pn.snap.GPUs {
 		_ = cl.Take(u.Node, u.GPU, u.Shards) // a GPU gone from the inventory holds no job we could place
 	}
@@ -161,7 +162,7 @@ func (pn *pinner) choose(inv inventory.Cluster, shards int64, parts []string, no
 	}
 	nd := cl.State.Nodes[c.Node]
 	dv := nd.Devices[c.Devices[0]]
-	typ = steer.ShardType(dv.Model, dv.GPU)
+	typ = shard.TypeName(dv.Model, dv.GPU)
 	if pn.types != nil && !pn.types[nd.Name][typ] {
 		return "", "", fmt.Errorf("slurm.conf gives node %s no shard:%s (its Gres= must come from a gres.conf written with ShardTypes = per-gpu)", nd.Name, typ)
 	}

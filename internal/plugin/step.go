@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/request"
+	"github.com/gpumem/gpumem/internal/shard"
 )
 
 // Step rewrites the gpu:mem request of a job step (srun inside an sbatch or salloc
@@ -35,7 +36,7 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64) (str
 	// The step's own GPU count is folded into the GRES it gets.
 	drop := [3]bool{request.GPUMem: true, request.GPUCount: true}
 	if shards, ok := shardsOf(jt); ok {
-		units := (mib + shardUnitMiB - 1) / shardUnitMiB
+		units := shard.For(mib, shardUnitMiB)
 		switch {
 		case gpus > 1:
 			return "", fmt.Errorf("job %d holds a memory slice of one GPU (shard:%d); a step cannot ask for %d GPUs", jobID, shards, gpus)

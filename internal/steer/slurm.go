@@ -176,7 +176,7 @@ type Pending struct {
 	Submitted  time.Time // zero when not read
 }
 
-// gpuTypeRe is the form of a per-GPU type (ShardType): model, _g, NVML index.
+// gpuTypeRe is the form of a per-GPU type (shard.TypeName): model, _g, NVML index.
 var gpuTypeRe = regexp.MustCompile(`^.+_g\d+$`)
 
 // Pinned reports whether the job asks for shards of one per-GPU type on one required

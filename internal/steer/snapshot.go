@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gpumem/gpumem/internal/gresconf"
-	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/shard"
 )
 
 // Snapshot is what `gpumemctl steer --snapshot` tells the job_submit plugin: the shards
@@ -90,22 +89,16 @@ func (cl *Cluster) Take(node string, gpu int, shards int64) error {
 }
 
 // TakeTyped records shards a job pinned to a typed shard holds: typ is the shard Type
-// (gresconf.ShardType) of one GPU of node.
+// (shard.TypeName) of one GPU of node.
 func (cl *Cluster) TakeTyped(node, typ string, shards int64) error {
 	n, ok := cl.node[node]
 	if !ok {
 		return fmt.Errorf("steer: node %s has no shareable GPU in the inventory", node)
 	}
 	for _, dv := range cl.State.Nodes[n].Devices {
-		if ShardType(dv.Model, dv.GPU) == typ {
+		if shard.TypeName(dv.Model, dv.GPU) == typ {
 			return cl.Take(node, dv.GPU, shards)
 		}
 	}
 	return fmt.Errorf("steer: node %s has no GPU whose shard type is %s", node, typ)
-}
-
-// ShardType is the shard Type gres.conf gives the shared GPU of model (its gpu Type)
-// and NVML index idx with ShardTypes = per-gpu.
-func ShardType(model string, idx int) string {
-	return gresconf.ShardType(inventory.GPU{Type: model, Index: idx})
 }

@@ -21,7 +21,7 @@ type Cluster struct {
 }
 
 // NewCluster builds the cluster with nothing allocated. perGPU is how many shards a
-// GPU of that memory is (admit.ShardsPerGPU with the site's shard unit), so the counts
+// GPU of that memory is (shard.PerGPU with the site's shard unit), so the counts
 // match what gres.conf declares.
 func NewCluster(c inventory.Cluster, perGPU func(memMiB int64) int64) *Cluster {
 	cl := &Cluster{node: map[string]int{}}
