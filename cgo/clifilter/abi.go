@@ -31,6 +31,7 @@ extern void gpumemCliError(char *msg);
 typedef char *(*opt_get_fn)(void *opt, const char *name);
 typedef int (*opt_set_fn)(void *opt, const char *name, const char *value, bool early);
 typedef bool (*opt_reset_fn)(void *opt, const char *name);
+typedef bool (*opt_isset_fn)(void *opt, const char *name);
 typedef int (*load_job_fn)(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags);
 typedef void (*free_job_fn)(job_info_msg_t *msg);
 typedef char *(*strerror_fn)(int errnum);
@@ -38,12 +39,14 @@ typedef char *(*strerror_fn)(int errnum);
 static opt_get_fn opt_get;
 static opt_set_fn opt_set;
 static opt_reset_fn opt_reset;
+static opt_isset_fn opt_isset;
 static load_job_fn load_job;
 static free_job_fn free_job;
 static strerror_fn slurm_err;
 
 static const char *opt_names[GPUMEM_OPT_NOPTS] = {
 	"gres", "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task", "partition",
+	"nodes", "nodelist", "exclude", "constraint", "array", "reservation", "ntasks-per-node",
 };
 
 int init(void)
@@ -51,10 +54,11 @@ int init(void)
 	opt_get = (opt_get_fn)dlsym(RTLD_DEFAULT, "slurm_option_get");
 	opt_set = (opt_set_fn)dlsym(RTLD_DEFAULT, "slurm_option_set");
 	opt_reset = (opt_reset_fn)dlsym(RTLD_DEFAULT, "slurm_option_reset");
+	opt_isset = (opt_isset_fn)dlsym(RTLD_DEFAULT, "slurm_option_isset");
 	load_job = (load_job_fn)dlsym(RTLD_DEFAULT, "slurm_load_job");
 	free_job = (free_job_fn)dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg");
 	slurm_err = (strerror_fn)dlsym(RTLD_DEFAULT, "slurm_strerror");
-	return gpumemCliInit(opt_get && opt_set && opt_reset && load_job && free_job &&
+	return gpumemCliInit(opt_get && opt_set && opt_reset && opt_isset && load_job && free_job &&
 			     gpumem_alloc_init() == 0);
 }
 
@@ -97,8 +101,11 @@ int cli_filter_p_pre_submit(void *opt, int offset)
 	if (!opt_get)
 		return SLURM_SUCCESS;
 	memset(&j, 0, sizeof(j));
+	// The shape options print a value even when unset ("nodes" prints "1-0"): only those
+	// the user gave are read.
 	for (int i = 0; i < GPUMEM_OPT_NOPTS; i++)
-		j.in[i] = vals[i] = opt_get(opt, opt_names[i]);
+		j.in[i] = vals[i] = (i < GPUMEM_OPT_NODES || opt_isset(opt, opt_names[i])) ?
+			opt_get(opt, opt_names[i]) : NULL;
 	// Only a step that asks for gpu:mem needs its job; gpumemCliDecide sees the rest.
 	j.job_id = step_job(opt);
 	if (j.job_id && vals[GPUMEM_OPT_GRES] && strstr(vals[GPUMEM_OPT_GRES], "mem")) {

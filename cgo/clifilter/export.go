@@ -14,7 +14,7 @@ var current *plugin.Plugin
 
 //export gpumemCliInit
 func gpumemCliInit(usable C.int) C.int {
-	current = shim.Open("cli_filter/gpumem", shim.Sink{Client: true}, usable != 0, "slurm_option_get/set/reset, slurm_load_job or slurm_xstrdup/xfree")
+	current = shim.Open("cli_filter/gpumem", shim.Sink{Client: true}, usable != 0, "slurm_option_get/set/reset/isset, slurm_load_job or slurm_xstrdup/xfree")
 	return 0
 }
 

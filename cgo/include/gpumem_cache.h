@@ -33,7 +33,7 @@ struct gpumem_memo {
 };
 
 struct gpumem_cache {
-	pthread_mutex_t mu; /* slurmctld serialises job_submit today; this keeps it safe if not */
+	pthread_mutex_t mu; /* slurmctld >= 23.02 calls job_submit from several threads at once */
 	struct gpumem_memo slot[GPUMEM_CACHE_SLOTS];
 };
 
@@ -56,7 +56,8 @@ static inline int64_t gpumem_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* FNV-1a over the first n inputs, each ended by a byte that tells NULL from "". */
+/* The key of a memo is everything Go reads: the first n strings and every number.
+ * gpumem_slot_of is FNV-1a over them, each string ended by a byte that tells NULL from "". */
 static inline unsigned gpumem_slot_of(const struct gpumem_job *j, int n)
 {
 	uint64_t h = 1469598103934665603ULL;
@@ -65,11 +66,15 @@ static inline unsigned gpumem_slot_of(const struct gpumem_job *j, int n)
 			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 		h = (h ^ (j->in[i] ? 1 : 2)) * 1099511628211ULL;
 	}
+	for (int i = 0; i < GPUMEM_NUMS; i++)
+		h = (h ^ j->num[i]) * 1099511628211ULL;
 	return (unsigned)(h % GPUMEM_CACHE_SLOTS);
 }
 
 static inline int gpumem_same_in(const struct gpumem_job *a, const struct gpumem_job *b, int n)
 {
+	if (memcmp(a->num, b->num, sizeof(a->num)) != 0)
+		return 0;
 	for (int i = 0; i < n; i++) {
 		if (!a->in[i] != !b->in[i])
 			return 0;
@@ -92,21 +97,34 @@ static inline void gpumem_memo_clear(struct gpumem_memo *m)
 }
 
 /* gpumem_cache_get copies a fresh answer for j's first n inputs into j (out[] and refusal
- * malloc'd, as Go's are) and returns 1, or returns 0 when Go must decide. */
+ * malloc'd, as Go's are) and returns 1, or returns 0 when Go must decide. A copy that
+ * fails for want of memory is a miss, never an answer with a field missing (which would
+ * unset that field in the job). */
 static inline int gpumem_cache_get(struct gpumem_cache *c, struct gpumem_job *j, int n)
 {
 	int hit = 0;
 	pthread_mutex_lock(&c->mu);
 	struct gpumem_memo *m = &c->slot[gpumem_slot_of(j, n)];
 	if (m->until_ns && gpumem_now_ns() < m->until_ns && gpumem_same_in(&m->v, j, n)) {
+		hit = 1;
 		for (int i = 0; i < GPUMEM_SLOTS; i++) {
 			j->changed[i] = m->v.changed[i];
 			j->out[i] = gpumem_strdup_or_null(m->v.out[i]);
+			hit &= j->out[i] || !m->v.out[i];
 		}
 		j->refusal = gpumem_strdup_or_null(m->v.refusal);
-		hit = 1;
+		hit &= j->refusal || !m->v.refusal;
 	}
 	pthread_mutex_unlock(&c->mu);
+	if (!hit) {
+		for (int i = 0; i < GPUMEM_SLOTS; i++) {
+			free(j->out[i]);
+			j->out[i] = NULL;
+			j->changed[i] = 0;
+		}
+		free(j->refusal);
+		j->refusal = NULL;
+	}
 	return hit;
 }
 
@@ -122,6 +140,7 @@ static inline void gpumem_cache_put(struct gpumem_cache *c, const struct gpumem_
 	int ok = 1;
 	for (int i = 0; i < n; i++)
 		ok &= (m->v.in[i] = gpumem_strdup_or_null(j->in[i])) != NULL || !j->in[i];
+	memcpy(m->v.num, j->num, sizeof(m->v.num));
 	for (int i = 0; i < GPUMEM_SLOTS; i++) {
 		m->v.changed[i] = j->changed[i];
 		ok &= (m->v.out[i] = gpumem_strdup_or_null(j->out[i])) != NULL || !j->out[i];

@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <string.h>
 #include "gpumem_job.h"
 
 typedef char *(*gpumem_xstrdup_fn)(const char *);
@@ -30,6 +31,37 @@ static inline void gpumem_replace(char **field, const char *val)
 	if (*field)
 		gpumem_xfree((void **)field);
 	*field = val ? gpumem_xstrdup(val) : NULL;
+}
+
+/* Give the user msg through *err_msg. A message an earlier plugin left there is kept,
+ * with msg after it on its own line (as slurmctld joins its own messages): the user reads
+ * both, and nothing is leaked. Without memory the earlier message stays as it was. */
+static inline void gpumem_err_msg(char **err_msg, const char *msg)
+{
+	if (!err_msg || !msg)
+		return;
+	if (!*err_msg || !**err_msg) {
+		char *m = gpumem_xstrdup(msg);
+		if (m) {
+			if (*err_msg)
+				gpumem_xfree((void **)err_msg);
+			*err_msg = m;
+		}
+		return;
+	}
+	size_t a = strlen(*err_msg), b = strlen(msg);
+	char *both = malloc(a + 1 + b + 1);
+	if (!both)
+		return;
+	memcpy(both, *err_msg, a);
+	both[a] = '\n';
+	memcpy(both + a + 1, msg, b + 1);
+	char *m = gpumem_xstrdup(both);
+	free(both);
+	if (m) {
+		gpumem_xfree((void **)err_msg);
+		*err_msg = m;
+	}
 }
 
 /* Release what Go allocated with malloc. */

@@ -6,28 +6,42 @@
 
 #include <stdint.h>
 
-/* job_submit: the job_desc fields (req_nodes: the required node list, which only
- * pinning a shard job to one GPU writes). */
-enum { GPUMEM_PER_NODE, GPUMEM_PER_JOB, GPUMEM_PER_SOCKET, GPUMEM_PER_TASK, GPUMEM_PARTITION, GPUMEM_REQ_NODES };
+/* job_submit: the job_desc fields. The first GPUMEM_WRITABLE may be rewritten (req_nodes:
+ * the required node list, which only pinning a shard job to one GPU writes); the rest
+ * are the job's shape, read only. */
+enum {
+	GPUMEM_PER_NODE, GPUMEM_PER_JOB, GPUMEM_PER_SOCKET, GPUMEM_PER_TASK, GPUMEM_PARTITION,
+	GPUMEM_REQ_NODES, GPUMEM_WRITABLE,
+	GPUMEM_EXC_NODES = GPUMEM_WRITABLE, GPUMEM_FEATURES, GPUMEM_RESERVATION, GPUMEM_ARRAY_INX,
+	GPUMEM_SUBMIT_NSLOTS
+};
 
-/* cli_filter: the client options by the names slurm_option_get takes, then (read only)
- * the tres_per_node and tres_per_job of the job a step runs in. */
+/* job_submit: the job's numbers, read only; 0 where Slurm holds NO_VAL (unset). het_job
+ * is 1 for a component of a heterogeneous job. */
+enum { GPUMEM_MIN_NODES, GPUMEM_MAX_NODES, GPUMEM_NTASKS_PER_NODE, GPUMEM_HET_JOB, GPUMEM_NUMS };
+
+/* cli_filter: the client options by the names slurm_option_get takes (those from
+ * GPUMEM_OPT_NODES on are read only), then (read only) the tres_per_node and tres_per_job
+ * of the job a step runs in. */
 enum {
 	GPUMEM_OPT_GRES, GPUMEM_OPT_GPUS, GPUMEM_OPT_GPUS_PER_NODE, GPUMEM_OPT_GPUS_PER_SOCKET,
-	GPUMEM_OPT_GPUS_PER_TASK, GPUMEM_OPT_PARTITION, GPUMEM_OPT_NOPTS,
+	GPUMEM_OPT_GPUS_PER_TASK, GPUMEM_OPT_PARTITION,
+	GPUMEM_OPT_NODES, GPUMEM_OPT_NODELIST, GPUMEM_OPT_EXCLUDE, GPUMEM_OPT_CONSTRAINT,
+	GPUMEM_OPT_ARRAY, GPUMEM_OPT_RESERVATION, GPUMEM_OPT_NTASKS_PER_NODE, GPUMEM_OPT_NOPTS,
 	GPUMEM_STEP_JOB_PER_NODE = GPUMEM_OPT_NOPTS, GPUMEM_STEP_JOB_PER_JOB
 };
 
-#define GPUMEM_SLOTS 8
+#define GPUMEM_SLOTS 16
 
 struct gpumem_job {
 	const char *in[GPUMEM_SLOTS]; /* borrowed from Slurm; NULL when unset */
+	uint32_t num[GPUMEM_NUMS];    /* job_submit: the job's numbers, see above */
 	uint32_t job_id;              /* cli_filter: the job a step runs in, else 0 */
 	int changed[GPUMEM_SLOTS];    /* 1: replace slot i with out[i] (NULL: unset it) */
 	char *out[GPUMEM_SLOTS];      /* malloc'd by Go; the shim copies and frees */
 	char *refusal;                /* malloc'd by Go; non-NULL refuses the job */
 	int64_t fresh_ns;             /* job_submit: how long the same in[] get the same answer */
-	int pin;                      /* job_submit: 1 for a new job, which may be pinned to a GPU */
+	int pin;                      /* job_submit: 1 for a new job, which Go may pin to a GPU */
 };
 
 #endif

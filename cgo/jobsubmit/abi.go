@@ -42,20 +42,18 @@ int fini(void)
 	return SLURM_SUCCESS;
 }
 
-// gpumem_narrowed: a pin sends a job to one node of the policy's choosing, which is only
-// right for a one-node job that leaves the choice of node to Slurm. Excluded nodes and
-// features are not in what Go sees, so such jobs are left to Slurm.
-static int gpumem_narrowed(const job_desc_msg_t *desc)
+// gpumem_num is a job_desc number for Go: 0 where Slurm holds its "unset" value.
+static uint32_t gpumem_num(uint32_t v, uint32_t unset)
 {
-	return (desc->exc_nodes && *desc->exc_nodes) || (desc->features && *desc->features) ||
-	       (desc->min_nodes != NO_VAL && desc->min_nodes > 1);
+	return v == unset ? 0 : v;
 }
 
 // gpumem_desc decides a new job (pin = 1: job_submit) or a change to one (job_modify,
-// which is never pinned, so that gpumemctl steer can take a pin back).
+// which is never pinned, so that gpumemctl steer can take a pin back). Go decides
+// whether and where a job is pinned; the shim only copies the job's fields to it.
 static int gpumem_desc(job_desc_msg_t *desc, char **err_msg, int pin)
 {
-	char **fields[GPUMEM_REQ_NODES + 1] = {
+	char **fields[GPUMEM_WRITABLE] = {
 		&desc->tres_per_node, &desc->tres_per_job,
 		&desc->tres_per_socket, &desc->tres_per_task, &desc->partition, &desc->req_nodes,
 	};
@@ -65,25 +63,32 @@ static int gpumem_desc(job_desc_msg_t *desc, char **err_msg, int pin)
 	if (gpumem_alloc_init() != 0)
 		return SLURM_SUCCESS; // said at init; leaving the job alone is all that is safe
 	memset(&j, 0, sizeof(j));
-	for (int i = 0; i <= GPUMEM_REQ_NODES; i++)
+	for (int i = 0; i < GPUMEM_WRITABLE; i++)
 		j.in[i] = *fields[i];
-	j.pin = pin && pins && !gpumem_narrowed(desc);
+	j.in[GPUMEM_EXC_NODES] = desc->exc_nodes;
+	j.in[GPUMEM_FEATURES] = desc->features;
+	j.in[GPUMEM_RESERVATION] = desc->reservation;
+	j.in[GPUMEM_ARRAY_INX] = desc->array_inx;
+	j.num[GPUMEM_MIN_NODES] = gpumem_num(desc->min_nodes, NO_VAL);
+	j.num[GPUMEM_MAX_NODES] = gpumem_num(desc->max_nodes, NO_VAL);
+	j.num[GPUMEM_NTASKS_PER_NODE] = gpumem_num(desc->ntasks_per_node, NO_VAL16);
+	j.num[GPUMEM_HET_JOB] = desc->het_job_offset != NO_VAL;
+	j.pin = pin && pins;
 	if (!gpumem_has_mem(j.in[GPUMEM_PER_NODE]) && !gpumem_has_mem(j.in[GPUMEM_PER_JOB]) &&
 	    !gpumem_has_mem(j.in[GPUMEM_PER_SOCKET]) && !gpumem_has_mem(j.in[GPUMEM_PER_TASK]) &&
 	    !(j.pin && gpumem_has_shard(j.in[GPUMEM_PER_NODE])))
 		return SLURM_SUCCESS;
 	if (j.pin) // where a job is pinned depends on what runs now: never a memo
 		gpumemDecide(&j);
-	else if (!gpumem_cache_get(&cache, &j, GPUMEM_REQ_NODES + 1)) {
+	else if (!gpumem_cache_get(&cache, &j, GPUMEM_SUBMIT_NSLOTS)) {
 		gpumemDecide(&j);
-		gpumem_cache_put(&cache, &j, GPUMEM_REQ_NODES + 1);
+		gpumem_cache_put(&cache, &j, GPUMEM_SUBMIT_NSLOTS);
 	}
 	if (j.refusal) {
-		if (err_msg)
-			*err_msg = gpumem_xstrdup(j.refusal);
+		gpumem_err_msg(err_msg, j.refusal);
 		rc = ESLURM_INVALID_GRES;
 	} else {
-		for (int i = 0; i <= GPUMEM_REQ_NODES; i++)
+		for (int i = 0; i < GPUMEM_WRITABLE; i++)
 			if (j.changed[i])
 				gpumem_replace(fields[i], j.out[i]);
 	}

@@ -30,6 +30,15 @@ func Decide(job unsafe.Pointer, decide, pinned Decider) int {
 		PerTask:   C.GoString(j.in[C.GPUMEM_PER_TASK]),
 		Partition: C.GoString(j.in[C.GPUMEM_PARTITION]),
 		ReqNodes:  C.GoString(j.in[C.GPUMEM_REQ_NODES]),
+
+		ExcNodes:      C.GoString(j.in[C.GPUMEM_EXC_NODES]),
+		Features:      C.GoString(j.in[C.GPUMEM_FEATURES]),
+		Reservation:   C.GoString(j.in[C.GPUMEM_RESERVATION]),
+		ArrayInx:      C.GoString(j.in[C.GPUMEM_ARRAY_INX]),
+		MinNodes:      uint32(j.num[C.GPUMEM_MIN_NODES]),
+		MaxNodes:      uint32(j.num[C.GPUMEM_MAX_NODES]),
+		NTasksPerNode: uint32(j.num[C.GPUMEM_NTASKS_PER_NODE]),
+		HetJob:        j.num[C.GPUMEM_HET_JOB] != 0,
 	}
 	if j.pin != 0 {
 		decide = pinned
@@ -92,6 +101,14 @@ func DecideOptions(job unsafe.Pointer, decide OptionsDecider) int {
 		GPUsPerSocket: C.GoString(j.in[C.GPUMEM_OPT_GPUS_PER_SOCKET]),
 		GPUsPerTask:   C.GoString(j.in[C.GPUMEM_OPT_GPUS_PER_TASK]),
 		Partition:     C.GoString(j.in[C.GPUMEM_OPT_PARTITION]),
+
+		Nodes:         C.GoString(j.in[C.GPUMEM_OPT_NODES]),
+		NodeList:      C.GoString(j.in[C.GPUMEM_OPT_NODELIST]),
+		Exclude:       C.GoString(j.in[C.GPUMEM_OPT_EXCLUDE]),
+		Constraint:    C.GoString(j.in[C.GPUMEM_OPT_CONSTRAINT]),
+		Array:         C.GoString(j.in[C.GPUMEM_OPT_ARRAY]),
+		Reservation:   C.GoString(j.in[C.GPUMEM_OPT_RESERVATION]),
+		NTasksPerNode: C.GoString(j.in[C.GPUMEM_OPT_NTASKS_PER_NODE]),
 	}
 	held := plugin.Fields{PerNode: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_NODE]), PerJob: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_JOB])}
 	out, refusal := decide(in, uint32(j.job_id), held)

@@ -58,6 +58,13 @@ func TestJobSubmitShimAnswersAlikeJobsTheSame(t *testing.T) {
 			t.Errorf("submit %q:\n got %s\nwant %s", c.in, got, c.want)
 		}
 	}
+	// An earlier plugin's message is kept, gpumem's follows it on its own line.
+	if got := submit("gres:gpu:mem:500g prior=earlier"); !strings.HasPrefix(got, "rc=2072 tres_per_node=gres:gpu:mem:500g same=1 err=earlier|") || !strings.Contains(got, "500") {
+		t.Errorf("refusal after an earlier plugin's message: %s; want that message kept, then gpumem's", got)
+	}
+	if got := submit("gres:gpu:mem:20g prior=earlier"); got != "rc=0 tres_per_node=gres:shard:20 same=0 err=earlier" {
+		t.Errorf("an accepted job changed an earlier plugin's message: %s", got)
+	}
 	for _, in := range []string{"gres:gpu:mem:abc", "gres:gpu:mem:500g"} {
 		first, again := submit(in), submit(in)
 		if !strings.HasPrefix(first, "rc=2072 tres_per_node="+in+" same=1 err=") || !strings.Contains(first, in[len("gres:"):]) {
@@ -148,13 +155,15 @@ func TestJobSubmitShimPinsShardJobs(t *testing.T) {
 	writeFile(t, snap, `{"taken": "`+time.Now().UTC().Format(time.RFC3339)+`", "gpus": [{"node": "n1", "gpu": 0, "shards": 9}]}`)
 	cmd := h.command("job_submit_gpumem.so")
 	cmd.Stdin = strings.NewReader("gres/shard:20\ngres/shard:20 exc=n2\ngres/shard:20 features=a100\ngres/shard:20 nodes=2\n" +
-		"gres/shard:20 nodes=1\ngres/gpu:mem:20g\ngres/shard:20\ngres/gpu:1\n")
+		"gres/shard:20 het=0\ngres/shard:20 nodes=1\ngres/gpu:mem:20g\ngres/shard:20\ngres/gpu:1\n")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("harness: %v\n%s", err, out)
 	}
 	want := "rc=0 tres_per_node=gres/shard:h100_g0:20 same=0 err= req_nodes=n1\n" +
-		// A job that narrows its nodes itself, or spans several, is left to Slurm.
+		// A job that narrows its nodes itself, spans several, or is a hetjob component
+		// is left to Slurm: the shim hands Go the shape, Go decides.
+		"rc=0 tres_per_node=gres/shard:20 same=1 err=\n" +
 		"rc=0 tres_per_node=gres/shard:20 same=1 err=\n" +
 		"rc=0 tres_per_node=gres/shard:20 same=1 err=\n" +
 		"rc=0 tres_per_node=gres/shard:20 same=1 err=\n" +

@@ -2,34 +2,78 @@ package plugin
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
 // Options are the client options cli_filter reads and writes, by the names
 // slurm_option_get takes. Gres comes back from Slurm with a "gres:" (or "gres/") prefix on
-// each entry; the --gpus* options hold "[TYPE:]N".
+// each entry; the --gpus* options hold "[TYPE:]N". The GRES options and Partition may be
+// rewritten; the rest is the job's shape, read only, "" when unset.
 type Options struct {
 	Gres, GPUs, GPUsPerNode, GPUsPerSocket, GPUsPerTask, Partition string
+
+	Nodes         string // "nodes": "N" or "MIN-MAX"
+	NodeList      string // "nodelist"
+	Exclude       string // "exclude"
+	Constraint    string // "constraint"
+	Array         string // "array"
+	Reservation   string // "reservation"
+	NTasksPerNode string // "ntasks-per-node"
 }
 
 // Fields builds the job_desc fields the client would send, the way srun, sbatch and
 // salloc build them: --gpus-per-node before --gres in tres_per_node, --gpus in
 // tres_per_job. prefix is what the client's release writes ("gres:" or "gres/").
 func (o Options) Fields(prefix string) Fields {
+	minN, maxN := nodeCount(o.Nodes)
 	return Fields{
-		PerNode:   join(gpuEntry(prefix, o.GPUsPerNode), o.Gres),
-		PerJob:    gpuEntry(prefix, o.GPUs),
-		PerSocket: gpuEntry(prefix, o.GPUsPerSocket),
-		PerTask:   gpuEntry(prefix, o.GPUsPerTask),
-		Partition: o.Partition,
+		PerNode:       join(gpuEntry(prefix, o.GPUsPerNode), o.Gres),
+		PerJob:        gpuEntry(prefix, o.GPUs),
+		PerSocket:     gpuEntry(prefix, o.GPUsPerSocket),
+		PerTask:       gpuEntry(prefix, o.GPUsPerTask),
+		Partition:     o.Partition,
+		ReqNodes:      o.NodeList,
+		ExcNodes:      o.Exclude,
+		Features:      o.Constraint,
+		Reservation:   o.Reservation,
+		ArrayInx:      o.Array,
+		MinNodes:      minN,
+		MaxNodes:      maxN,
+		NTasksPerNode: count(o.NTasksPerNode),
 	}
 }
 
-// optionsFrom turns rewritten fields back into options. Everything per node goes into
-// --gres (a gpu count there means what --gpus-per-node means); the other fields must hold
-// only GPU counts, the one thing their options can say.
-func optionsFrom(f Fields) (Options, error) {
-	o := Options{Gres: f.PerNode, Partition: f.Partition}
+// nodeCount reads --nodes as slurm_option_get prints it: "N", or "MIN-MAX" where a MAX
+// of 0 means none was given (an unset option prints "1-0"). Anything unreadable is 0, unset.
+func nodeCount(s string) (minN, maxN uint32) {
+	lo, hi, ranged := strings.Cut(strings.TrimSpace(s), "-")
+	minN = count(lo)
+	if !ranged {
+		return minN, minN
+	}
+	if maxN = count(hi); maxN != 0 && maxN < minN {
+		maxN = 0
+	}
+	return minN, maxN
+}
+
+// count reads a count option as Slurm prints it; negative (an unset option prints NO_VAL
+// as -2), Slurm's NO_VAL16 and above, or unreadable, are 0: unset.
+func count(s string) uint32 {
+	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 32)
+	if err != nil || n >= 0xfffe {
+		return 0
+	}
+	return uint32(n)
+}
+
+// withFields is o with its GRES options and partition replaced by rewritten fields; the
+// shape options stay as given. Everything per node goes into --gres (a gpu count there
+// means what --gpus-per-node means); the other fields must hold only GPU counts, the one
+// thing their options can say.
+func (o Options) withFields(f Fields) (Options, error) {
+	o.Gres, o.GPUs, o.GPUsPerNode, o.GPUsPerSocket, o.GPUsPerTask, o.Partition = f.PerNode, "", "", "", "", f.Partition
 	for _, c := range []struct {
 		dst   *string
 		field string
@@ -97,7 +141,7 @@ func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Option
 	if v.Refusal != "" || v.Fields == f {
 		return o, v.Refusal
 	}
-	out, err := optionsFrom(v.Fields)
+	out, err := o.withFields(v.Fields)
 	if err != nil {
 		p.log.errorf("cannot write %+v back as options: %v; leaving the options to job_submit", v.Fields, err)
 		return o, ""

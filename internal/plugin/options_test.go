@@ -15,13 +15,44 @@ func TestOptionsFieldsAsTheClientBuildsThem(t *testing.T) {
 	}
 }
 
-func TestOptionsFrom(t *testing.T) {
-	got, err := optionsFrom(Fields{PerNode: "gres:shard:20", PerJob: "gres/gpu:h100:2", Partition: "gpu"})
-	want := Options{Gres: "gres:shard:20", GPUs: "h100:2", Partition: "gpu"}
+// The job's shape reaches the fields as job_desc would hold it, with --nodes and
+// --ntasks-per-node read as slurm_option_get prints them.
+func TestOptionsFieldsCarryTheJobsShape(t *testing.T) {
+	base := Options{Gres: "gres:gpu:mem:20g", NodeList: "n[1-2]", Exclude: "n3", Constraint: "h100&ib", Array: "0-9%2", Reservation: "maint"}
+	shape := Fields{PerNode: "gres:gpu:mem:20g", ReqNodes: "n[1-2]", ExcNodes: "n3", Features: "h100&ib", ArrayInx: "0-9%2", Reservation: "maint"}
+	cases := []struct {
+		nodes, tasks       string
+		minN, maxN, ntasks uint32
+	}{
+		{"2", "4", 2, 2, 4},
+		{"2-4", "", 2, 4, 0},
+		{"1-0", "-2", 1, 0, 0}, // what an unset --nodes and --ntasks-per-node print
+		{"", "65534", 0, 0, 0}, // NO_VAL16
+		{"3-1", "x", 3, 0, 0},  // never a maximum below the minimum
+		{"lots", "8", 0, 0, 8},
+	}
+	for _, c := range cases {
+		o := base
+		o.Nodes, o.NTasksPerNode = c.nodes, c.tasks
+		want := shape
+		want.MinNodes, want.MaxNodes, want.NTasksPerNode = c.minN, c.maxN, c.ntasks
+		if got := o.Fields("gres:"); got != want {
+			t.Errorf("nodes %q, ntasks-per-node %q:\n got %+v\nwant %+v", c.nodes, c.tasks, got, want)
+		}
+	}
+}
+
+func TestOptionsWithFields(t *testing.T) {
+	shape := Options{Nodes: "2", Exclude: "n3", Array: "1-3"}
+	in := shape
+	in.Gres, in.GPUsPerNode = "gres:gpu:mem:20g", "2"
+	got, err := in.withFields(Fields{PerNode: "gres:shard:20", PerJob: "gres/gpu:h100:2", Partition: "gpu"})
+	want := shape
+	want.Gres, want.GPUs, want.Partition = "gres:shard:20", "h100:2", "gpu"
 	if err != nil || got != want {
 		t.Fatalf("got %+v, %v; want %+v", got, err, want)
 	}
-	if _, err := optionsFrom(Fields{PerJob: "gres:shard:20"}); err == nil || err.Error() != `--gpus cannot say "gres:shard:20"` {
+	if _, err := in.withFields(Fields{PerJob: "gres:shard:20"}); err == nil || err.Error() != `--gpus cannot say "gres:shard:20"` {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -47,6 +78,7 @@ func TestSubmitOptions(t *testing.T) {
 		refusal  string
 	}{
 		{in: Options{Gres: "gres:gpu:mem:20g"}, want: Options{Gres: "gres:shard:20"}},
+		{in: Options{Gres: "gres:gpu:mem:20g", Nodes: "2", Exclude: "n1"}, want: Options{Gres: "gres:shard:20", Nodes: "2", Exclude: "n1"}},
 		{in: Options{Gres: "gres:gpu:mem:40g", GPUsPerNode: "2"}, want: Options{Gres: "gres:gpu:h100:2"}},
 		{in: Options{Gres: "gres:gpu:mem:500g"}, want: Options{Gres: "gres:gpu:mem:500g"}, refusal: "you asked for 500 GiB per GPU"},
 		{in: Options{Gres: "gres:gpu:1", GPUs: "2"}, want: Options{Gres: "gres:gpu:1", GPUs: "2"}},

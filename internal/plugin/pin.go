@@ -76,8 +76,14 @@ func (pn *pinner) makePolicy(sizes []int64) (placement.Policy, error) {
 var shardJobRe = regexp.MustCompile(`^(gres[:/])?shard:(\d+)$`)
 
 // pinnable returns the prefix and shard count of a job pinning may take, or ok false.
+// A pin sends a job to one node of the policy's choosing, which is only right for a
+// one-node job that leaves the choice of node to Slurm: one that names, excludes or
+// constrains its nodes, spans several, runs in a reservation, is an array (every task
+// would follow the one pin) or a hetjob component is left to Slurm.
 func pinnable(f Fields) (prefix string, shards int64, ok bool) {
-	if f.PerJob != "" || f.PerSocket != "" || f.PerTask != "" || f.ReqNodes != "" {
+	if f.PerJob != "" || f.PerSocket != "" || f.PerTask != "" || f.ReqNodes != "" ||
+		f.ExcNodes != "" || f.Features != "" || f.Reservation != "" || f.ArrayInx != "" ||
+		f.MinNodes > 1 || f.MaxNodes > 1 || f.HetJob {
 		return "", 0, false
 	}
 	m := shardJobRe.FindStringSubmatch(f.PerNode)

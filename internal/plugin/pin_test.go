@@ -157,9 +157,24 @@ func TestOnlySingleUntypedShardJobsArePinned(t *testing.T) {
 		{PerNode: "gres/gpu:h100:1"},
 		{PerNode: "gres/shard:0"},
 		{},
+		// The job's shape narrows or spreads its nodes: Slurm chooses.
+		{PerNode: "gres/shard:20", ExcNodes: "n3"},
+		{PerNode: "gres/shard:20", Features: "h100"},
+		{PerNode: "gres/shard:20", Reservation: "maint"},
+		{PerNode: "gres/shard:20", ArrayInx: "0-9"},
+		{PerNode: "gres/shard:20", MinNodes: 2, MaxNodes: 2},
+		{PerNode: "gres/shard:20", MinNodes: 1, MaxNodes: 3},
+		{PerNode: "gres/shard:20", HetJob: true},
+		{PerNode: "gres/gpu:mem:20g", MinNodes: 2},
 	} {
-		h.want(f, f.PerNode, f.ReqNodes)
+		want := f.PerNode
+		if want == "gres/gpu:mem:20g" {
+			want = "gres/shard:20"
+		}
+		h.want(f, want, f.ReqNodes)
 	}
+	// A one-node job that leaves the node to Slurm is pinned, whatever else it says.
+	h.want(Fields{PerNode: "gres/shard:20", MinNodes: 1, MaxNodes: 1, NTasksPerNode: 4}, "gres/shard:l4_g0:20", "n3")
 }
 
 func TestShardTypesNoneNeverPins(t *testing.T) {

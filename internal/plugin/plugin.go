@@ -15,12 +15,20 @@ import (
 	"github.com/gpumem/gpumem/internal/inventory"
 )
 
-// Fields are the job_desc strings gpumem reads and may rewrite, as Slurm holds them.
-// Partition is a comma-separated list, as in --partition. ReqNodes is the required node
-// list (--nodelist), which only job_submit's pinning writes.
+// Fields are the job_desc fields gpumem reads, as Slurm holds them. Partition is a
+// comma-separated list, as in --partition. ReqNodes is the required node list
+// (--nodelist), which only job_submit's pinning writes. The GRES fields and Partition
+// may be rewritten; the rest is the job's shape, which gpumem reads and never writes back.
 type Fields struct {
 	PerNode, PerJob, PerSocket, PerTask, Partition string
 	ReqNodes                                       string
+
+	// --exclude, --constraint, --reservation and --array as Slurm holds them.
+	ExcNodes, Features, Reservation, ArrayInx string
+	// --nodes (minimum and maximum) and --ntasks-per-node; 0 when unset.
+	MinNodes, MaxNodes, NTasksPerNode uint32
+	// HetJob is true for a component of a heterogeneous job.
+	HetJob bool
 }
 
 // Core is the placement core's admission, built for one config and inventory.
@@ -161,7 +169,8 @@ func (p *Plugin) Submit(f Fields) (v Verdict) {
 	if !d.Changed {
 		return Verdict{Fields: f, Fresh: fresh}
 	}
-	out := Fields{PerNode: d.TresPerNode, PerJob: d.TresPerJob, PerSocket: d.TresPerSocket, PerTask: d.TresPerTask, Partition: f.Partition, ReqNodes: f.ReqNodes}
+	out := f
+	out.PerNode, out.PerJob, out.PerSocket, out.PerTask = d.TresPerNode, d.TresPerJob, d.TresPerSocket, d.TresPerTask
 	if len(d.Partitions) > 0 {
 		out.Partition = strings.Join(d.Partitions, ",")
 	}

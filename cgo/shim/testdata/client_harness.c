@@ -46,6 +46,11 @@ bool slurm_option_reset(void *opt, const char *name)
 	return true;
 }
 
+bool slurm_option_isset(void *opt, const char *name)
+{
+	return strcmp(name, "gres") == 0 && gres;
+}
+
 int slurm_load_job(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags) { return -1; }
 void slurm_free_job_info_msg(job_info_msg_t *msg) {}
 

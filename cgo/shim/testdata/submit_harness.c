@@ -4,8 +4,9 @@
  *   submit_harness PLUGIN.so < lines
  *
  * A line is "TRES_PER_NODE" ("-" for none), optionally followed by " exc=NODES",
- * " features=F" or " nodes=N" (the job's excluded nodes, constraint, minimum node
- * count), or "sleep MS". For each job it prints
+ * " features=F", " nodes=N", " het=OFFSET" (the job's excluded nodes, constraint, minimum
+ * node count, hetjob component) or " prior=MSG" (an earlier plugin's message in err_msg),
+ * or "sleep MS". For each job it prints
  * "rc=RC tres_per_node=VALUE same=0|1 err=MESSAGE", where same=1 says the plugin left
  * Slurm's very string in place (it never freed it), then " req_nodes=NODES" when the
  * plugin set the required nodes. */
@@ -52,7 +53,9 @@ int main(int argc, char **argv)
 		}
 		job_desc_msg_t d;
 		memset(&d, 0, sizeof(d));
-		d.min_nodes = NO_VAL;
+		d.min_nodes = d.max_nodes = d.het_job_offset = NO_VAL; /* as slurm_init_job_desc_msg */
+		d.ntasks_per_node = NO_VAL16;
+		char *err = NULL;
 		char *opt = strchr(line, ' ');
 		if (opt)
 			*opt++ = 0;
@@ -66,13 +69,19 @@ int main(int argc, char **argv)
 				d.features = opt + 9;
 			else if (strncmp(opt, "nodes=", 6) == 0)
 				d.min_nodes = (uint32_t)atoi(opt + 6);
+			else if (strncmp(opt, "het=", 4) == 0)
+				d.het_job_offset = (uint32_t)atoi(opt + 4);
+			else if (strncmp(opt, "prior=", 6) == 0)
+				err = strdup(opt + 6);
 			opt = next;
 		}
 		d.tres_per_node = strcmp(line, "-") == 0 ? NULL : strdup(line);
-		char *err = NULL;
 		watched = d.tres_per_node;
 		watched_freed = 0;
 		int rc = submit(&d, 0, &err);
+		for (char *c = err; c && *c; c++)
+			if (*c == '\n')
+				*c = '|'; /* one job, one line */
 		printf("rc=%d tres_per_node=%s same=%d err=%s", rc, d.tres_per_node ? d.tres_per_node : "(null)",
 		       !watched_freed, err ? err : "");
 		printf(d.req_nodes ? " req_nodes=%s\n" : "\n", d.req_nodes);
