@@ -5,6 +5,8 @@ GO      ?= go
 BIN     := bin
 GOFLAGS ?= -trimpath
 LAB_SLURM ?= 22.05
+# The version from git tags, stamped into every binary and plugin (internal/version).
+VERSION_LDFLAGS = $(shell packaging/version.sh --ldflags)
 export LAB_SLURM
 
 .PHONY: all build cmds plugins test unit vet bench fuzz deps lab-up lab-down e2e demo package clean
@@ -16,7 +18,7 @@ build: cmds plugins
 
 cmds:
 	@mkdir -p $(BIN)
-	$(GO) build $(GOFLAGS) -o $(BIN)/ ./cmd/...
+	$(GO) build $(GOFLAGS) -ldflags "$(VERSION_LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 plugins:
 	@if [ -x cgo/build.sh ]; then cgo/build.sh $(BIN); else echo "plugins: cgo/build.sh not present yet"; fi

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpumem/gpumem/internal/version"
 )
 
 // subcommands is filled by each command's own file, so that commands can be added
@@ -16,6 +18,7 @@ var subcommands []func() *cobra.Command
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "gpumemctl",
+		Version:       version.String(),
 		Short:         "Administer GPU-memory-aware scheduling for Slurm",
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -18,6 +18,7 @@ type options struct {
 	config.Gpumemd
 	ConfPath string
 	Once     bool // write gres.conf and the inventory once and exit
+	Version  bool // print the version and exit
 	Shared   config.Config
 }
 
@@ -26,7 +27,7 @@ type options struct {
 func parseArgs(args []string, stderr io.Writer) (options, error) {
 	var o options
 	o.Gpumemd = config.DefaultGpumemd()
-	if err := newFlags(&o, stderr).Parse(args); err != nil {
+	if err := newFlags(&o, stderr).Parse(args); err != nil || o.Version {
 		return o, err
 	}
 	file, err := config.LoadGpumemd(o.ConfPath)
@@ -59,6 +60,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	c := &o.Gpumemd
 	fs.StringVar(&o.ConfPath, "config", config.DefaultPath, "gpumem.conf; gpumemd reads its [gpumemd] section and the shared ShardUnit and SlurmConf")
 	// Not nvmlsrc.AddFlag: its default would overwrite the file's NVML key.
+	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.Once, "once", false, "discover the GPUs once, write gres.conf and/or the inventory (--write-gres, --write-inventory), and exit; serves, measures and enforces nothing")
 	fs.StringVar(&c.NVML, nvmlsrc.FlagName, c.NVML, "NVML backend: "+nvmlsrc.Usage)
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address for /metrics and /api (HOST:PORT or :PORT)")

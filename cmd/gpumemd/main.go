@@ -23,6 +23,7 @@ import (
 	"github.com/gpumem/gpumem/internal/metrics"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/usage"
+	"github.com/gpumem/gpumem/internal/version"
 )
 
 func main() {
@@ -45,6 +46,10 @@ func main() {
 // address the HTTP server listens on (tests listen on 127.0.0.1:0).
 func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- string) error {
 	opt, err := parseArgs(args, os.Stderr)
+	if err == nil && opt.Version {
+		fmt.Println("gpumemd", version.String())
+		return nil
+	}
 	var w warning
 	if errors.As(err, &w) {
 		if w.err != nil {
@@ -100,7 +105,7 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 	if err := health.WatchXIDs(pollCtx, src.NVML, time.Second, d.xids); err != nil {
 		log.Warn("XID events unavailable; health relies on polling", "err", err)
 	}
-	log.Info("gpumemd started", "node", node, "nvml", src.Spec, "listen", ln.Addr().String(),
+	log.Info("gpumemd started", "version", version.String(), "node", node, "nvml", src.Spec, "listen", ln.Addr().String(),
 		"poll", opt.PollInterval, "policy", opt.UsagePolicy, "drain", opt.Drain, "gres", opt.WriteGres)
 
 	pollDone := make(chan struct{})

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/gpumem/gpumem/internal/metrics"
 )
 
 // newServer routes /metrics, /api/jobs (history) and a small index page. The process
@@ -20,7 +22,7 @@ import (
 // charted (and are what the soak benchmark reads).
 func newServer(d *daemon) *http.Server {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(d.exporter, collectors.NewGoCollector(),
+	reg.MustRegister(d.exporter, metrics.NewBuildInfo(), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))

@@ -13,6 +13,7 @@ import (
 	"github.com/gpumem/gpumem/internal/admit"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/version"
 )
 
 // Fields are the job_desc fields gpumem reads, as Slurm holds them. Partition is a
@@ -110,7 +111,7 @@ func newPlugin(confPath, tag string, sink Sink, newCore NewCore, now func() time
 	} else if part != "" {
 		p.defParts = []string{part}
 	}
-	p.log.infof("loaded: config %s, policy %s, shard unit %d MiB, on error %s, inventory %s", confPath, cfg.Policy, cfg.ShardUnitMiB, cfg.OnError, cfg.InventoryPath)
+	p.log.infof("loaded: config %s, policy %s, shard unit %d MiB, on error %s, inventory %s, gpumem %s", confPath, cfg.Policy, cfg.ShardUnitMiB, cfg.OnError, cfg.InventoryPath, version.String())
 	return p
 }
 
