@@ -9,7 +9,7 @@ LAB_SLURM ?= 22.05
 VERSION_LDFLAGS = $(shell packaging/version.sh --ldflags)
 export LAB_SLURM
 
-.PHONY: all build cmds plugins test unit vet bench fuzz deps lab-up lab-down e2e demo package clean
+.PHONY: all build cmds plugins test unit vet bench fuzz deps lab-up lab-down e2e demo package package-test clean
 
 all: build
 
@@ -29,7 +29,7 @@ unit:
 	$(GO) test -count=1 ./...
 
 ## test: everything CI runs: deps, unit tests, both Slurm labs end to end
-test: deps unit
+test: deps unit package-test
 	@if [ -x test/e2e.sh ]; then test/e2e.sh all; else echo "e2e: test/e2e.sh not present yet"; fi
 
 ## deps: the Debian packages the build and the lab need (idempotent)
@@ -61,6 +61,10 @@ demo: deps build
 
 package: build
 	packaging/build.sh
+
+## package-test: the .deb carries the license, notices and the version git gives
+package-test: build
+	test/package-test.sh
 
 clean:
 	rm -rf $(BIN) build dist

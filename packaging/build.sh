@@ -4,7 +4,9 @@
 #
 #   packaging/build.sh [BINDIR] [OUTDIR]     (defaults: bin dist)
 #
-# VERSION overrides the package version (default 0.1.0 plus the git commit).
+# The package version comes from git tags (packaging/version.sh --deb); VERSION=v0.1.0
+# overrides it for a tree without .git. The package carries gpumem's license, the
+# third-party notices and a Debian copyright file under /usr/share/doc/gpumem/.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,8 +23,7 @@ command -v dpkg-deb >/dev/null || { echo "$0: dpkg-deb not found (apt-get instal
 
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo "$(uname -m)-linux-gnu")
-rev=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
-version=${VERSION:-0.1.0~git$rev}
+version=$("$here/version.sh" --deb)
 
 root=$(mktemp -d)
 chmod 0755 "$root"
@@ -45,6 +46,10 @@ for f in "$here"/examples/gpumemd.conf "$here"/examples/web-config.yml "$top"/sl
 	[ -f "$f" ] && install -D -m 0644 "$f" "$doc/examples/$(basename "$f")"
 done
 [ -f "$top/docs/gpumemd.md" ] && install -D -m 0644 "$top/docs/gpumemd.md" "$doc/gpumemd.md"
+# The licenses every copy must carry (Apache-2.0 section 4, and each dependency's own).
+for f in LICENSE NOTICE THIRD_PARTY_NOTICES.md CHANGELOG.md SECURITY.md packaging/copyright; do
+	install -D -m 0644 "$top/$f" "$doc/$(basename "$f")"
+done
 install -d -m 0755 "$root/var/lib/gpumem"
 
 mkdir -p "$root/DEBIAN"

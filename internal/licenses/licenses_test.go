@@ -62,11 +62,22 @@ func TestShippedLicensesAllowed(t *testing.T) {
 	}
 }
 
-// TestNoticeCurrent fails when THIRD_PARTY_NOTICES.md is not what the module cache
-// gives now: a dependency was added, removed or updated without regenerating it.
+// TestNoticeCurrent fails when THIRD_PARTY_NOTICES.md or the Debian copyright file is
+// not what the module cache gives now: a dependency was added, removed or updated
+// without regenerating them.
 func TestNoticeCurrent(t *testing.T) {
-	want := Render(shipped(t))
-	got, err := os.ReadFile(filepath.Join(root, NoticeFile))
+	cs := shipped(t)
+	deb, err := Debian(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	current(t, NoticeFile, Render(cs))
+	current(t, CopyrightFile, deb)
+}
+
+func current(t *testing.T, name, want string) {
+	t.Helper()
+	got, err := os.ReadFile(filepath.Join(root, name))
 	if err != nil {
 		t.Fatalf("%v; run go run ./internal/licenses/gen", err)
 	}
@@ -83,7 +94,7 @@ func TestNoticeCurrent(t *testing.T) {
 			wl = w[i]
 		}
 		if gl != wl {
-			t.Fatalf("%s is stale; run go run ./internal/licenses/gen and commit it. First difference, line %d:\n  committed: %q\n  generated: %q", NoticeFile, i+1, gl, wl)
+			t.Fatalf("%s is stale; run go run ./internal/licenses/gen and commit it. First difference, line %d:\n  committed: %q\n  generated: %q", name, i+1, gl, wl)
 		}
 	}
 }

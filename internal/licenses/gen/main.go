@@ -1,5 +1,6 @@
-// Command gen writes THIRD_PARTY_NOTICES.md at the root of the gpumem module from the
-// module cache: go run ./internal/licenses/gen (after adding or updating a dependency).
+// Command gen writes THIRD_PARTY_NOTICES.md and packaging/copyright (Debian's format)
+// from the module cache: go run ./internal/licenses/gen, after adding or updating a
+// dependency.
 package main
 
 import (
@@ -25,11 +26,16 @@ func main() {
 	if err := licenses.Check(cs); err != nil {
 		fail(err)
 	}
-	path := filepath.Join(root, licenses.NoticeFile)
-	if err := os.WriteFile(path, []byte(licenses.Render(cs)), 0o644); err != nil {
+	deb, err := licenses.Debian(cs)
+	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("wrote %s: %d components\n", path, len(cs))
+	for name, text := range map[string]string{licenses.NoticeFile: licenses.Render(cs), licenses.CopyrightFile: deb} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			fail(err)
+		}
+	}
+	fmt.Printf("wrote %s and %s: %d components\n", licenses.NoticeFile, licenses.CopyrightFile, len(cs))
 }
 
 func fail(err error) {
