@@ -37,10 +37,25 @@ type Options struct {
 	Pools          []Pool
 }
 
-// Job is the part of a job_desc admission reads and may rewrite.
+// Job is the part of a job_desc admission reads and may rewrite: the GRES strings and
+// partitions, and the rest of the request's shape, which only narrows where it may run.
+// The zero value of a shape field leaves it open.
 type Job struct {
 	TresPerNode, TresPerJob, TresPerSocket, TresPerTask string
 	Partitions                                          []string // empty: the default partitions
+
+	ReqNodes, ExcNodes string // host lists of --nodelist and --exclude
+	Features           string // --constraint
+	MinNodes           uint32 // --nodes (the least)
+	Array              string // --array, e.g. "0-49%10"
+	HetJob             bool   // one component of a heterogeneous job
+}
+
+// Usage is what runs now as far as gpumem knows: the shards taken on each shared GPU (a
+// GPU given whole counts all of them), by node name and NVML index. Admission without
+// one counts every device free.
+type Usage struct {
+	Shards map[string]map[int]int64
 }
 
 // Decision is the job as it should be submitted.
@@ -56,6 +71,9 @@ type Decision struct {
 	Model   string         // GPU type for Whole, MIG profile for MIG; "" for Shard
 	Serving []string       // the partitions that can serve it
 	Explain string         // one log line
+	// Live says the choice rested on the usage view: the same job may be translated
+	// differently once the view changes, so the decision must not be reused.
+	Live bool
 }
 
 // Admitter admits jobs against one inventory; build a new one when the inventory changes.
@@ -64,7 +82,7 @@ type Decision struct {
 type Admitter struct {
 	opt      Options
 	defaults []string
-	parts    map[string]*partition
+	ix       index
 	names    []string // every partition, sorted, for messages
 	shapes   []placement.Shape
 }
@@ -94,8 +112,8 @@ func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter,
 	if _, err := placement.ByName(o.Policy, 1, shapes...); err != nil {
 		return nil, fmt.Errorf("admit: %w", err)
 	}
-	a := &Admitter{opt: o, parts: partitionsOf(c, o.ShardUnitMiB), shapes: shapes}
-	for name := range a.parts {
+	a := &Admitter{opt: o, ix: indexOf(c, o.ShardUnitMiB), shapes: shapes}
+	for name := range a.ix.parts {
 		a.names = append(a.names, name)
 	}
 	sort.Strings(a.names)
@@ -104,7 +122,7 @@ func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter,
 		a.defaults = a.names
 	}
 	for _, p := range o.Pools {
-		if a.parts[p.Partition] == nil {
+		if a.ix.parts[p.Partition] == nil {
 			return nil, fmt.Errorf("admit: pool partition %q has no GPU node in the inventory; known: %s", p.Partition, strings.Join(a.names, ", "))
 		}
 		if p.MinMiB < 0 || p.MaxMiB < 0 || (p.MaxMiB != 0 && p.MaxMiB < p.MinMiB) {
@@ -114,9 +132,13 @@ func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter,
 	return a, nil
 }
 
-// Admit decides one job. Jobs without gpu:mem come back unchanged. An error is a refusal
-// whose text is written for the user.
-func (a *Admitter) Admit(j Job) (Decision, error) {
+// Admit decides one job as if every device were free. Jobs without gpu:mem come back
+// unchanged. An error is a refusal whose text is written for the user.
+func (a *Admitter) Admit(j Job) (Decision, error) { return a.AdmitWith(j, nil) }
+
+// AdmitWith is Admit with a usage view (nil: none): among the forms that can serve the
+// job, the one with room now is chosen.
+func (a *Admitter) AdmitWith(j Job, use *Usage) (Decision, error) {
 	if !mentionsMem(j) {
 		return Decision{Job: j}, nil
 	}
@@ -128,13 +150,17 @@ func (a *Admitter) Admit(j Job) (Decision, error) {
 	if !found {
 		return Decision{Job: j}, nil
 	}
+	sh, err := shapeOf(&j)
+	if err != nil {
+		return Decision{}, err
+	}
 	cands, routed := a.candidates(j, q.mib)
-	t, err := a.choose(&q, cands)
+	t, err := a.choose(&q, &sh, cands, use)
 	if err != nil {
 		return Decision{}, err
 	}
 	d := Decision{Job: j, Changed: true, Kind: t.kind, GRES: t.gres, MiB: q.mib, GPUs: q.gpus, PerJob: q.perJob,
-		Units: t.units, Model: t.model, Serving: t.parts}
+		Units: t.units, Model: t.model, Serving: t.parts, Live: t.live}
 	d.rewrite(&q, t)
 	if routed || len(t.parts) != len(cands) {
 		d.Partitions = t.parts

@@ -14,6 +14,7 @@ type ask struct {
 	gpus   int64
 	perJob bool
 	model  string // GPU type the user pinned with gpu:TYPE:N; "" if none
+	size   string // the size as the user wrote it, for messages
 	prefix string
 	fields [4]request.TRES
 }
@@ -49,6 +50,7 @@ func readAsk(j Job, q *ask) (bool, error) {
 				return false, errors.New(msgOneMem)
 			case e.Kind == request.GPUMem:
 				found, q.mib, q.prefix, memInJob = true, e.MiB, e.Prefix, i == 1
+				q.size = e.Raw[strings.LastIndexByte(e.Raw, ':')+1:]
 			case e.Kind == request.GPUCount && i >= 2:
 				return false, fmt.Errorf("%s %q cannot be combined with gpu:mem; give the GPU count with --gpus-per-node=N or --gpus=N", names[i], e.Raw)
 			case e.Kind == request.GPUCount && counted:
@@ -60,6 +62,16 @@ func readAsk(j Job, q *ask) (bool, error) {
 	}
 	if !found {
 		return false, nil
+	}
+	// A native slice of a GPU next to gpu:mem asks for GPU memory twice; which one was
+	// meant cannot be guessed, and dropping either runs the job on the wrong slice.
+	for i := 0; i < 2; i++ {
+		for _, e := range q.fields[i].Entries {
+			body := strings.TrimPrefix(strings.TrimPrefix(e.Raw, "gres:"), "gres/")
+			if name, _, _ := strings.Cut(body, ":"); e.Kind == request.Other && (name == "shard" || name == "mps") {
+				return false, fmt.Errorf("--gres=gpu:mem:%s cannot be combined with --gres=%s: both ask for a slice of a GPU; keep only --gres=gpu:mem:SIZE (gpumem picks the slice), or only --gres=%s", q.size, body, body)
+			}
+		}
 	}
 	// The count says per node or per job; without one, where gpu:mem was written does.
 	q.perJob = memInJob

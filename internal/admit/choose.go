@@ -14,111 +14,254 @@ type target struct {
 	units int64
 	model string
 	parts []string
+	live  bool // the usage view changed nothing or something: the choice may differ later
 }
 
-// choose picks the first kind, in preference order, that some candidate partition can
-// serve, and within it the smallest slice that holds the request: a MIG profile by its
-// real memory, or the GPU type with the least memory that is enough, so bigger GPUs stay
-// free for bigger requests. The job is narrowed to the partitions offering that slice,
-// because one GRES string must hold on every partition Slurm may pick.
-func (a *Admitter) choose(q *ask, cands []string) (target, error) {
-	order := [...]placement.Kind{placement.Shard, placement.MIG, placement.Whole}
-	if a.opt.PreferMIG {
-		order = [...]placement.Kind{placement.MIG, placement.Shard, placement.Whole}
-	}
+// option is one native form a request could take: shards, a MIG profile or a GPU type.
+type option struct {
+	kind placement.Kind
+	name string // MIG profile or GPU type; "" for shards
+	mib  int64  // what each holds: the request in whole shards, or the smallest device
+}
+
+// reach is how many jobs (array tasks) of the request an option runs at once: cap on an
+// idle cluster, room with what the usage view says is taken.
+type reach struct {
+	cap, room int64
+	parts     []string
+}
+
+// choose picks, among every native form that enough nodes satisfying the whole request
+// can serve, the one that runs the most of it at once: room now where a usage view is
+// given, capacity otherwise, both counted in jobs of this request (array tasks up to the
+// throttle). A single job wants as many as can run, so a burst of alike jobs spreads
+// over the kind with the most room instead of queueing behind one MIG instance. Kind
+// preference (PreferMIG), then the smaller slice, break ties. The job is narrowed to the
+// partitions that can serve the form chosen, because one GRES string must hold on every
+// partition Slurm may pick.
+func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage) (target, error) {
 	var buf [8]*partition
 	ps := a.resolve(cands, buf[:0])
-	for _, k := range order {
-		if t, ok := a.serve(q, ps, k); ok {
-			return t, nil
+	opts := a.options(q, ps)
+	best, bestR := -1, reach{}
+	for i := range opts {
+		r, ok := a.reach(q, sh, ps, &opts[i], use)
+		if !ok {
+			continue
+		}
+		if best < 0 || a.better(q, sh, &opts[i], &r, &opts[best], &bestR) {
+			best, bestR = i, r
 		}
 	}
-	return target{}, a.refusal(q, cands)
+	if best < 0 {
+		return target{}, a.refusal(q, sh, cands)
+	}
+	o := opts[best]
+	t := target{kind: o.kind, units: o.mib, model: o.name, parts: bestR.parts, live: use != nil}
+	if o.kind == placement.Shard {
+		t.model = ""
+		t.gres = "shard:" + strconv.FormatInt(o.mib/a.opt.ShardUnitMiB, 10)
+	} else {
+		t.units = q.mib
+		t.gres = "gpu:" + o.name + ":" + strconv.FormatInt(q.gpus, 10)
+	}
+	return t, nil
+}
+
+// better ranks option o (reaching r) against the best so far.
+func (a *Admitter) better(q *ask, sh *shape, o *option, r *reach, b *option, br *reach) bool {
+	want := sh.want
+	if want <= 0 {
+		want = 1 << 62
+	}
+	if x, y := min(r.room, want), min(br.room, want); x != y {
+		return x > y
+	}
+	if x, y := min(r.cap, want), min(br.cap, want); x != y {
+		return x > y
+	}
+	if x, y := a.rank(o.kind), a.rank(b.kind); x != y {
+		return x < y
+	}
+	if o.mib != b.mib {
+		return o.mib < b.mib
+	}
+	return o.name < b.name
+}
+
+// rank is a kind's place in the preference order.
+func (a *Admitter) rank(k placement.Kind) int {
+	switch {
+	case k == placement.Whole:
+		return 2
+	case (k == placement.MIG) == a.opt.PreferMIG:
+		return 0
+	}
+	return 1
 }
 
 // resolve looks the candidate partitions up once; unknown ones have no GPU and drop out.
 func (a *Admitter) resolve(cands []string, ps []*partition) []*partition {
 	for _, name := range cands {
-		if p := a.parts[name]; p != nil {
+		if p := a.ix.parts[name]; p != nil {
 			ps = append(ps, p)
 		}
 	}
 	return ps
 }
 
-func (a *Admitter) serve(q *ask, ps []*partition, k placement.Kind) (target, bool) {
-	if k == placement.Shard {
-		return a.serveShards(q, ps)
+// options lists every native form whose devices hold q somewhere in ps: shards of one
+// GPU (Slurm takes one job's shards on a node from a single GPU), every MIG profile and
+// every GPU type big enough.
+func (a *Admitter) options(q *ask, ps []*partition) []option {
+	var out []option
+	if q.gpus == 1 && q.model == "" {
+		n := shard.For(q.mib, a.opt.ShardUnitMiB)
+		out = append(out, option{kind: placement.Shard, mib: n * a.opt.ShardUnitMiB})
 	}
-	var best *slice
 	for _, p := range ps {
-		if s := fitting(p.list(k), q); s != nil && (best == nil || s.mib < best.mib || s.mib == best.mib && s.name < best.name) {
-			best = s
+		for _, m := range p.members {
+			for _, u := range m.g.cfg.units {
+				if u.mib < q.mib || q.model != "" && q.model != u.name {
+					continue
+				}
+				seen := false
+				for _, o := range out {
+					seen = seen || o.kind == u.kind && o.name == u.name
+				}
+				if !seen {
+					out = append(out, option{kind: u.kind, name: u.name, mib: u.mib})
+				}
+			}
 		}
 	}
-	if best == nil {
-		return target{}, false
-	}
-	t := target{kind: k, gres: "gpu:" + best.name + ":" + strconv.FormatInt(q.gpus, 10), units: q.mib, model: best.name}
+	return out
+}
+
+// reach counts what o can run of q in each partition; false when no partition can serve
+// it under the job's shape. A partition serves when every required node and enough
+// usable nodes hold it, and no usable node holds a smaller one under the same name
+// (Slurm may give the job any of them).
+func (a *Admitter) reach(q *ask, sh *shape, ps []*partition, o *option, use *Usage) (reach, bool) {
+	var r reach
 	for _, p := range ps {
-		if offers(p.list(k), best.name, q) {
-			t.parts = append(t.parts, p.name)
+		cap, room, ok := a.reachIn(q, sh, p, o, use)
+		if !ok {
+			continue
+		}
+		r.parts = append(r.parts, p.name)
+		r.cap, r.room = max(r.cap, cap), max(r.room, room)
+	}
+	return r, len(r.parts) > 0
+}
+
+// slots is how many of q one node of config c holds in option o: per node, jobs of q;
+// for a per-job GPU count, GPUs. taken, when not nil, is the shards taken on the node's
+// GPUs by NVML index. mib is the smallest device of the option on the node (0: none).
+func (a *Admitter) slots(q *ask, c *config, o *option, taken map[int]int64) (n int64, mib int64) {
+	if o.kind == placement.Shard {
+		for i, s := range c.shards {
+			free := s - taken[c.shardGPU[i]]*a.opt.ShardUnitMiB
+			n += max(free, 0) / o.mib
+			mib = max(mib, s)
+		}
+		return n, mib
+	}
+	u := c.find(o.kind, o.name)
+	if u == nil {
+		return 0, 0
+	}
+	have := int64(u.count)
+	for _, g := range u.gpus {
+		if taken[g] > 0 && u.kind == placement.Whole {
+			have-- // a shared GPU with shards taken cannot be given whole
 		}
 	}
-	return t, true
-}
-
-// serveShards: Slurm takes one job's shards on a node from a single GPU, so shards serve
-// only one GPU, and only a GPU whose whole shards hold the rounded-up request.
-func (a *Admitter) serveShards(q *ask, ps []*partition) (target, bool) {
-	if q.gpus != 1 || q.model != "" {
-		return target{}, false
-	}
-	n := shard.For(q.mib, a.opt.ShardUnitMiB)
-	t := target{kind: placement.Shard, units: n * a.opt.ShardUnitMiB}
-	for _, p := range ps {
-		if p.shardMiB >= t.units {
-			t.parts = append(t.parts, p.name)
-		}
-	}
-	if len(t.parts) == 0 {
-		return target{}, false
-	}
-	t.gres = "shard:" + strconv.FormatInt(n, 10)
-	return t, true
-}
-
-func (p *partition) list(k placement.Kind) []slice {
-	if k == placement.MIG {
-		return p.migs
-	}
-	return p.wholes
-}
-
-// enough says whether s can give q its GPUs: on one node for a per-node count, anywhere
-// in the partition for a per-job count.
-func enough(s *slice, q *ask) bool {
-	have := s.perNode
 	if q.perJob {
-		have = s.total
+		return have, u.mib
 	}
-	return s.mib >= q.mib && int64(have) >= q.gpus && (q.model == "" || q.model == s.name)
+	return have / q.gpus, u.mib
 }
 
-func fitting(list []slice, q *ask) *slice {
-	for i := range list {
-		if enough(&list[i], q) {
-			return &list[i]
+// reachIn is reach for one partition.
+func (a *Admitter) reachIn(q *ask, sh *shape, p *partition, o *option, use *Usage) (cap, room int64, ok bool) {
+	// Nodes out of the job's reach, per group: excluded, or lacking its features.
+	var out map[*group]int
+	for name := range sh.exc {
+		if p.nodes[name] {
+			if out == nil {
+				out = map[*group]int{}
+			}
+			out[a.ix.nodes[name].g]++
 		}
 	}
-	return nil
+	var nodes, total int64
+	for _, m := range p.members {
+		n := int64(m.n - out[m.g])
+		if n <= 0 || !sh.usable(m.g.features) {
+			continue
+		}
+		s, mib := a.slots(q, m.g.cfg, o, nil)
+		if o.kind != placement.Shard && mib > 0 && mib < q.mib {
+			return 0, 0, false // Slurm may pick this smaller one for the same name
+		}
+		if s > 0 {
+			nodes += n
+			total += n * s
+		}
+	}
+	for _, name := range sh.req {
+		ref, known := a.ix.nodes[name]
+		if !known || !p.nodes[name] || sh.exc[name] || !sh.usable(ref.g.features) {
+			return 0, 0, false
+		}
+		if s, _ := a.slots(q, ref.g.cfg, o, nil); s == 0 {
+			return 0, 0, false
+		}
+	}
+	if nodes < sh.nodes || q.perJob && total < q.gpus {
+		return 0, 0, false
+	}
+	cap = a.jobs(q, sh, total)
+	room = cap
+	if use != nil {
+		room = a.jobs(q, sh, total-a.lost(q, sh, p, o, use))
+		for _, name := range sh.req {
+			s, _ := a.slots(q, a.ix.nodes[name].g.cfg, o, use.Shards[name])
+			if s == 0 {
+				room = 0
+			}
+		}
+	}
+	if len(sh.req) > 0 {
+		for _, name := range sh.req {
+			s, _ := a.slots(q, a.ix.nodes[name].g.cfg, o, nil)
+			cap = min(cap, s)
+		}
+		room = min(room, cap)
+	}
+	return cap, room, true
 }
 
-func offers(list []slice, name string, q *ask) bool {
-	for i := range list {
-		if list[i].name == name {
-			return enough(&list[i], q)
-		}
+// jobs turns the slots of a partition's usable nodes into jobs of q.
+func (a *Admitter) jobs(q *ask, sh *shape, total int64) int64 {
+	if q.perJob {
+		return total / q.gpus
 	}
-	return false
+	return total / sh.nodes
+}
+
+// lost is the slots the usage view takes from the usable nodes of p.
+func (a *Admitter) lost(q *ask, sh *shape, p *partition, o *option, use *Usage) int64 {
+	var l int64
+	for name, taken := range use.Shards {
+		ref, ok := a.ix.nodes[name]
+		if !ok || !p.nodes[name] || sh.exc[name] || !sh.usable(ref.g.features) {
+			continue
+		}
+		full, _ := a.slots(q, ref.g.cfg, o, nil)
+		now, _ := a.slots(q, ref.g.cfg, o, taken)
+		l += full - now
+	}
+	return l
 }

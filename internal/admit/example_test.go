@@ -31,5 +31,5 @@ func ExampleAdmitter_Admit() {
 	// Output:
 	// gres/shard:20 | gpu:mem:20g x1 per node -> shard:20 in gpu
 	// gres/gpu:h100:2 | gpu:mem:40g x2 per node -> gpu:h100:2 in gpu
-	// gpumem: you asked for 100 GiB per GPU, but the largest GPU in partition gpu has 79.6 GiB (NVIDIA H100 80GB HBM3); up to gpu:mem:81559m per GPU fits there
+	// gpumem: you asked for --gres=gpu:mem:100g, but the largest GPU in partition gpu has 79.6 GiB = 81559 MiB (NVIDIA H100 80GB HBM3); up to gpu:mem:81559m per GPU fits there
 }

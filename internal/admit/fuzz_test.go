@@ -104,7 +104,7 @@ func TestRefusalWithoutPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = a.Admit(Job{TresPerNode: "gpu:mem:1g"})
-	if err == nil || err.Error() != "gpumem: you asked for 1 GiB per GPU, but gpumem knows no partition with GPUs" {
+	if err == nil || err.Error() != "gpumem: you asked for --gres=gpu:mem:1g, but gpumem knows no partition with GPUs" {
 		t.Errorf("empty cluster: %v", err)
 	}
 }

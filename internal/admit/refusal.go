@@ -2,28 +2,21 @@ package admit
 
 import (
 	"errors"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/request"
+	"github.com/gpumem/gpumem/internal/shard"
 )
 
-// refusal explains, partition by partition, why the request can never fit, what the
-// largest request that fits there is, and which other partitions would take it.
-func (a *Admitter) refusal(q *ask, cands []string) error {
+// refusal explains, in the user's own words, why no native form can serve the request:
+// for each partition the job may use, the node or limit at fault and the most that fits
+// under the same shape, and which other partitions would take it as it is.
+func (a *Admitter) refusal(q *ask, sh *shape, cands []string) error {
 	var b strings.Builder
-	asked := request.GiB(q.mib) + " per GPU"
-	if q.gpus > 1 {
-		asked = strconv.FormatInt(q.gpus, 10) + " GPUs with " + request.GiB(q.mib) + " each"
-		if !q.perJob {
-			asked += " on one node"
-		}
-	}
-	if q.model != "" {
-		asked += " of type " + q.model
-	}
-	b.WriteString("gpumem: you asked for " + asked + ", but ")
+	b.WriteString("gpumem: you asked for " + q.words(sh) + ", but ")
 	if len(cands) == 0 {
 		b.WriteString("gpumem knows no partition with GPUs")
 	}
@@ -31,24 +24,11 @@ func (a *Admitter) refusal(q *ask, cands []string) error {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		p := a.parts[name]
-		if p == nil {
-			b.WriteString("partition " + name + " has no GPU node gpumem knows")
-			continue
-		}
-		b.WriteString("the largest GPU in partition " + name + " has " + request.GiB(p.largest) + " (" + p.largestBy + ")")
-		if m := a.largestFit(p, q); m > 0 {
-			b.WriteString("; up to gpu:mem:" + request.FormatSize(m) + " per GPU fits there")
-		} else if q.gpus > 1 {
-			b.WriteString("; it has no " + strconv.FormatInt(q.gpus, 10) + " GPUs of one type")
-			if !q.perJob {
-				b.WriteString(" on one node")
-			}
-		}
+		b.WriteString(a.why(q, sh, name))
 	}
 	var elsewhere []string
 	for _, name := range a.names {
-		if !contains(cands, name) && a.fits(q, name) {
+		if !contains(cands, name) && a.fits(q, sh, name) {
 			elsewhere = append(elsewhere, name)
 		}
 	}
@@ -58,28 +38,245 @@ func (a *Admitter) refusal(q *ask, cands []string) error {
 	return errors.New(b.String())
 }
 
-// largestFit is the most memory per GPU that q's GPU count can get in p.
-func (a *Admitter) largestFit(p *partition, q *ask) int64 {
-	var m int64
-	if q.gpus == 1 && q.model == "" {
-		m = p.shardMiB
+// words is the request as the user wrote it, in option form.
+func (q *ask) words(sh *shape) string {
+	w := []string{"--gres=gpu:mem:" + q.size}
+	count := strconv.FormatInt(q.gpus, 10)
+	if q.model != "" {
+		count = q.model + ":" + count
 	}
+	switch {
+	case q.perJob && (q.gpus > 1 || q.model != ""):
+		w = append(w, "--gpus="+count)
+	case q.gpus > 1 || q.model != "":
+		w = append(w, "--gpus-per-node="+count)
+	}
+	if sh.nodes > 1 && int(sh.nodes) != len(sh.req) {
+		w = append(w, "--nodes="+strconv.FormatInt(sh.nodes, 10))
+	}
+	if len(sh.req) > 0 {
+		w = append(w, "--nodelist="+strings.Join(sh.req, ","))
+	}
+	if len(sh.exc) > 0 {
+		w = append(w, "--exclude="+strings.Join(sortedKeys(sh.exc), ","))
+	}
+	if sh.features != "" {
+		w = append(w, "--constraint="+sh.features)
+	}
+	return strings.Join(w, " ")
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// why is the reason partition name cannot serve q under sh.
+func (a *Admitter) why(q *ask, sh *shape, name string) string {
+	p := a.ix.parts[name]
+	if p == nil {
+		return "partition " + name + " has no GPU node gpumem knows"
+	}
+	for _, r := range sh.req {
+		ref, known := a.ix.nodes[r]
+		switch {
+		case !known:
+			return "node " + r + " has no GPU gpumem knows"
+		case !p.nodes[r]:
+			return "node " + r + " is not in partition " + name
+		case sh.exc[r]:
+			return "node " + r + " is both required (--nodelist) and excluded (--exclude)"
+		case !sh.usable(ref.g.features):
+			return "node " + r + " does not have --constraint=" + sh.features
+		}
+		if !a.holdsOn(q, ref.g.cfg) {
+			return "on node " + r + " " + a.mostOn(q, ref.g.cfg)
+		}
+	}
+	m, by := a.largestFit(q, sh, p)
+	plain := q.gpus == 1 && q.model == "" && sh.nodes == 1 && len(sh.exc) == 0 && sh.feat == nil
+	switch {
+	case m > 0 && plain:
+		return "the largest GPU in partition " + name + " has " + human(p.largest) + " (" + p.largestBy + "); up to gpu:mem:" + request.FormatSize(m) + " per GPU fits there"
+	case m > 0:
+		s := "in partition " + name + ", the most that fits " + q.countWords(sh) + " is gpu:mem:" + request.FormatSize(m) + " per GPU (" + by + ")"
+		if k := a.nodesHolding(q, sh, p); sh.nodes > 1 && k > 0 && k < sh.nodes {
+			s += "; only " + strconv.FormatInt(k, 10) + " of its nodes can hold gpu:mem:" + q.size
+		}
+		return s
+	case sh.nodes > 1:
+		return "partition " + name + " has fewer than " + strconv.FormatInt(sh.nodes, 10) + " nodes the job may use with GPUs of one kind for it (" + strconv.FormatInt(a.nodesHolding(q, sh, p), 10) + " hold it)"
+	case q.gpus > 1 && q.perJob:
+		return "partition " + name + " has no " + strconv.FormatInt(q.gpus, 10) + " GPUs of one type usable by the job"
+	case q.gpus > 1:
+		return "partition " + name + " has no " + strconv.FormatInt(q.gpus, 10) + " GPUs of one type on one node"
+	case q.model != "":
+		return "partition " + name + " has no usable GPU of type " + q.model
+	}
+	return "partition " + name + " has no GPU node the job may use"
+}
+
+// countWords says what the request's count and shape are, for "the most that fits ...".
+func (q *ask) countWords(sh *shape) string {
+	var w []string
+	if q.gpus > 1 {
+		per := " on one node"
+		if q.perJob {
+			per = ""
+		}
+		w = append(w, "for "+strconv.FormatInt(q.gpus, 10)+" GPUs"+per)
+	}
+	if q.model != "" {
+		w = append(w, "on type "+q.model)
+	}
+	if sh.nodes > 1 {
+		w = append(w, "on "+strconv.FormatInt(sh.nodes, 10)+" nodes")
+	}
+	if len(w) == 0 {
+		return "on the nodes the job may use"
+	}
+	return strings.Join(w, " ")
+}
+
+// human writes a size for people: whole GiB, or GiB to one decimal with the exact MiB, so
+// that two sizes never read alike when they differ.
+func human(mib int64) string {
+	if mib%1024 == 0 {
+		return request.GiB(mib)
+	}
+	return request.GiB(mib) + " = " + strconv.FormatInt(mib, 10) + " MiB"
+}
+
+// holdsOn says whether one node of config c can hold q by itself.
+func (a *Admitter) holdsOn(q *ask, c *config) bool {
+	for _, o := range a.nodeOptions(q, c) {
+		if s, _ := a.slots(q, c, &o, nil); s > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Admitter) nodeOptions(q *ask, c *config) []option {
+	var out []option
+	if q.gpus == 1 && q.model == "" {
+		n := shard.For(q.mib, a.opt.ShardUnitMiB)
+		out = append(out, option{kind: placement.Shard, mib: n * a.opt.ShardUnitMiB})
+	}
+	for _, u := range c.units {
+		if u.mib >= q.mib && (q.model == "" || q.model == u.name) {
+			out = append(out, option{kind: u.kind, name: u.name, mib: u.mib})
+		}
+	}
+	return out
+}
+
+// mostOn says what one node of config c has and the most it holds for q's count.
+func (a *Admitter) mostOn(q *ask, c *config) string {
+	var m int64
+	by := c.largestBy
 	probe := *q
-	probe.mib = 0
-	for _, list := range [...][]slice{p.migs, p.wholes} {
-		for i := range list {
-			if enough(&list[i], &probe) {
-				m = max(m, list[i].mib)
+	for _, size := range a.sizes(q, c) {
+		probe.mib = size
+		if a.holdsOn(&probe, c) {
+			m = size
+			break
+		}
+	}
+	if m == 0 {
+		return "there are no " + strconv.FormatInt(q.gpus, 10) + " GPUs" + modelWords(q.model) + " (the largest is " + by + ", " + human(c.largest) + ")"
+	}
+	return "the GPUs are " + by + " with " + human(c.largest) + "; up to gpu:mem:" + request.FormatSize(m) + " per GPU fits there"
+}
+
+func modelWords(m string) string {
+	if m == "" {
+		return ""
+	}
+	return " of type " + m
+}
+
+// sizes is every memory size a device of c offers q (shards or a MIG or GPU type),
+// largest first.
+func (a *Admitter) sizes(q *ask, c *config) []int64 {
+	var out []int64
+	if q.gpus == 1 && q.model == "" {
+		out = append(out, c.shards...)
+	}
+	for _, u := range c.units {
+		if q.model == "" || q.model == u.name {
+			out = append(out, u.mib)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] > out[j] })
+	return out
+}
+
+// largestFit is the most memory per GPU that q's count and shape can get in p, with the
+// device that gives it.
+func (a *Admitter) largestFit(q *ask, sh *shape, p *partition) (int64, string) {
+	var cand []int64
+	by := map[int64]string{}
+	for _, m := range p.members {
+		for _, s := range a.sizes(q, m.g.cfg) {
+			if _, seen := by[s]; !seen {
+				cand = append(cand, s)
+				by[s] = a.productOf(m.g.cfg, s)
 			}
 		}
 	}
-	return m
+	sort.Slice(cand, func(i, j int) bool { return cand[i] > cand[j] })
+	probe := *q
+	ps := []*partition{p}
+	for _, size := range cand {
+		probe.mib = size
+		for _, o := range a.options(&probe, ps) {
+			if _, _, ok := a.reachIn(&probe, sh, p, &o, nil); ok {
+				return size, by[size]
+			}
+		}
+	}
+	return 0, ""
 }
 
-func (a *Admitter) fits(q *ask, name string) bool {
-	p := []*partition{a.parts[name]}
-	for _, k := range [...]placement.Kind{placement.Shard, placement.MIG, placement.Whole} {
-		if _, ok := a.serve(q, p, k); ok {
+// productOf names the device of c that offers size.
+func (a *Admitter) productOf(c *config, size int64) string {
+	for _, u := range c.units {
+		if u.mib == size {
+			if u.kind == placement.MIG {
+				return "MIG " + u.name + " of " + u.product
+			}
+			return u.product
+		}
+	}
+	return "shards of " + c.largestBy
+}
+
+// nodesHolding counts the usable nodes of p that can hold q by themselves.
+func (a *Admitter) nodesHolding(q *ask, sh *shape, p *partition) int64 {
+	var k int64
+	for _, m := range p.members {
+		if sh.usable(m.g.features) && a.holdsOn(q, m.g.cfg) {
+			k += int64(m.n)
+		}
+	}
+	for name := range sh.exc {
+		if ref, ok := a.ix.nodes[name]; ok && p.nodes[name] && sh.usable(ref.g.features) && a.holdsOn(q, ref.g.cfg) {
+			k--
+		}
+	}
+	return k
+}
+
+func (a *Admitter) fits(q *ask, sh *shape, name string) bool {
+	p := a.ix.parts[name]
+	ps := []*partition{p}
+	for _, o := range a.options(q, ps) {
+		if _, _, ok := a.reachIn(q, sh, p, &o, nil); ok {
 			return true
 		}
 	}

@@ -48,7 +48,7 @@ func TestRealCore(t *testing.T) {
 		t.Fatalf("gpu:mem:20g: %+v", v)
 	}
 	v = p.Submit(Fields{PerNode: "gres:gpu:mem:500g"})
-	if !strings.Contains(v.Refusal, "500 GiB") {
+	if !strings.Contains(v.Refusal, "--gres=gpu:mem:500g") {
 		t.Fatalf("gpu:mem:500g: %+v", v)
 	}
 	f := Fields{PerNode: "gres:gpu:mem:20g", Partition: "nosuch"}
