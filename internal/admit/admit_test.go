@@ -108,11 +108,11 @@ func TestAdmitRefusals(t *testing.T) {
 		{Job{TresPerNode: "gres:gpu:mem:10g,gres:gpu:2", TresPerJob: "gres:gpu:2"},
 			"give the number of GPUs once (--gpus-per-node=N or --gpus=N) next to --gres=gpu:mem:20g"},
 		{Job{TresPerTask: "gres/gpu:mem:10g"},
-			"gpu:mem in tres_per_task is not supported: GPU memory is asked per GPU with --gres=gpu:mem:20g, and the number of GPUs with --gpus-per-node or --gpus"},
+			"gpu:mem in --gpus-per-task is not supported: GPU memory is asked per GPU with --gres=gpu:mem:20g, and the number of GPUs with --gpus-per-node or --gpus"},
 		{Job{TresPerNode: "gres/gpu:mem:10g", TresPerSocket: "gres/gpu:1"},
-			`tres_per_socket "gres/gpu:1" cannot be combined with gpu:mem; give the GPU count with --gpus-per-node=N or --gpus=N`},
+			`--gpus-per-socket "gres/gpu:1" cannot be combined with gpu:mem; give the GPU count with --gpus-per-node=N or --gpus=N`},
 		{Job{TresPerNode: "gres/gpu:mem:10"},
-			`tres_per_node entry "gres/gpu:mem:10" has a bad size: has no unit (k, m, g, t, kib..tib, kb..tb); e.g. gpu:mem:20g (20 GiB), gpu:mem:20480m, gpu:mem:1.5t`},
+			`--gres entry "gres/gpu:mem:10" has a bad size: has no unit (k, m, g, t, kib..tib, kb..tb); e.g. gpu:mem:20g (20 GiB), gpu:mem:20480m, gpu:mem:1.5t`},
 	}
 	for _, c := range cases {
 		d, err := a.Admit(c.in)

@@ -128,7 +128,7 @@ func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Option
 		return o, ""
 	}
 	if stepOf != 0 {
-		gres, err := Step(f.PerNode, job, stepOf, p.cfg.ShardUnitMiB)
+		gres, err := Step(f.PerNode, job, stepOf, p.cfg.ShardUnitMiB, p.memOf)
 		if err != nil {
 			return o, err.Error()
 		}

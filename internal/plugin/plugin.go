@@ -35,9 +35,10 @@ type Fields struct {
 // Core is the placement core's admission, built for one config and inventory.
 // *admit.Admitter is the one used in Slurm.
 type Core interface {
-	// Admit returns the job with every gpu:mem request replaced by native GRES, leaving
-	// every other entry as it was. An error is a refusal: its text is what the user reads.
-	Admit(j admit.Job) (admit.Decision, error)
+	// AdmitWith returns the job with every gpu:mem request replaced by native GRES,
+	// leaving every other entry as it was, choosing among the forms that can serve it by
+	// the usage view (nil: none). An error is a refusal: its text is what the user reads.
+	AdmitWith(j admit.Job, use *admit.Usage) (admit.Decision, error)
 }
 
 // NewCore builds the Core; it is called again whenever the inventory changes.
@@ -157,12 +158,11 @@ func (p *Plugin) Submit(f Fields) (v Verdict) {
 	if p.core == nil {
 		return p.failed(f, fmt.Errorf("no usable inventory at %s", p.cfg.InventoryPath))
 	}
-	in := admit.Job{TresPerNode: f.PerNode, TresPerJob: f.PerJob, TresPerSocket: f.PerSocket, TresPerTask: f.PerTask}
-	if f.Partition != "" {
-		in.Partitions = strings.Split(f.Partition, ",")
-	}
-	d, err := p.core.Admit(in)
+	d, err := p.core.AdmitWith(jobOf(f), p.usage())
 	fresh := p.fresh()
+	if d.Live {
+		fresh = 0 // chosen by what runs now: the next alike job may go elsewhere
+	}
 	if err != nil {
 		p.log.verbosef("refused %+v: %v", f, err)
 		return Verdict{Fields: f, Refusal: err.Error(), Fresh: fresh}

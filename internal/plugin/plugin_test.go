@@ -36,7 +36,7 @@ type fakeCore struct {
 	admit func(admit.Job) (admit.Decision, error)
 }
 
-func (c *fakeCore) Admit(j admit.Job) (admit.Decision, error) { return c.admit(j) }
+func (c *fakeCore) AdmitWith(j admit.Job, _ *admit.Usage) (admit.Decision, error) { return c.admit(j) }
 
 // shardCore rewrites gpu:mem:20g into shard:20, as the real core does on a shared GPU.
 func shardCore(j admit.Job) (admit.Decision, error) {

@@ -85,7 +85,7 @@ func FuzzStep(f *testing.F) {
 	f.Add("gres:gpu:2,gres:gpu:mem:10g", "gres:gpu:h100:2")
 	f.Add("gres/gpu:mem:1m", "gres/shard:h100:x")
 	f.Fuzz(func(t *testing.T, step, job string) {
-		out, err := Step(step, Fields{PerNode: job}, 1, 1024)
+		out, err := Step(step, Fields{PerNode: job}, 1, 1024, labMem)
 		if err != nil {
 			return
 		}
@@ -112,6 +112,27 @@ func BenchmarkSubmitRewrite(b *testing.B) {
 	for b.Loop() {
 		if v := p.Submit(f); v.Fields.PerNode != "gres:shard:20" {
 			b.Fatal(v)
+		}
+	}
+}
+
+// TestRealCoreSeesTheShape: the job's node list, exclusions, node count and the client's
+// options all reach admission, so the form chosen is one the job's nodes have.
+func TestRealCoreSeesTheShape(t *testing.T) {
+	p := realPlugin(t, &logSink{})
+	for _, c := range []struct {
+		f    Fields
+		want string // PerNode after, or a refusal holding it
+	}{
+		{Fields{PerNode: "gres:gpu:mem:8g", ReqNodes: "n2"}, "gres:gpu:2g.10gb:1"},
+		{Fields{PerNode: "gres:gpu:mem:8g", ExcNodes: "n[1-2]"}, "gres:gpu:l4:1"},
+		{Fields{PerNode: "gres:gpu:mem:8g", MinNodes: 2}, "nodes the job may use"},
+		{Fields{PerNode: "gres:gpu:mem:30g", ReqNodes: "n3"}, "on node n3 the GPUs are NVIDIA L4"},
+		{Options{Gres: "gres:gpu:mem:8g", NodeList: "n2"}.Fields("gres:"), "gres:gpu:2g.10gb:1"},
+	} {
+		v := p.Submit(c.f)
+		if v.Fields.PerNode != c.want && !strings.Contains(v.Refusal, c.want) {
+			t.Errorf("%+v: %+v, want %q", c.f, v, c.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/shard"
 )
@@ -13,9 +14,10 @@ import (
 // allocation) into a share of what its job holds. A step never passes through
 // job_submit and may only take GRES its job was granted, and the job holds exactly what
 // job_submit rewrote its own request into (in tres_per_node, e.g. "gres:shard:20" or
-// "gres:gpu:3g.40gb:1", or in tres_per_job for --gpus), so no inventory and no placement
-// is needed here.
-func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64) (string, error) {
+// "gres:gpu:3g.40gb:1", or in tres_per_job for --gpus), so no placement is needed here:
+// only the memory of what the job holds, which memOf gives for a MIG profile or GPU type
+// (false: unknown, and then only the GPU count is checked).
+func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64, memOf MemOf) (string, error) {
 	st, err := request.Parse(request.PerNode, stepPerNode)
 	if err != nil {
 		return "", err
@@ -50,6 +52,9 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64) (str
 		if gpus > held.GPUs {
 			return "", fmt.Errorf("step asks for %d GPUs but job %d holds %d", gpus, jobID, held.GPUs)
 		}
+		if has, ok := memOf(held.Type); ok && held.Type != "" && mib > has {
+			return "", fmt.Errorf("step asks for %s of GPU memory per GPU but job %d holds %s per GPU (gpu:%s:%d)", request.GiB(mib), jobID, request.GiB(has), held.Type, held.GPUs)
+		}
 		body := "gpu:"
 		if held.Type != "" {
 			body += held.Type + ":"
@@ -57,6 +62,40 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64) (str
 		return st.Rewrite(drop, body+strconv.FormatInt(gpus, 10), st.Prefix()), nil
 	}
 	return "", fmt.Errorf("job %d holds no GPU memory to give this step (its GRES: %q); ask for --gres=gpu:mem:SIZE when you submit the job", jobID, held)
+}
+
+// MemOf gives the memory of one device of a MIG profile or GPU type, the least the
+// cluster has of it; false when unknown.
+type MemOf func(name string) (int64, bool)
+
+// memOf is the MemOf of the inventory in use (loaded now if it was not), with the MIG
+// catalog's real sizes for profiles the inventory does not list.
+func (p *Plugin) memOf(name string) (int64, bool) {
+	var m int64
+	p.reload()
+	if c := p.src.cluster; c != nil {
+		for _, n := range c.Nodes {
+			for _, g := range n.GPUs {
+				if !g.MIG && g.Type == name && (m == 0 || g.MemoryMiB < m) {
+					m = g.MemoryMiB
+				}
+				for _, in := range g.Instances {
+					if in.Profile == name && (m == 0 || in.MemoryMiB < m) {
+						m = in.MemoryMiB
+					}
+				}
+			}
+		}
+	}
+	if m > 0 {
+		return m, true
+	}
+	for _, model := range mig.Catalog() {
+		if pr, err := model.Profile(name); err == nil && (m == 0 || pr.MiB < m) {
+			m = pr.MiB
+		}
+	}
+	return m, m > 0
 }
 
 // shardsOf finds a shard[:TYPE]:N entry, which request leaves as an entry it does not own.

@@ -9,12 +9,14 @@ import (
 	"strings"
 )
 
-// Field names, for error messages; Slurm's job_desc member names.
+// Field names, for error messages: the option a user writes to fill each of Slurm's
+// job_desc fields (tres_per_node, tres_per_job, tres_per_socket, tres_per_task), since
+// users never see the field names.
 const (
-	PerNode   = "tres_per_node"
-	PerJob    = "tres_per_job"
-	PerSocket = "tres_per_socket"
-	PerTask   = "tres_per_task"
+	PerNode   = "--gres"
+	PerJob    = "--gpus"
+	PerSocket = "--gpus-per-socket"
+	PerTask   = "--gpus-per-task"
 )
 
 // Kind says what an entry asks for.

@@ -41,22 +41,22 @@ func TestParseForms(t *testing.T) {
 func TestParseRejects(t *testing.T) {
 	const size = "; e.g. gpu:mem:20g (20 GiB), gpu:mem:20480m, gpu:mem:1.5t"
 	cases := []struct{ field, in, err string }{
-		{PerNode, "gres:gpu:mem:20", `tres_per_node entry "gres:gpu:mem:20" has a bad size: has no unit (k, m, g, t, kib..tib, kb..tb)` + size},
-		{PerNode, "gres/gpu:mem:0g", `tres_per_node entry "gres/gpu:mem:0g" has a bad size: is zero: GPU memory is asked for as a positive size, at least 1m (1 MiB)` + size},
-		{PerNode, "gres:gpu:mem:0", `tres_per_node entry "gres:gpu:mem:0" has a bad size: is zero: GPU memory is asked for as a positive size, at least 1m (1 MiB)` + size},
-		{PerNode, "gres/gpu:mem:-1g", `tres_per_node entry "gres/gpu:mem:-1g" has a bad size: is negative: GPU memory is asked for as a positive size, at least 1m (1 MiB)` + size},
-		{PerNode, "gres/gpu:mem:9999999t", `tres_per_node entry "gres/gpu:mem:9999999t" has a bad size: is larger than 1024t` + size},
-		{PerNode, "gpu:mem", `tres_per_node entry "gpu:mem" needs exactly one size after gpu:mem; e.g. gpu:mem:20g, with --gpus-per-node=2 for two such GPUs`},
-		{PerNode, "gpu:mem:20g:2", `tres_per_node entry "gpu:mem:20g:2" needs exactly one size after gpu:mem; e.g. gpu:mem:20g, with --gpus-per-node=2 for two such GPUs`},
-		{PerJob, "gres:gpu:0", `tres_per_job entry "gres:gpu:0" asks for zero GPUs; e.g. gpu:1`},
-		{PerJob, "gres:gpu:h100:x", `tres_per_job entry "gres:gpu:h100:x" has a GPU count that is not a whole number; e.g. gpu:2`},
-		{PerJob, "gres:gpu:h100:-1", `tres_per_job entry "gres:gpu:h100:-1" has a GPU count that is not a whole number; e.g. gpu:2`},
-		{PerJob, "gres:gpu:99999999999999999999", `tres_per_job entry "gres:gpu:99999999999999999999" asks for more than 1048576 GPUs; e.g. gpu:2`},
-		{PerJob, "gres:gpu:2000000", `tres_per_job entry "gres:gpu:2000000" asks for more than 1048576 GPUs; e.g. gpu:2`},
-		{PerJob, "gres:gpu:a:b:c", `tres_per_job entry "gres:gpu:a:b:c" has too many ':' parts; e.g. gpu:h100:2`},
-		{PerJob, "gres:gpu::2", `tres_per_job entry "gres:gpu::2" has an empty or malformed GPU type; e.g. gpu:h100:2`},
-		{PerJob, "gres:gpu:", `tres_per_job entry "gres:gpu:" has an empty or malformed GPU type; e.g. gpu:h100:2`},
-		{PerTask, "gres/gpu:h 1:2", `tres_per_task entry "gres/gpu:h 1:2" has an empty or malformed GPU type; e.g. gpu:h100:2`},
+		{PerNode, "gres:gpu:mem:20", `--gres entry "gres:gpu:mem:20" has a bad size: has no unit (k, m, g, t, kib..tib, kb..tb)` + size},
+		{PerNode, "gres/gpu:mem:0g", `--gres entry "gres/gpu:mem:0g" has a bad size: is zero: GPU memory is asked for as a positive size, at least 1m (1 MiB)` + size},
+		{PerNode, "gres:gpu:mem:0", `--gres entry "gres:gpu:mem:0" has a bad size: is zero: GPU memory is asked for as a positive size, at least 1m (1 MiB)` + size},
+		{PerNode, "gres/gpu:mem:-1g", `--gres entry "gres/gpu:mem:-1g" has a bad size: is negative: GPU memory is asked for as a positive size, at least 1m (1 MiB)` + size},
+		{PerNode, "gres/gpu:mem:9999999t", `--gres entry "gres/gpu:mem:9999999t" has a bad size: is larger than 1024t` + size},
+		{PerNode, "gpu:mem", `--gres entry "gpu:mem" needs exactly one size after gpu:mem; e.g. gpu:mem:20g, with --gpus-per-node=2 for two such GPUs`},
+		{PerNode, "gpu:mem:20g:2", `--gres entry "gpu:mem:20g:2" needs exactly one size after gpu:mem; e.g. gpu:mem:20g, with --gpus-per-node=2 for two such GPUs`},
+		{PerJob, "gres:gpu:0", `--gpus entry "gres:gpu:0" asks for zero GPUs; e.g. gpu:1`},
+		{PerJob, "gres:gpu:h100:x", `--gpus entry "gres:gpu:h100:x" has a GPU count that is not a whole number; e.g. gpu:2`},
+		{PerJob, "gres:gpu:h100:-1", `--gpus entry "gres:gpu:h100:-1" has a GPU count that is not a whole number; e.g. gpu:2`},
+		{PerJob, "gres:gpu:99999999999999999999", `--gpus entry "gres:gpu:99999999999999999999" asks for more than 1048576 GPUs; e.g. gpu:2`},
+		{PerJob, "gres:gpu:2000000", `--gpus entry "gres:gpu:2000000" asks for more than 1048576 GPUs; e.g. gpu:2`},
+		{PerJob, "gres:gpu:a:b:c", `--gpus entry "gres:gpu:a:b:c" has too many ':' parts; e.g. gpu:h100:2`},
+		{PerJob, "gres:gpu::2", `--gpus entry "gres:gpu::2" has an empty or malformed GPU type; e.g. gpu:h100:2`},
+		{PerJob, "gres:gpu:", `--gpus entry "gres:gpu:" has an empty or malformed GPU type; e.g. gpu:h100:2`},
+		{PerTask, "gres/gpu:h 1:2", `--gpus-per-task entry "gres/gpu:h 1:2" has an empty or malformed GPU type; e.g. gpu:h100:2`},
 	}
 	for _, c := range cases {
 		_, err := Parse(c.field, c.in)

@@ -10,18 +10,19 @@ import (
 )
 
 // TestRequestLandsWhereItFits: a size only one model holds, and a partition of one
-// model, land there; the MIG-preferring lab config sends a small request to the smallest
-// MIG instance whose real memory (not its name) holds it.
+// model, land there; a request sent to the MIG node gets the smallest MIG instance whose
+// real memory (not its name) holds it.
 func TestRequestLandsWhereItFits(t *testing.T) {
 	g := readGres(t)
 	cases := []struct {
 		name, partition, gres, node, tres string
+		extra                             []string
 	}{
-		{"only the H100s hold 60g", "", "gpu:mem:60g", "n1", "shard:60"},
-		{"the inference partition is the L4s", "inference", "gpu:mem:20g", "n3", "shard:20"},
-		{"4g: 1g.5gb (4864 MiB) holds it", "train", "gpu:mem:4g", "n2", "gpu:1g.5gb:1"},
-		{"5g: 1g.5gb is 4864 MiB, too small, so 2g.10gb", "train", "gpu:mem:5g", "n2", "gpu:2g.10gb:1"},
-		{"15g: 3g.20gb", "train", "gpu:mem:15g", "n2", "gpu:3g.20gb:1"},
+		{"only the H100s hold 60g", "", "gpu:mem:60g", "n1", "shard:60", nil},
+		{"the inference partition is the L4s", "inference", "gpu:mem:20g", "n3", "shard:20", nil},
+		{"4g: 1g.5gb (4864 MiB) holds it", "train", "gpu:mem:4g", "n2", "gpu:1g.5gb:1", []string{"-w", "n2"}},
+		{"5g: 1g.5gb is 4864 MiB, too small, so 2g.10gb", "train", "gpu:mem:5g", "n2", "gpu:2g.10gb:1", []string{"-w", "n2"}},
+		{"15g: 3g.20gb", "train", "gpu:mem:15g", "n2", "gpu:3g.20gb:1", []string{"-w", "n2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -30,6 +31,7 @@ func TestRequestLandsWhereItFits(t *testing.T) {
 			if c.partition != "" {
 				args = append(args, "-p", c.partition)
 			}
+			args = append(args, c.extra...)
 			r := slurm(t, 60*time.Second, "", append(args, "bash", "-c", inJob)...)
 			if r.code != 0 {
 				t.Fatalf("%s: %s", strings.Join(args, " "), r)
@@ -50,7 +52,7 @@ func TestRequestLandsWhereItFits(t *testing.T) {
 // with a message that says why; nothing is left pending.
 func TestRefusedAtOnce(t *testing.T) {
 	cases := []struct{ gres, partition, says string }{
-		{"gpu:mem:500g", "", "the largest GPU in partition gpu has 80 GiB"},
+		{"gpu:mem:500g", "", "you asked for --gres=gpu:mem:500g, but the largest GPU in partition gpu has "},
 		{"gpu:mem:30g", "inference", "partition inference"},
 		{"gpu:mem:abc", "", `gpu:mem:abc" has a bad size`},
 		{"gpu:mem:0", "", `gpu:mem:0" has a bad size`},
