@@ -101,6 +101,9 @@ int cli_filter_p_pre_submit(void *opt, int offset)
 	if (!opt_get)
 		return SLURM_SUCCESS;
 	memset(&j, 0, sizeof(j));
+	// Which component of a heterogeneous job this is (0 also for any other job): its
+	// components each take nodes of their own, so Go keeps the earlier ones in mind.
+	j.num[GPUMEM_HET_JOB] = offset > 0 ? offset : 0;
 	// The shape options print a value even when unset ("nodes" prints "1-0"): only those
 	// the user gave are read.
 	for (int i = 0; i < GPUMEM_OPT_NOPTS; i++)

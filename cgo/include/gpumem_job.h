@@ -17,7 +17,8 @@ enum {
 };
 
 /* job_submit: the job's numbers, read only; 0 where Slurm holds NO_VAL (unset). het_job
- * is 1 for a component of a heterogeneous job. */
+ * is 1 for a component of a heterogeneous job. cli_filter puts the component's offset
+ * (0 for the first component and for any other job) in num[GPUMEM_HET_JOB]. */
 enum { GPUMEM_MIN_NODES, GPUMEM_MAX_NODES, GPUMEM_NTASKS_PER_NODE, GPUMEM_HET_JOB, GPUMEM_NUMS };
 
 /* cli_filter: the client options by the names slurm_option_get takes (those from

@@ -109,6 +109,7 @@ func DecideOptions(job unsafe.Pointer, decide OptionsDecider) int {
 		Array:         C.GoString(j.in[C.GPUMEM_OPT_ARRAY]),
 		Reservation:   C.GoString(j.in[C.GPUMEM_OPT_RESERVATION]),
 		NTasksPerNode: C.GoString(j.in[C.GPUMEM_OPT_NTASKS_PER_NODE]),
+		HetOffset:     uint32(j.num[C.GPUMEM_HET_JOB]),
 	}
 	held := plugin.Fields{PerNode: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_NODE]), PerJob: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_JOB])}
 	out, refusal := decide(in, uint32(j.job_id), held)

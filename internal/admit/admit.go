@@ -49,6 +49,9 @@ type Job struct {
 	MinNodes           uint32 // --nodes (the least)
 	Array              string // --array, e.g. "0-49%10"
 	HetJob             bool   // one component of a heterogeneous job
+	// HetSiblings are the Hosts of the components of the same heterogeneous job decided
+	// before this one, one list per node each takes.
+	HetSiblings [][]string
 }
 
 // Usage is what runs now as far as gpumem knows: the shards taken on each shared GPU (a

@@ -291,3 +291,11 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// hetRefusal: every form that holds the component needs a node the components before it
+// already need.
+func (a *Admitter) hetRefusal(q *ask, sh *shape) error {
+	return errors.New("gpumem: you asked for " + q.words(sh) + " in a heterogeneous job, whose components each run on nodes of their own; " +
+		"the nodes that can hold it are all needed by the components before it (" + strconv.Itoa(len(sh.siblings)) + " of them). " +
+		"Ask for fewer GPU components, a size more nodes hold, or put the requests in one component")
+}

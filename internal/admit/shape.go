@@ -17,13 +17,17 @@ type shape struct {
 	nodes    int64           // nodes the job spans (at least the required ones)
 	want     int64           // tasks wanted at once; 0: a single job, as many as possible
 	het      bool            // a component of a heterogeneous job
+	siblings [][]string      // hosts of each node of the components decided before
 	array    string          // --array as written, for messages
 	features string          // --constraint as written, for messages
 }
 
 // shapeOf reads j's shape; an error is a refusal naming the option at fault.
 func shapeOf(j *Job) (shape, error) {
-	s := shape{nodes: max(int64(j.MinNodes), 1), het: j.HetJob, features: j.Features, array: j.Array}
+	s := shape{nodes: max(int64(j.MinNodes), 1), het: j.HetJob || len(j.HetSiblings) > 0, features: j.Features, array: j.Array}
+	for _, h := range j.HetSiblings {
+		s.siblings = append(s.siblings, h)
+	}
 	if j.ReqNodes != "" {
 		names, err := slurmconf.ExpandHostlist(j.ReqNodes)
 		if err != nil {

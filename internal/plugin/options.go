@@ -20,6 +20,8 @@ type Options struct {
 	Array         string // "array"
 	Reservation   string // "reservation"
 	NTasksPerNode string // "ntasks-per-node"
+	// HetOffset is the component of a heterogeneous job (0: the first, or another job).
+	HetOffset uint32
 }
 
 // Fields builds the job_desc fields the client would send, the way srun, sbatch and
@@ -41,6 +43,7 @@ func (o Options) Fields(prefix string) Fields {
 		MinNodes:      minN,
 		MaxNodes:      maxN,
 		NTasksPerNode: count(o.NTasksPerNode),
+		HetJob:        o.HetOffset > 0,
 	}
 }
 
@@ -137,7 +140,11 @@ func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Option
 		p.log.verbosef("step of job %d: %s -> %s", stepOf, f.PerNode, gres)
 		return out, ""
 	}
-	v := p.Submit(f)
+	if o.HetOffset == 0 {
+		p.het = nil // a new job: its first component, or one of a kind
+	}
+	v, hosts := p.decide(f, p.het, true)
+	p.het = append(p.het, hosts...)
 	if v.Refusal != "" || v.Fields == f {
 		return o, v.Refusal
 	}

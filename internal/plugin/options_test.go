@@ -93,3 +93,20 @@ func TestSubmitOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestHetJobComponentsInTheClient: the client decides a heterogeneous job's components
+// one after the other, and a later one takes a form on a node the earlier ones leave.
+func TestHetJobComponentsInTheClient(t *testing.T) {
+	p := realPlugin(t, &logSink{})
+	want := []string{"gres:shard:5", "gres:gpu:2g.10gb:1"}
+	for i, w := range want {
+		out, refusal := p.SubmitOptions(Options{Gres: "gres:gpu:mem:5g", HetOffset: uint32(i)}, 0, Fields{})
+		if refusal != "" || out.Gres != w {
+			t.Fatalf("component %d: %+v %q; want %s", i, out, refusal, w)
+		}
+	}
+	// A new job starts afresh.
+	if out, refusal := p.SubmitOptions(Options{Gres: "gres:gpu:mem:5g"}, 0, Fields{}); refusal != "" || out.Gres != want[0] {
+		t.Fatalf("next job: %+v %q", out, refusal)
+	}
+}

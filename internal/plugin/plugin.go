@@ -81,6 +81,9 @@ type Plugin struct {
 	defParts []string // slurm.conf's default partition, for jobs that name none
 	now      func() time.Time
 	pins     *pinner // nil unless ShardTypes = per-gpu
+	// het is, in a client, where the components of the heterogeneous job being decided
+	// run so far: each takes nodes of its own (see admit.Job.HetSiblings).
+	het [][]string
 }
 
 // New reads the configuration at confPath and the inventory it names. Every problem is
@@ -145,8 +148,15 @@ func (p *Plugin) reload() {
 // Submit decides one job (job_submit, job_modify, or a cli_filter submission). It never
 // panics: a panic in the core is logged with its stack and handled as OnError says.
 func (p *Plugin) Submit(f Fields) (v Verdict) {
+	v, _ = p.decide(f, nil, false)
+	return v
+}
+
+// decide is Submit for a job whose heterogeneous siblings, decided before it, may be on
+// hosts sib; with hosts, it also returns the hosts of its own decision.
+func (p *Plugin) decide(f Fields, sib [][]string, hosts bool) (v Verdict, own [][]string) {
 	if !asksMem(f) {
-		return Verdict{Fields: f}
+		return Verdict{Fields: f}, nil
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -156,19 +166,21 @@ func (p *Plugin) Submit(f Fields) (v Verdict) {
 	}()
 	p.reload()
 	if p.core == nil {
-		return p.failed(f, fmt.Errorf("no usable inventory at %s", p.cfg.InventoryPath))
+		return p.failed(f, fmt.Errorf("no usable inventory at %s", p.cfg.InventoryPath)), nil
 	}
-	d, err := p.core.AdmitWith(jobOf(f), p.usage())
+	j := jobOf(f)
+	j.HetSiblings = sib
+	d, err := p.core.AdmitWith(j, p.usage())
 	fresh := p.fresh()
 	if d.Live {
 		fresh = 0 // chosen by what runs now: the next alike job may go elsewhere
 	}
 	if err != nil {
 		p.log.verbosef("refused %+v: %v", f, err)
-		return Verdict{Fields: f, Refusal: err.Error(), Fresh: fresh}
+		return Verdict{Fields: f, Refusal: err.Error(), Fresh: fresh}, nil
 	}
 	if !d.Changed {
-		return Verdict{Fields: f, Fresh: fresh}
+		return Verdict{Fields: f, Fresh: fresh}, nil
 	}
 	out := f
 	out.PerNode, out.PerJob, out.PerSocket, out.PerTask = d.TresPerNode, d.TresPerJob, d.TresPerSocket, d.TresPerTask
@@ -176,7 +188,12 @@ func (p *Plugin) Submit(f Fields) (v Verdict) {
 		out.Partition = strings.Join(d.Partitions, ",")
 	}
 	p.log.verbosef("%s", d.Explain)
-	return Verdict{Fields: out, Fresh: fresh}
+	if h, ok := p.core.(interface {
+		Hosts(admit.Job, admit.Decision) [][]string
+	}); ok && hosts {
+		own = h.Hosts(j, d)
+	}
+	return Verdict{Fields: out, Fresh: fresh}, own
 }
 
 // fresh is how long a verdict from the core in use stays right: Admit depends only on

@@ -64,33 +64,41 @@ func TestRefusedAtOnce(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, cmd := range []string{"srun", "sbatch", "salloc"} {
-			t.Run(cmd+" "+c.gres, func(t *testing.T) {
-				clean(t)
-				args := []string{cmd, "--gres=" + c.gres}
-				if c.partition != "" {
-					args = append(args, "-p", c.partition)
-				}
-				if cmd == "sbatch" {
-					args = append(args, "--wrap", "true")
-				} else {
-					args = append(args, "true")
-				}
-				r := slurm(t, 30*time.Second, "", args...)
-				if r.code == 0 {
-					t.Fatalf("%s was accepted: %s", strings.Join(args, " "), r)
-				}
-				if !strings.Contains(r.err, c.says) {
-					t.Errorf("%s: the user reads\n%s\nwant it to say %q", strings.Join(args, " "), r.err, c.says)
-				}
-				if r.took > 5*time.Second {
-					t.Errorf("%s: refused only after %v", strings.Join(args, " "), r.took)
-				}
-				if q := strings.TrimSpace(ok(t, "squeue", "-h", "-o", "%i %b")); q != "" {
-					t.Errorf("a refused request left jobs behind: %s", q)
-				}
-			})
+			args := []string{"--gres=" + c.gres}
+			if c.partition != "" {
+				args = append(args, "-p", c.partition)
+			}
+			refusedAtSubmit(t, cmd, args, c.says)
 		}
 	}
+}
+
+// refusedAtSubmit runs cmd (srun, sbatch or salloc) with args in a subtest and checks
+// that it is refused at once, saying says, never naming a job_desc field, and leaving no
+// job behind.
+func refusedAtSubmit(t *testing.T, cmd string, args []string, says string) {
+	t.Run(cmd+" "+strings.Join(args, " "), func(t *testing.T) {
+		clean(t)
+		args := append([]string{cmd}, args...)
+		if cmd == "sbatch" {
+			args = append(args, "--wrap", "true")
+		} else {
+			args = append(args, "true")
+		}
+		r := slurm(t, 30*time.Second, "", args...)
+		if r.code == 0 {
+			t.Fatalf("%s was accepted: %s", strings.Join(args, " "), r)
+		}
+		if !strings.Contains(r.err, says) || strings.Contains(r.err, "tres_per") {
+			t.Errorf("%s: the user reads\n%s\nwant it to say %q", strings.Join(args, " "), r.err, says)
+		}
+		if r.took > 5*time.Second {
+			t.Errorf("%s: refused only after %v", strings.Join(args, " "), r.took)
+		}
+		if q := strings.TrimSpace(ok(t, "squeue", "-h", "-o", "%i %b")); q != "" {
+			t.Errorf("a refused request left jobs behind: %s", q)
+		}
+	})
 }
 
 // TestScontrolUpdate: job_modify translates gpu:mem and refuses what cannot fit, for a

@@ -2,6 +2,8 @@
 # test/lab/nodes/NODE.json, the fake-NVML file gpumemctl reads; here is only what
 # slurm.conf needs beyond that.
 LAB_NODES=(n1 n2 n3)
+# Node features, for --constraint: the GPU model, and mig for the MIG node.
+LAB_FEATURES=(h100 a100,mig l4)
 LAB_CPUS=16
 LAB_MEMORY_MB=64000
 
@@ -12,7 +14,7 @@ node_lines() {
 	for i in "${!LAB_NODES[@]}"; do
 		n=${LAB_NODES[$i]}
 		gres=$(cat "$dir/$n")
-		echo "NodeName=$n NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((NODE_PORT0 + i)) CPUs=$LAB_CPUS RealMemory=$LAB_MEMORY_MB${gres:+ Gres=$gres} State=UNKNOWN"
+		echo "NodeName=$n NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((NODE_PORT0 + i)) CPUs=$LAB_CPUS RealMemory=$LAB_MEMORY_MB Features=${LAB_FEATURES[$i]}${gres:+ Gres=$gres} State=UNKNOWN"
 	done
 }
 
