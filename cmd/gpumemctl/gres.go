@@ -77,34 +77,46 @@ accepts it (when --slurm-conf is given and slurmd is installed), atomically, kee
 the previous version as gres.conf.prev.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opt, c, err := r.load(cmd)
-			if err != nil {
-				return err
-			}
-			if conf != "" {
-				if err := annotate(conf, &c); err != nil {
-					return err
-				}
+			w := cmd.OutOrStdout()
+			p := gresconf.Pipeline{NodeGresDir: nodeDir, Wrote: func(path string, changed bool) { report(w, path, changed) }}
+			if out != "" && out != "-" {
+				p.Out = out
 			}
 			if invOut != "" {
-				if c, err = writeInventory(cmd.OutOrStdout(), invOut, c, r.src.inventory == ""); err != nil {
+				dir, err := inventoryIsDir(invOut)
+				if err != nil {
 					return err
 				}
-			}
-			data, err := gresconf.Render(c, opt)
-			if err != nil {
-				return err
-			}
-			if nodeDir != "" {
-				if err := writeNodeGres(nodeDir, c, opt); err != nil {
-					return err
+				if dir {
+					// A freshly discovered node joins the others in the directory.
+					p.InventoryDir, p.Merge = invOut, r.src.inventory == ""
+				} else {
+					p.InventoryFile = invOut
 				}
 			}
-			if out == "" || out == "-" {
-				_, err := cmd.OutOrStdout().Write(data)
+			if conf != "" {
+				p.Check = gresconf.CheckWith(conf, nil, func() {
+					fmt.Fprintln(w, "warning: slurmd not installed: gres.conf not validated")
+				})
+			}
+			var opt gresconf.Options
+			p.Render = func() (gresconf.Options, error) { return opt, nil }
+			res, err := p.Run(func() (inventory.Cluster, error) {
+				o, c, err := r.load(cmd)
+				if err != nil {
+					return c, err
+				}
+				opt = o
+				if conf != "" {
+					err = annotate(conf, &c)
+				}
+				return c, err
+			})
+			if err != nil || p.Out != "" {
 				return err
 			}
-			return installGres(cmd.OutOrStdout(), out, data, conf, c)
+			_, err = w.Write(res.Data)
+			return err
 		},
 	}
 	r.add(cmd)
@@ -114,38 +126,6 @@ the previous version as gres.conf.prev.`,
 	fs.StringVar(&conf, "slurm-conf", "", "slurm.conf to validate the new gres.conf against with slurmd -G before installing it")
 	fs.StringVar(&nodeDir, "node-gres", "", "write each node's slurm.conf Gres= value to DIR/NODE")
 	return cmd
-}
-
-// writeInventory installs the inventory and returns the cluster to render: with a
-// directory and a freshly discovered node, every node in that directory.
-func writeInventory(w io.Writer, path string, c inventory.Cluster, merge bool) (inventory.Cluster, error) {
-	dir, err := inventoryIsDir(path)
-	if err != nil {
-		return c, err
-	}
-	if !dir {
-		data, err := c.Encode()
-		if err != nil {
-			return c, err
-		}
-		changed, err := gresconf.Install(path, data, nil)
-		report(w, path, changed, err)
-		return c, err
-	}
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		return c, fmt.Errorf("--inventory-out: %w", err)
-	}
-	for _, n := range c.Nodes {
-		p, changed, err := gresconf.InstallNode(path, n)
-		report(w, p, changed, err)
-		if err != nil {
-			return c, err
-		}
-	}
-	if !merge {
-		return c, nil
-	}
-	return inventory.LoadPath(path)
 }
 
 // inventoryIsDir decides what --inventory-out names, so that a directory that does
@@ -184,50 +164,12 @@ func annotate(conf string, c *inventory.Cluster) error {
 	return nil
 }
 
-func writeNodeGres(dir string, c inventory.Cluster, opt gresconf.Options) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, n := range c.Nodes {
-		g, err := gresconf.NodeGres(n, opt)
-		if err != nil {
-			return err
-		}
-		if _, err := gresconf.Install(filepath.Join(dir, n.Name), []byte(g+"\n"), nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func installGres(w io.Writer, path string, data []byte, conf string, c inventory.Cluster) error {
-	var check func([]byte) error
-	if conf != "" {
-		check = gresconf.CheckWith(conf, nodeNames(c), func() {
-			fmt.Fprintln(w, "warning: slurmd not installed: gres.conf not validated")
-		})
-	}
-	changed, err := gresconf.Install(path, data, check)
-	report(w, path, changed, err)
-	return err
-}
-
-func report(w io.Writer, path string, changed bool, err error) {
-	switch {
-	case err != nil:
-	case changed:
+func report(w io.Writer, path string, changed bool) {
+	if changed {
 		fmt.Fprintf(w, "%s: written\n", path)
-	default:
+	} else {
 		fmt.Fprintf(w, "%s: unchanged\n", path)
 	}
-}
-
-func nodeNames(c inventory.Cluster) []string {
-	var out []string
-	for _, n := range c.Nodes {
-		out = append(out, n.Name)
-	}
-	return out
 }
 
 func newGresCheckCmd() *cobra.Command {

@@ -41,63 +41,55 @@ func (w *gresWriter) maybeWrite(now time.Time) error {
 	return w.write()
 }
 
-// write discovers the GPUs and installs what the options ask for. With
-// WriteInventory, gres.conf covers every node of the inventory directory, so a
+// write runs the gres.conf pipeline on this node's GPUs, as far as the options ask.
+// With WriteInventory, gres.conf covers every node of the inventory directory, so a
 // gres.conf on a shared /etc/slurm describes the whole cluster.
 func (w *gresWriter) write() error {
-	node, err := discover.Node(w.src, discover.OptionsFor(w.src, w.node))
-	if err != nil {
-		return err
-	}
-	c := inventory.Cluster{Nodes: []inventory.Node{node}}
 	conf, confErr := slurmconf.ParseFile(w.opt.Shared.SlurmConf)
-	if confErr == nil {
-		conf.Annotate(&c) // partitions, so the plugins can route by pool
-	}
+	p := gresconf.Pipeline{Out: w.opt.GresConf, Hook: w.runHook}
 	if w.opt.WriteInventory {
-		p, changed, err := gresconf.InstallNode(w.opt.InventoryDir, c.Nodes[0])
-		if err != nil {
-			return err
-		}
-		if changed {
-			w.log.Info("inventory written", "path", p)
-		}
-		if c, err = inventory.LoadPath(w.opt.InventoryDir); err != nil {
-			return err
+		p.InventoryDir, p.Merge = w.opt.InventoryDir, true
+	}
+	var rel gresconf.Release
+	p.Wrote = func(path string, changed bool) {
+		switch {
+		case !changed:
+		case path != w.opt.GresConf:
+			w.log.Info("inventory written", "path", path)
+		default:
+			if confErr != nil {
+				w.log.Warn("gres.conf written without slurmd -G: slurm.conf unreadable", "err", confErr)
+			}
+			w.log.Info("gres.conf written", "path", path, "slurm", rel.String())
 		}
 	}
-	if !w.opt.WriteGres {
-		return nil
-	}
-	rel, err := w.release()
-	if err != nil {
-		return err
-	}
-	data, err := gresconf.Render(c, gresconf.Options{ShardUnitMiB: w.opt.Shared.ShardUnitMiB,
-		DevPrefix: w.opt.GresDevPrefix, Slurm: rel, ShardTypes: w.opt.Shared.ShardTypes == config.ShardTypesPerGPU})
-	if err != nil {
-		return err
+	if w.opt.WriteGres {
+		p.Render = func() (gresconf.Options, error) {
+			var err error
+			rel, err = w.release()
+			return gresconf.Options{ShardUnitMiB: w.opt.Shared.ShardUnitMiB, DevPrefix: w.opt.GresDevPrefix,
+				Slurm: rel, ShardTypes: w.opt.Shared.ShardTypes == config.ShardTypesPerGPU}, err
+		}
 	}
 	// Without slurm.conf slurmd -G has no node to check against; the file still goes
 	// in, since a node that lost its gres.conf is worse off than one with an unchecked one.
-	var check func([]byte) error
 	if confErr == nil {
-		check = gresconf.CheckWith(w.opt.Shared.SlurmConf, []string{w.node}, func() {
+		p.Check = gresconf.CheckWith(w.opt.Shared.SlurmConf, []string{w.node}, func() {
 			w.log.Warn("slurmd not installed: gres.conf written without slurmd -G", "path", w.opt.GresConf)
 		})
 	}
-	changed, err := gresconf.Install(w.opt.GresConf, data, check)
-	if err != nil {
-		return err
-	}
-	if changed {
-		if confErr != nil {
-			w.log.Warn("gres.conf written without slurmd -G: slurm.conf unreadable", "err", confErr)
+	_, err := p.Run(func() (inventory.Cluster, error) {
+		node, err := discover.Node(w.src, discover.OptionsFor(w.src, w.node))
+		if err != nil {
+			return inventory.Cluster{}, err
 		}
-		w.log.Info("gres.conf written", "path", w.opt.GresConf, "slurm", rel.String())
-		w.runHook()
-	}
-	return nil
+		c := inventory.Cluster{Nodes: []inventory.Node{node}}
+		if confErr == nil {
+			conf.Annotate(&c) // partitions, so the plugins can route by pool
+		}
+		return c, nil
+	})
+	return err
 }
 
 // release is the Slurm release gres.conf is for, asked of slurmd once: releases

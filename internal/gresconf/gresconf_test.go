@@ -1,7 +1,6 @@
 package gresconf
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,44 +71,6 @@ func TestRenderRejectsBadOptionsAndInventories(t *testing.T) {
 	out, err := Render(lab(), Options{NoCores: true, ShardUnitMiB: 2048})
 	if err != nil || strings.Contains(string(out), "Cores=") || !strings.Contains(string(out), "Count=39 ") {
 		t.Errorf("NoCores and a 2 GiB unit: %v\n%s", err, out)
-	}
-}
-
-func TestInstallKeepsPreviousAndSkipsUnchanged(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "gres.conf")
-	changed, err := Install(path, []byte("a\n"), nil)
-	if err != nil || !changed {
-		t.Fatalf("first install: %v %v", changed, err)
-	}
-	fi, _ := os.Stat(path)
-	if changed, err := Install(path, []byte("a\n"), func([]byte) error { t.Fatal("checked an unchanged file"); return nil }); err != nil || changed {
-		t.Fatalf("unchanged install: %v %v", changed, err)
-	}
-	if fi2, _ := os.Stat(path); !fi2.ModTime().Equal(fi.ModTime()) {
-		t.Error("an unchanged file was rewritten")
-	}
-	if changed, err := Install(path, []byte("b\n"), nil); err != nil || !changed {
-		t.Fatalf("second install: %v %v", changed, err)
-	}
-	if prev, _ := os.ReadFile(path + PrevSuffix); string(prev) != "a\n" {
-		t.Errorf("prev = %q; want the old file", prev)
-	}
-	rejected := errors.New("slurmd says no")
-	if _, err := Install(path, []byte("broken\n"), func([]byte) error { return rejected }); !errors.Is(err, rejected) {
-		t.Fatalf("rejected install: %v", err)
-	}
-	if cur, _ := os.ReadFile(path); string(cur) != "b\n" {
-		t.Errorf("after a rejected install the file is %q; want the last good one", cur)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 2 {
-		t.Errorf("left %d files behind; want gres.conf and gres.conf.prev", len(entries))
-	}
-}
-
-func TestInstallIntoMissingDirFailsCleanly(t *testing.T) {
-	if _, err := Install(filepath.Join(t.TempDir(), "no", "gres.conf"), []byte("x"), nil); err == nil {
-		t.Fatal("installed into a missing directory")
 	}
 }
 
@@ -229,26 +190,10 @@ func slurmdAccepts(t *testing.T, typed bool) {
 	}
 }
 
-func TestInstallNodeWritesWhatLoadPathReads(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "gpumem.d")
-	n := lab().Nodes[1]
-	p, changed, err := InstallNode(dir, n)
-	if err != nil || !changed || p != filepath.Join(dir, "n1.json") {
-		t.Fatalf("InstallNode = %s, %v, %v", p, changed, err)
-	}
-	if _, changed, _ := InstallNode(dir, n); changed {
-		t.Error("an unchanged node was rewritten")
-	}
-	c, err := inventory.LoadPath(dir)
-	if err != nil || len(c.Nodes) != 1 || c.Nodes[0].GPUs[1].Cores != "4-7" {
-		t.Fatalf("LoadPath = %+v, %v", c, err)
-	}
-}
-
 func TestCheckWithoutSlurmdWarnsAndPasses(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	warned := false
-	if err := CheckWith("/etc/slurm/slurm.conf", []string{"n1"}, func() { warned = true })([]byte("x")); err != nil || !warned {
+	if err := CheckWith("/etc/slurm/slurm.conf", []string{"n1"}, func() { warned = true })(lab(), []byte("x")); err != nil || !warned {
 		t.Fatalf("without slurmd: err %v, warned %v", err, warned)
 	}
 }

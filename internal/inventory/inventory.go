@@ -75,20 +75,35 @@ func Load(path string) (Cluster, error) {
 	return Decode(b)
 }
 
-// Decode parses and validates a JSON inventory.
-func Decode(b []byte) (Cluster, error) {
-	var c Cluster
-	if err := json.Unmarshal(b, &c); err != nil {
-		return Cluster{}, fmt.Errorf("inventory: %w", err)
-	}
-	return c, c.Validate()
+// FormatVersion is the version of the inventory file format: gpumemd on each node
+// writes it and the plugins and gpumemctl of another release may read it. A file
+// without a version predates the field and is version 1.
+const FormatVersion = 1
+
+// file is the inventory as a file holds it.
+type file struct {
+	Version int `json:"version,omitempty"`
+	Cluster
 }
 
-// Encode renders the inventory as stable, indented JSON (nodes sorted by name).
+// Decode parses and validates a JSON inventory.
+func Decode(b []byte) (Cluster, error) {
+	var f file
+	if err := json.Unmarshal(b, &f); err != nil {
+		return Cluster{}, fmt.Errorf("inventory: %w", err)
+	}
+	if f.Version < 0 || f.Version > FormatVersion {
+		return Cluster{}, fmt.Errorf("inventory: format version %d; this gpumem reads versions 1 to %d: upgrade gpumem here to the release of the gpumemd that wrote it", f.Version, FormatVersion)
+	}
+	return f.Cluster, f.Cluster.Validate()
+}
+
+// Encode renders the inventory as stable, indented JSON (nodes sorted by name),
+// carrying FormatVersion.
 func (c Cluster) Encode() ([]byte, error) {
 	c.Nodes = append([]Node(nil), c.Nodes...)
 	sort.Slice(c.Nodes, func(i, j int) bool { return c.Nodes[i].Name < c.Nodes[j].Name })
-	b, err := json.MarshalIndent(c, "", "  ")
+	b, err := json.MarshalIndent(file{FormatVersion, c}, "", "  ")
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,9 @@ import (
 // the sizes to keep room for. The plugin places shard jobs on it, plus its own pins
 // made after Taken, when gpumem.conf says ShardTypes = per-gpu.
 type Snapshot struct {
+	// Version is the format version (SnapshotVersion when written); a snapshot without
+	// one predates the field and is version 1.
+	Version int `json:"version,omitempty"`
 	// Taken is when steer began reading Slurm: pins the plugin made before it are in
 	// the snapshot, later ones are not.
 	Taken time.Time `json:"taken"`
@@ -23,6 +26,10 @@ type Snapshot struct {
 	GPUs  []GPUUse `json:"gpus"`
 }
 
+// SnapshotVersion is the version of the snapshot format: steer and the plugin may be
+// of different releases.
+const SnapshotVersion = 1
+
 // GPUUse is the shards taken on one GPU, by node and NVML index.
 type GPUUse struct {
 	Node   string `json:"node"`
@@ -30,8 +37,9 @@ type GPUUse struct {
 	Shards int64  `json:"shards"`
 }
 
-// Encode renders the snapshot as JSON, one line.
+// Encode renders the snapshot as JSON, one line, carrying SnapshotVersion.
 func (s Snapshot) Encode() ([]byte, error) {
+	s.Version = SnapshotVersion
 	b, err := json.Marshal(s)
 	return append(b, '\n'), err
 }
@@ -41,6 +49,9 @@ func DecodeSnapshot(b []byte) (Snapshot, error) {
 	var s Snapshot
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("usage snapshot: %w; want the JSON gpumemctl steer --snapshot writes", err)
+	}
+	if s.Version < 0 || s.Version > SnapshotVersion {
+		return s, fmt.Errorf("usage snapshot: format version %d; this gpumem reads versions 1 to %d: run the gpumemctl steer of this release", s.Version, SnapshotVersion)
 	}
 	if s.Taken.IsZero() {
 		return s, errors.New("usage snapshot: no \"taken\" time; want the JSON gpumemctl steer --snapshot writes")

@@ -45,14 +45,19 @@ func TestSnapshotHoldsRunningAndPinnedShards(t *testing.T) {
 	}
 	// GPU 1 of n3 is shard index 0 there (GPU 0 is MIG): the snapshot names NVML indices.
 	want := []GPUUse{{"n1", 0, 80}, {"n1", 1, 30}, {"n3", 1, 14}}
-	if !reflect.DeepEqual(back.GPUs, want) || !back.Taken.Equal(taken) || !reflect.DeepEqual(back.Sizes, []int64{20, 5}) {
+	if !reflect.DeepEqual(back.GPUs, want) || !back.Taken.Equal(taken) || !reflect.DeepEqual(back.Sizes, []int64{20, 5}) || back.Version != SnapshotVersion {
 		t.Errorf("snapshot %s read back as %+v; want GPUs %+v taken %s", b, back, want, taken)
+	}
+	if s, err := DecodeSnapshot([]byte(`{"taken": "2026-11-30T17:00:00Z", "gpus": [{"node": "n1", "gpu": 0, "shards": 1}]}`)); err != nil || len(s.GPUs) != 1 {
+		t.Errorf("a snapshot without a version (version 1): %+v, %v", s, err)
 	}
 	for in, msg := range map[string]string{
 		`{"gpus": []}`: `no "taken" time`,
 		`{"taken": "2026-11-30T17:00:00Z", "sizes": [0]}`:                                  "size 0",
 		`{"taken": "2026-11-30T17:00:00Z", "gpus": [{"node": "", "gpu": 0, "shards": 1}]}`: "want a node",
 		`[1, 2]`: "want the JSON gpumemctl steer --snapshot writes",
+		`{"version": 2, "taken": "2026-11-30T17:00:00Z", "gpus": []}`:  "format version 2; this gpumem reads versions 1 to 1",
+		`{"version": -1, "taken": "2026-11-30T17:00:00Z", "gpus": []}`: "format version -1",
 	} {
 		if _, err := DecodeSnapshot([]byte(in)); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("DecodeSnapshot(%s): %v; want %q", in, err, msg)

@@ -1,0 +1,113 @@
+// Package atomicfile replaces files that other processes read (gres.conf, the per-node
+// inventory, the steering snapshot) so that a reader sees the old file or the new one,
+// never a torn or empty one, and so that gpumem, running as root, never writes through
+// a link someone else placed.
+package atomicfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// PrevSuffix names the previous version Install keeps: gres.conf -> gres.conf.prev.
+const PrevSuffix = ".prev"
+
+// Write puts data at path with mode perm: it writes a temporary file of its own in
+// path's directory (a dot-name, so *.json globs never see a half-written file), syncs
+// it, renames it over path and syncs the directory. A path that is a symbolic link is
+// refused, not replaced: an admin who linked it meant it to stay a link.
+func Write(path string, data []byte, perm fs.FileMode) (err error) {
+	if err := notLink(path); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync() // make the rename itself durable; best effort on filesystems without it
+		d.Close()
+	}
+	return nil
+}
+
+// Install puts data at path (mode 0644) unless the file already holds exactly that.
+// check, when not nil, must accept data first. The old file is kept at
+// path+PrevSuffix. It reports whether anything changed.
+func Install(path string, data []byte, check func([]byte) error) (bool, error) {
+	old, err := Read(path)
+	switch {
+	case err == nil && bytes.Equal(old, data):
+		return false, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return false, fmt.Errorf("install %s: %w", path, err)
+	}
+	if check != nil {
+		if err := check(data); err != nil {
+			return false, fmt.Errorf("install %s: not replaced: %w", path, err)
+		}
+	}
+	if err == nil {
+		if err := Write(path+PrevSuffix, old, 0o644); err != nil {
+			return false, fmt.Errorf("install %s: keeping the previous version: %w", path, err)
+		}
+	}
+	if err := Write(path, data, 0o644); err != nil {
+		return false, fmt.Errorf("install %s: %w", path, err)
+	}
+	return true, nil
+}
+
+// Read reads a file gpumem wrote, without following a symbolic link at path.
+func Read(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, linkError(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+func notLink(path string) error {
+	fi, err := os.Lstat(path)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return linkError(path)
+	}
+	return nil
+}
+
+func linkError(path string) error {
+	to, _ := os.Readlink(path)
+	return fmt.Errorf("%s is a symbolic link (to %q); gpumem does not replace links: remove it, or point gpumem at the file itself", path, to)
+}
