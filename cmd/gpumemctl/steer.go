@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"os/signal"
 	"slices"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/steer"
 )
 
@@ -116,21 +116,30 @@ func readView(ctx context.Context, f *steerFlags) (*steerView, error) {
 		return nil, err
 	}
 	taken := time.Now()
-	jobs, err := slurmOut(ctx, "scontrol", "-d", "-o", "show", "job")
+	reader := slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")}
+	jobs, err := reader.Show(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	uses, err := steer.ParseJobs(jobs)
+	for _, bad := range jobs.Bad {
+		// A record that cannot be read is left out; Slurm still holds its GPUs.
+		fmt.Fprintf(os.Stderr, "steer: %v\n", bad)
+	}
+	var uses []steer.Use
+	for _, u := range jobs.Uses() {
+		uses = append(uses, steer.Use(u))
+	}
+	queue, err := slurmOut(ctx, "squeue", "-h", "-t", "PD", "-o", slurmcli.PendingFormat)
 	if err != nil {
 		return nil, err
 	}
-	queue, err := slurmOut(ctx, "squeue", "-h", "-t", "PD", "-o", steer.PendingFormat)
+	queued, err := slurmcli.ParsePending(queue, time.Local)
 	if err != nil {
 		return nil, err
 	}
-	pending, err := steer.ParsePending(queue, time.Local)
-	if err != nil {
-		return nil, err
+	pending := make([]steer.Pending, len(queued))
+	for i, p := range queued {
+		pending[i] = steer.Pending(p)
 	}
 	cl := steer.NewCluster(inv, func(mib int64) int64 { return shard.PerGPU(mib, f.unitMiB) })
 	if err := cl.Apply(uses); err != nil {
@@ -243,7 +252,7 @@ func steerOnce(ctx context.Context, f *steerFlags, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	now, err := steer.ParseNodes(out)
+	now, err := slurmcli.ParseNodes(out)
 	if err != nil {
 		return err
 	}
@@ -279,17 +288,11 @@ func steerOnce(ctx context.Context, f *steerFlags, w io.Writer) error {
 // slurmOut runs a Slurm client command with a deadline, so a hung controller never
 // hangs the steering loop.
 func slurmOut(ctx context.Context, name string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, name, args...).Output()
-	if err != nil {
-		msg := err.Error()
-		if ee, ok := err.(*exec.ExitError); ok && len(ee.Stderr) > 0 {
-			msg = strings.TrimSpace(string(ee.Stderr))
-		}
-		return "", fmt.Errorf("%s %s: %s", name, strings.Join(args, " "), msg)
-	}
-	return string(out), nil
+	return slurmRunner(name).Run(ctx, args...)
+}
+
+func slurmRunner(name string) slurmcli.Runner {
+	return slurmcli.Runner{Path: name, Timeout: 30 * time.Second}
 }
 
 func newSteerReportCmd(f *steerFlags) *cobra.Command {

@@ -24,9 +24,9 @@ type daemon struct {
 	exporter *metrics.Exporter
 	enforcer *usage.Enforcer
 	monitor  *health.Monitor
-	hist     *history.Store // nil without history
-	procfs   usage.Procfs
-	allocs   *usage.Allocations // what Slurm allocated each job on this node
+	hist     *history.Store  // nil without history
+	owners   *usage.Owners   // which job runs each GPU process, and what it was given
+	notifier *usage.Notifier // nil unless jobs are told of warnings
 	xids     chan health.XIDEvent
 	gres     *gresWriter // nil unless gres.conf or the inventory is written
 
@@ -67,7 +67,7 @@ func (d *daemon) poll(now time.Time) {
 	var jobs []usage.Job
 	var unattributed map[int]uint64
 	if sampleErr == nil {
-		owner, _ := d.allocs.Owners(snap, d.procfs.Owner, now)
+		owner, _ := d.owners.Owners(context.Background(), snap, now)
 		jobs, unattributed = usage.Account(snap, owner, d.unit)
 		for _, a := range d.enforcer.Step(jobs, now) {
 			d.actions[a.Kind]++
@@ -102,8 +102,8 @@ func (d *daemon) poll(now time.Time) {
 		Polls:            d.polls,
 		PollErrors:       maps.Clone(d.pollErrors),
 		PollDuration:     time.Since(start),
-		EnvAllocJobs:     d.allocs.EnvJobs,
-		AllocQueryErrors: d.allocs.Failures,
+		UnknownAllocJobs: d.owners.Unreadable,
+		AllocQueryErrors: d.owners.Failures,
 		Unit:             d.unit,
 		FragSizes:        fragSizes(d.opt.FragmentationSizesMiB),
 	})

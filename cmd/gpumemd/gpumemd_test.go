@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/history/api"
+	"github.com/gpumem/gpumem/internal/slurmcli/slurmtest"
 )
 
 // node writes a fake node file: two H100s, GPU 0 running pid with usedMiB, GPU 1 lost
@@ -103,7 +104,7 @@ func TestSidecarEndToEnd(t *testing.T) {
 	})
 	dir := t.TempDir()
 	job := exec.Command("sleep", "300")
-	// The job claims 80 shards; Slurm (the fake scontrol below) gave it 10.
+	// The job claims 80 shards; Slurm gave it 10.
 	job.Env = []string{"SLURM_JOB_ID=501", "SLURM_SHARDS_ON_NODE=80"}
 	if err := job.Start(); err != nil {
 		t.Fatal(err)
@@ -114,14 +115,18 @@ func TestSidecarEndToEnd(t *testing.T) {
 
 	fake := filepath.Join(dir, "node.json")
 	node(t, fake, job.Process.Pid, 12*1024, false)
-	calls := filepath.Join(dir, "scontrol.log")
-	scontrol := filepath.Join(dir, "scontrol")
-	os.WriteFile(scontrol, []byte(`#!/bin/sh
-if [ "$*" = "-d -o show job" ]; then
-	echo "JobId=501 JobName=wrap JobState=RUNNING NumCPUs=1 JOB_GRES=shard:10   Nodes=t1 CPU_IDs=0 Mem=0 GRES=shard:10(10/80,0/80) MinCPUsNode=1"
-	exit 0
-fi
-echo "$*" >> `+calls+"\n"), 0o755)
+	slurm := slurmtest.New(t, false)
+	slurm.SetJobs(slurmtest.Job{ID: "501", UID: os.Getuid(), Node: "t1", GPU: 0, Shards: 10, PIDs: []int{job.Process.Pid}})
+	scontrol := slurm.Scontrol
+	nodeCalls := func() string {
+		var out []string
+		for _, l := range strings.Split(slurm.Calls(), "\n") {
+			if strings.HasPrefix(l, "update") || strings.HasPrefix(l, "show node") {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
 	conf := filepath.Join(dir, "gpumem.conf")
 	os.WriteFile(conf, []byte("ShardUnit = 1GiB\nSlurmConf = "+filepath.Join(dir, "no-slurm.conf")+"\n[gpumemd]\nUsagePolicy = kill\nUsageGrace = 600ms\n"), 0o644)
 
@@ -186,18 +191,17 @@ echo "$*" >> `+calls+"\n"), 0o755)
 
 	// A lost GPU drains the node, its return resumes it.
 	node(t, fake, job.Process.Pid, 0, true)
-	if !eventually(5*time.Second, func() bool { b, _ := os.ReadFile(calls); return strings.Contains(string(b), "state=drain") }) {
+	if !eventually(5*time.Second, func() bool { return strings.Contains(nodeCalls(), "state=drain") }) {
 		t.Fatal("lost GPU 1 did not drain the node")
 	}
 	if m := scrape(t, base+"/metrics"); !strings.Contains(m, "gpumem_sidecar_healthy 0") || !strings.Contains(m, "gpumem_sidecar_node_drained 1") {
 		t.Error("lost GPU not shown in gpumem_sidecar_healthy / node_drained")
 	}
 	node(t, fake, job.Process.Pid, 0, false)
-	if !eventually(5*time.Second, func() bool { b, _ := os.ReadFile(calls); return strings.Contains(string(b), "state=resume") }) {
+	if !eventually(5*time.Second, func() bool { return strings.Contains(nodeCalls(), "state=resume") }) {
 		t.Fatal("node not resumed after GPU 1 came back")
 	}
-	b, _ := os.ReadFile(calls)
-	if want := "show node t1 -o\nupdate nodename=t1 state=drain reason=gpumem: GPU 1 lost"; !strings.HasPrefix(string(b), want) {
+	if b, want := nodeCalls(), "show node t1 -o\nupdate nodename=t1 state=drain reason=gpumem: GPU 1 lost"; !strings.HasPrefix(b, want) {
 		t.Errorf("scontrol calls %q; want to start with %q (a look for an earlier drain, then the drain)", b, want)
 	}
 

@@ -22,6 +22,7 @@ import (
 	"github.com/gpumem/gpumem/internal/history"
 	"github.com/gpumem/gpumem/internal/metrics"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
+	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/usage"
 	"github.com/gpumem/gpumem/internal/version"
 )
@@ -108,6 +109,10 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 	log.Info("gpumemd started", "version", version.String(), "node", node, "nvml", src.Spec, "listen", ln.Addr().String(),
 		"poll", opt.PollInterval, "policy", opt.UsagePolicy, "drain", opt.Drain, "gres", opt.WriteGres)
 
+	if d.notifier != nil {
+		notified := d.notifier.Start(pollCtx)
+		defer func() { <-notified }()
+	}
 	pollDone := make(chan struct{})
 	go func() { d.run(pollCtx); close(pollDone) }()
 	var serveErr error
@@ -144,16 +149,25 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 	d := &daemon{
 		opt: opt, node: node, unit: unit, src: src, log: log,
 		exporter:   metrics.NewExporter(),
-		procfs:     usage.Procfs{Root: "/proc"},
 		xids:       make(chan health.XIDEvent, 64),
 		pollErrors: map[string]uint64{}, actions: map[string]uint64{}, lastErr: map[string]string{},
 	}
-	// Bounded well under a poll: a hung slurmctld leaves jobs on their environment's
-	// allocation for a minute instead of stalling measurement and health.
-	d.allocs = &usage.Allocations{Node: node, Query: usage.Scontrol(opt.Scontrol), Timeout: 5 * time.Second, Log: log}
-	d.enforcer = &usage.Enforcer{Policy: opt.UsagePolicy, Grace: opt.UsageGrace, Notify: opt.UsageNotify,
-		Owner: d.procfs.Owner, Proc: d.procfs.Root}
-	d.monitor = &health.Monitor{Node: node, Drainer: health.Scontrol{Path: opt.Scontrol},
+	// Bounded well under a poll: a hung slurmctld leaves the GPU processes no job's
+	// (measured, never acted on) instead of stalling measurement and health.
+	scontrol := slurmcli.Scontrol(opt.Scontrol)
+	scontrol.Timeout = 5 * time.Second
+	squeue := slurmcli.Squeue(siblingSqueue(opt.Scontrol))
+	squeue.Timeout = scontrol.Timeout
+	d.owners = &usage.Owners{Node: node, Scontrol: scontrol, Squeue: squeue, Log: log}
+	d.enforcer = &usage.Enforcer{Policy: opt.UsagePolicy, Grace: opt.UsageGrace,
+		Confirm: func(job string, pids []int) (map[int]bool, error) {
+			return d.owners.Confirm(context.Background(), job, pids)
+		}}
+	if opt.UsageNotify {
+		d.notifier = &usage.Notifier{Scontrol: scontrol, Log: log}
+		d.enforcer.Tell = d.notifier.Tell
+	}
+	d.monitor = &health.Monitor{Node: node, Drainer: health.Scontrol{Run: slurmcli.Scontrol(opt.Scontrol)},
 		Drain: opt.Drain, Resume: opt.Resume, XIDHold: opt.XIDHold}
 	if opt.CriticalXIDs != nil {
 		d.monitor.Critical = map[int]bool{}
@@ -176,6 +190,18 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 		d.gres = newGresWriter(opt, node, src, log)
 	}
 	return d, nil
+}
+
+// siblingSqueue is the squeue beside the configured scontrol (a site's own Slurm
+// prefix), or squeue from PATH.
+func siblingSqueue(scontrol string) string {
+	if dir := dirOf(scontrol); strings.Contains(scontrol, "/") {
+		p := dir + "/squeue"
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "squeue"
 }
 
 func dirOf(path string) string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
+	"github.com/gpumem/gpumem/internal/slurmcli/slurmtest"
 )
 
 // BenchmarkPoll is one poll of a fake 8-GPU node with four jobs: NVML reads, /proc
@@ -22,7 +22,8 @@ import (
 func BenchmarkPoll(b *testing.B) {
 	dir := b.TempDir()
 	var gpus []string
-	var jobsOut string
+	slurm := slurmtest.New(b, false)
+	var jobs []slurmtest.Job
 	for i := 0; i < 8; i++ {
 		procs := ""
 		if i < 4 {
@@ -32,7 +33,7 @@ func BenchmarkPoll(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer func() { job.Process.Kill(); job.Wait() }()
-			jobsOut += fmt.Sprintf("JobId=%d JobState=RUNNING   Nodes=bench CPU_IDs=0 Mem=0 GRES=shard:10(IDX:%d)\n", 900+i, i)
+			jobs = append(jobs, slurmtest.Job{ID: fmt.Sprint(900 + i), UID: os.Getuid(), Node: "bench", GPU: i, Shards: 10, PIDs: []int{job.Process.Pid}})
 			procs = fmt.Sprintf(`{"pid": %d, "used_mib": %d}`, job.Process.Pid, 4096*(i+1))
 		}
 		gpus = append(gpus, fmt.Sprintf(`{"model": "h100", "temperature_c": 40, "power_mw": 250000, "processes": [%s]}`, procs))
@@ -46,12 +47,13 @@ func BenchmarkPoll(b *testing.B) {
 	defer src.Close()
 	opt := options{Gpumemd: config.DefaultGpumemd(), Shared: config.Default()}
 	opt.HistoryDB = filepath.Join(dir, "history.db")
+	slurm.SetJobs(jobs...)
+	opt.Scontrol = slurm.Scontrol
 	d, err := newDaemon(opt, "bench", src, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer d.hist.Close()
-	d.allocs.Query = func(context.Context) (string, error) { return jobsOut, nil }
 	if d.poll(time.Unix(1_699_999_999, 0)); len(d.exporter.State().Jobs) != 4 {
 		b.Fatalf("%d jobs seen, want 4", len(d.exporter.State().Jobs))
 	}

@@ -30,11 +30,12 @@ type State struct {
 	Polls        uint64
 	PollErrors   map[string]uint64 // stage -> failed polls since start
 	PollDuration time.Duration
-	// EnvAllocJobs counts the jobs whose allocation was taken from their own environment
-	// because Slurm could not be asked; AllocQueryErrors the failed questions to Slurm.
-	EnvAllocJobs, AllocQueryErrors uint64
-	Unit                           uint64   // bytes of one shard
-	FragSizes                      []uint64 // request sizes, in bytes, that fragmentation is measured against
+	// UnknownAllocJobs counts the jobs Slurm runs here whose allocation could not be
+	// read from Slurm (measured, never acted on); AllocQueryErrors the failed questions
+	// to Slurm.
+	UnknownAllocJobs, AllocQueryErrors uint64
+	Unit                               uint64   // bytes of one shard
+	FragSizes                          []uint64 // request sizes, in bytes, that fragmentation is measured against
 }
 
 // collector is one concern's metrics.

@@ -58,15 +58,15 @@ func pollState() *State {
 			{ID: "41", Kind: usage.KindShard, Alloc: 25 * gib, Used: 28 * gib, GPUs: []usage.JobGPU{{GPU: 0, Used: 28 * gib, Alloc: 25 * gib, PIDs: []int{9}}}},
 			{ID: "42", Kind: usage.KindMIG, Alloc: 40 * gib, Used: 10 * gib, GPUs: []usage.JobGPU{{GPU: 2, Used: 10 * gib, Alloc: 40 * gib}}},
 		},
-		Unattributed: map[int]uint64{0: 2 * gib},
-		Health:       health.Status{Healthy: true},
-		XIDs:         map[[2]int]uint64{{1, 43}: 2},
-		Actions:      map[string]uint64{"warn": 1},
-		Polls:        12,
-		PollErrors:   map[string]uint64{"history": 1},
-		PollDuration: 3 * time.Millisecond,
-		FragSizes:    []uint64{10 * gib, 20 * gib},
-		EnvAllocJobs: 2,
+		Unattributed:     map[int]uint64{0: 2 * gib},
+		Health:           health.Status{Healthy: true},
+		XIDs:             map[[2]int]uint64{{1, 43}: 2},
+		Actions:          map[string]uint64{"warn": 1},
+		Polls:            12,
+		PollErrors:       map[string]uint64{"history": 1},
+		PollDuration:     3 * time.Millisecond,
+		FragSizes:        []uint64{10 * gib, 20 * gib},
+		UnknownAllocJobs: 2,
 	}
 }
 
@@ -88,15 +88,15 @@ gpumem_node_fragmented_memory_bytes 5.36870912e+09
 # TYPE gpumem_job_over_allocation gauge
 gpumem_job_over_allocation{jobid="41"} 1
 gpumem_job_over_allocation{jobid="42"} 0
-# HELP gpumem_sidecar_env_allocation_jobs_total Jobs since start whose allocation was read from their own environment (which the job controls) because Slurm could not be asked.
-# TYPE gpumem_sidecar_env_allocation_jobs_total counter
-gpumem_sidecar_env_allocation_jobs_total 2
+# HELP gpumem_sidecar_unknown_allocation_jobs_total Jobs since start that Slurm runs on this node but whose allocation could not be read from Slurm; they are measured and never acted on.
+# TYPE gpumem_sidecar_unknown_allocation_jobs_total counter
+gpumem_sidecar_unknown_allocation_jobs_total 2
 `
 	// GPU 0: 80 - max(25 allocated, 35 used) = 45 GiB, of which 5 GiB no 10 or 20 GiB
 	// request can use; GPU 1: 80 GiB; MIG GPU 2 left out.
 	if err := testutil.CollectAndCompare(e, strings.NewReader(want),
 		"gpumem_node_available_memory_bytes", "gpumem_node_fragmented_memory_bytes", "gpumem_job_over_allocation",
-		"gpumem_sidecar_env_allocation_jobs_total"); err != nil {
+		"gpumem_sidecar_unknown_allocation_jobs_total"); err != nil {
 		t.Fatal(err)
 	}
 	if n := testutil.CollectAndCount(e, "gpumem_gpu_temperature_celsius"); n != 2 {

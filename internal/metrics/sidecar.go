@@ -5,7 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // sidecarCollector reports gpumemd's own health: whether the node is fit for jobs, what
 // it did about it, and how its polls go.
 type sidecarCollector struct {
-	healthy, problems, drained, polls, errs, duration, envAlloc, allocErrs *prometheus.Desc
+	healthy, problems, drained, polls, errs, duration, unknownAlloc, allocErrs *prometheus.Desc
 }
 
 func newSidecarCollector() *sidecarCollector {
@@ -13,19 +13,19 @@ func newSidecarCollector() *sidecarCollector {
 		return prometheus.NewDesc(namespace+"_sidecar_"+name, help, labels, nil)
 	}
 	return &sidecarCollector{
-		healthy:   d("healthy", "1 when NVML answers, no GPU is lost and no critical XID is held."),
-		problems:  d("health_problems", "Health problems found by the last poll."),
-		drained:   d("node_drained", "1 while gpumemd holds the node drained in Slurm."),
-		polls:     d("polls_total", "Polls since gpumemd started."),
-		errs:      d("poll_errors_total", "Polls since start in which a stage failed (nvml, gres, health, history).", "stage"),
-		duration:  d("poll_duration_seconds", "Time the last poll took."),
-		envAlloc:  d("env_allocation_jobs_total", "Jobs since start whose allocation was read from their own environment (which the job controls) because Slurm could not be asked."),
-		allocErrs: d("allocation_query_errors_total", "Failed questions to Slurm (scontrol) for the jobs' allocations since start."),
+		healthy:      d("healthy", "1 when NVML answers, no GPU is lost and no critical XID is held."),
+		problems:     d("health_problems", "Health problems found by the last poll."),
+		drained:      d("node_drained", "1 while gpumemd holds the node drained in Slurm."),
+		polls:        d("polls_total", "Polls since gpumemd started."),
+		errs:         d("poll_errors_total", "Polls since start in which a stage failed (nvml, gres, health, history).", "stage"),
+		duration:     d("poll_duration_seconds", "Time the last poll took."),
+		unknownAlloc: d("unknown_allocation_jobs_total", "Jobs since start that Slurm runs on this node but whose allocation could not be read from Slurm; they are measured and never acted on."),
+		allocErrs:    d("allocation_query_errors_total", "Failed questions to Slurm (scontrol) for the jobs' allocations since start."),
 	}
 }
 
 func (c *sidecarCollector) describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.healthy, c.problems, c.drained, c.polls, c.errs, c.duration, c.envAlloc, c.allocErrs} {
+	for _, d := range []*prometheus.Desc{c.healthy, c.problems, c.drained, c.polls, c.errs, c.duration, c.unknownAlloc, c.allocErrs} {
 		ch <- d
 	}
 }
@@ -42,7 +42,7 @@ func (c *sidecarCollector) collect(st *State, ch chan<- prometheus.Metric) error
 		ch <- prometheus.MustNewConstMetric(c.errs, prometheus.CounterValue, float64(st.PollErrors[s]), s)
 	}
 	ch <- prometheus.MustNewConstMetric(c.duration, prometheus.GaugeValue, st.PollDuration.Seconds())
-	ch <- prometheus.MustNewConstMetric(c.envAlloc, prometheus.CounterValue, float64(st.EnvAllocJobs))
+	ch <- prometheus.MustNewConstMetric(c.unknownAlloc, prometheus.CounterValue, float64(st.UnknownAllocJobs))
 	ch <- prometheus.MustNewConstMetric(c.allocErrs, prometheus.CounterValue, float64(st.AllocQueryErrors))
 	return nil
 }

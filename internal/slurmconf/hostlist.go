@@ -1,33 +1,47 @@
 package slurmconf
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 )
 
-// maxHosts bounds an expansion so that a typo like n[1-1000000000] is an error, not an
-// out-of-memory inside slurmctld.
-const maxHosts = 1 << 20
+// MaxHosts bounds an expansion of slurm.conf so that a typo like n[1-1000000000] is an
+// error, not an out-of-memory inside slurmctld.
+const MaxHosts = 1 << 20
 
 // ExpandHostlist expands a Slurm host list such as "n[1-3,5],gpu[01-02]" or
-// "r[1-2]n[1-2]" into names, in order. Zero padding of a range is kept (gpu01, gpu02).
-func ExpandHostlist(s string) ([]string, error) {
+// "r[1-2]n[1-2]" into names, in order, at most MaxHosts of them. Zero padding of a
+// range is kept (gpu01, gpu02).
+func ExpandHostlist(s string) ([]string, error) { return ExpandHostlistMax(s, MaxHosts) }
+
+// ExpandHostlistMax is ExpandHostlist with its own bound: a list that names more than
+// max hosts is an error before more than max names are made, so a reader of Slurm's
+// output sizes it to the cluster rather than to what a string can express.
+func ExpandHostlistMax(s string, max int) ([]string, error) {
 	var out []string
 	for _, item := range splitTop(s) {
 		if item == "" {
 			continue
 		}
-		names, err := expandOne(item)
+		names, err := expandOne(item, max-len(out))
+		if errors.Is(err, errTooMany) {
+			return nil, fmt.Errorf("host list %q: more than %d hosts", clip(s), max)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("host list %q: %w", s, err)
+			return nil, fmt.Errorf("host list %q: %w", clip(s), err)
 		}
 		out = append(out, names...)
-		if len(out) > maxHosts {
-			return nil, fmt.Errorf("host list %q: more than %d hosts", s, maxHosts)
-		}
 	}
 	return out, nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
 }
 
 // splitTop splits on commas outside brackets.
@@ -50,32 +64,36 @@ func splitTop(s string) []string {
 	return append(parts, strings.TrimSpace(s[start:]))
 }
 
-func expandOne(item string) ([]string, error) {
+// expandOne expands one item of a list into at most max names.
+func expandOne(item string, max int) ([]string, error) {
 	open := strings.IndexByte(item, '[')
 	if open < 0 {
 		if strings.ContainsRune(item, ']') {
-			return nil, fmt.Errorf("%q: ']' without '['", item)
+			return nil, fmt.Errorf("%q: ']' without '['", clip(item))
+		}
+		if max < 1 {
+			return nil, errTooMany
 		}
 		return []string{item}, nil
 	}
 	end := strings.IndexByte(item[open:], ']')
 	if end < 0 {
-		return nil, fmt.Errorf("%q: '[' without ']'", item)
+		return nil, fmt.Errorf("%q: '[' without ']'", clip(item))
 	}
 	end += open
 	prefix, ranges, rest := item[:open], item[open+1:end], item[end+1:]
-	tails, err := expandOne(rest)
+	tails, err := expandOne(rest, max)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, r := range strings.Split(ranges, ",") {
-		nums, err := expandRange(strings.TrimSpace(r))
+		nums, err := expandRange(strings.TrimSpace(r), max)
 		if err != nil {
-			return nil, fmt.Errorf("%q: %w", item, err)
+			return nil, fmt.Errorf("%q: %w", clip(item), err)
 		}
-		if len(out)+len(nums)*len(tails) > maxHosts {
-			return nil, fmt.Errorf("%q: more than %d hosts", item, maxHosts)
+		if len(out)+len(nums)*len(tails) > max {
+			return nil, errTooMany
 		}
 		for _, n := range nums {
 			for _, t := range tails {
@@ -87,7 +105,8 @@ func expandOne(item string) ([]string, error) {
 }
 
 // expandRange expands "1-3" or "07" into numbers, padded to the width of the low end.
-func expandRange(r string) ([]string, error) {
+// Past max numbers it stops with an error.
+func expandRange(r string, max int) ([]string, error) {
 	lo, hi, isRange := strings.Cut(r, "-")
 	a, err := strconv.Atoi(lo)
 	if err != nil || a < 0 {
@@ -99,8 +118,8 @@ func expandRange(r string) ([]string, error) {
 			return nil, fmt.Errorf("%q is not a range like 1-4", r)
 		}
 	}
-	if b-a >= maxHosts {
-		return nil, fmt.Errorf("%q: more than %d hosts", r, maxHosts)
+	if b-a >= max {
+		return nil, errTooMany
 	}
 	width := 0
 	if len(lo) > 1 && lo[0] == '0' {
@@ -112,3 +131,6 @@ func expandRange(r string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// errTooMany stops an expansion at its bound; ExpandHostlistMax names the bound.
+var errTooMany = errors.New("too many hosts")

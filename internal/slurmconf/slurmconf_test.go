@@ -30,6 +30,25 @@ func TestExpandHostlist(t *testing.T) {
 	}
 }
 
+// TestExpandHostlistMaxStopsEarly: a bounded expansion fails on lists that name more
+// hosts than the bound, however they are written, and never builds them first (a
+// 139-byte string could otherwise name millions).
+func TestExpandHostlistMaxStopsEarly(t *testing.T) {
+	for _, in := range []string{"n[1-5]", "a,b,c,d,e", "r[1-2]n[1-3]", "n[0-99999999],x"} {
+		if got, err := ExpandHostlistMax(in, 4); err == nil || !strings.Contains(err.Error(), "more than 4 hosts") {
+			t.Errorf("ExpandHostlistMax(%q, 4) = %d names, %v; want an error naming the bound", in, len(got), err)
+		}
+	}
+	if got, err := ExpandHostlistMax("n[1-2],m[1-2]", 4); err != nil || len(got) != 4 {
+		t.Errorf("4 hosts under a bound of 4: %v, %v", got, err)
+	}
+	bomb := "x[" + strings.Repeat("0-99999,", 16) + "0-9]y[0-99999]"
+	allocs := testing.AllocsPerRun(1, func() { _, _ = ExpandHostlistMax(bomb, 1000) })
+	if allocs > 10000 {
+		t.Errorf("a list past the bound cost %.0f allocations before failing", allocs)
+	}
+}
+
 const conf = `# lab
 ClusterName=lab
 GresTypes=gpu,shard

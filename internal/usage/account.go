@@ -11,6 +11,9 @@ const (
 	KindShard = "shard" // SLURM_SHARDS_ON_NODE x the shard unit
 	KindMIG   = "mig"   // whole MIG instances
 	KindGPU   = "gpu"   // whole GPUs
+	// KindUnknown is a job Slurm runs here whose allocation could not be read: it is
+	// measured and never acted on.
+	KindUnknown = "unknown"
 )
 
 // Job is what one Slurm job uses on this node's GPUs in one poll.
@@ -30,10 +33,11 @@ type JobGPU struct {
 	PIDs  []int
 }
 
-// Over reports whether the job holds more GPU memory than it was given.
-func (j *Job) Over() bool { return j.Used > j.Alloc }
+// Over reports whether the job holds more GPU memory than it was given; never when
+// what it was given is not known.
+func (j *Job) Over() bool { return j.Kind != KindUnknown && j.Used > j.Alloc }
 
-// OwnerFunc finds the job of a process; Procfs.Owner in production.
+// OwnerFunc finds the job of a process; Owners.Owners makes it in production.
 type OwnerFunc func(pid int) (Owner, error)
 
 // Account attributes every GPU process of a snapshot to its Slurm job and sums per job
@@ -67,6 +71,9 @@ func Account(s Snapshot, owner OwnerFunc, unit uint64) (jobs []Job, unattributed
 			j.Used += p.Used
 			addProc(j, g.Index, p)
 			switch {
+			case o.Unknown:
+				j.Kind = KindUnknown
+			case j.Kind == KindUnknown:
 			case o.Shards > 0:
 				j.Kind, j.Alloc = KindShard, uint64(o.Shards)*unit
 			case p.GI != NoInstance:
@@ -81,7 +88,9 @@ func Account(s Snapshot, owner OwnerFunc, unit uint64) (jobs []Job, unattributed
 		}
 	}
 	for id, j := range byID {
-		if j.Kind == KindShard {
+		if j.Kind == KindUnknown {
+			j.Alloc = 0
+		} else if j.Kind == KindShard {
 			// Slurm does not say how a multi-GPU shard job's shards split; even is
 			// exact for the default of one GPU per job and a fair guess otherwise.
 			for i := range j.GPUs {
@@ -106,7 +115,7 @@ func Account(s Snapshot, owner OwnerFunc, unit uint64) (jobs []Job, unattributed
 }
 
 func setKind(j *Job, k string) {
-	if j.Kind != KindShard {
+	if j.Kind != KindShard && j.Kind != KindUnknown {
 		j.Kind = k
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -15,45 +14,8 @@ import (
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 )
 
-// fakeProc writes a /proc/PID with the given cgroup and environment.
-func fakeProc(t *testing.T, root string, pid int, cgroup string, env ...string) {
-	t.Helper()
-	dir := filepath.Join(root, strconv.Itoa(pid))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var block []byte
-	for _, kv := range env {
-		block = append(append(block, kv...), 0)
-	}
-	os.WriteFile(filepath.Join(dir, "cgroup"), []byte(cgroup), 0o644)
-	os.WriteFile(filepath.Join(dir, "environ"), block, 0o644)
-}
-
-func TestOwnerPrefersCgroupOverEnvironment(t *testing.T) {
-	root := t.TempDir()
-	fakeProc(t, root, 10, "0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n", "SLURM_JOB_ID=7", "SLURM_SHARDS_ON_NODE=20")
-	fakeProc(t, root, 11, "12:memory:/slurm/uid_1000/job_43/step_batch\n")
-	fakeProc(t, root, 12, "0::/user.slice\n", "SLURM_JOB_ID=44")
-	fakeProc(t, root, 13, "0::/user.slice\n", "HOME=/root")
-	fakeProc(t, root, 14, "0::/user.slice\n", "SLURM_JOB_ID=x1")
-	p := Procfs{Root: root}
-	for pid, want := range map[int]Owner{10: {"42", 20}, 11: {"43", 0}, 12: {"44", 0}, 13: {}} {
-		got, err := p.Owner(pid)
-		if err != nil || got != want {
-			t.Errorf("Owner(%d) = %+v, %v; want %+v", pid, got, err, want)
-		}
-	}
-	if _, err := p.Owner(14); err == nil {
-		t.Error("SLURM_JOB_ID=x1 accepted; want an error naming it")
-	}
-	if _, err := p.Owner(15); err == nil {
-		t.Error("a vanished process had an owner")
-	}
-}
-
 func TestAccountSumsPerJobAndGPU(t *testing.T) {
-	owners := map[int]Owner{1: {"5", 20}, 2: {"5", 20}, 3: {"6", 0}, 4: {"7", 0}}
+	owners := map[int]Owner{1: {JobID: "5", Shards: 20}, 2: {JobID: "5", Shards: 20}, 3: {JobID: "6"}, 4: {JobID: "7"}}
 	owner := func(pid int) (Owner, error) { return owners[pid], nil }
 	s := Snapshot{GPUs: []GPU{
 		{Index: 0, Total: 80 * gib, Procs: []Proc{{PID: 1, Used: 8 * gib, GI: NoInstance}, {PID: 2, Used: 4 * gib, GI: NoInstance}, {PID: 9, Used: gib, GI: NoInstance}}},

@@ -2,9 +2,6 @@ package usage
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -39,15 +36,13 @@ type Action struct {
 type Enforcer struct {
 	Policy string
 	Grace  time.Duration
-	// Notify writes the warning to the stderr of the job's GPU processes.
-	Notify bool
-	// Owner re-checks a process's job just before it is signalled, so a PID that was
-	// reused since the poll is never killed.
-	Owner OwnerFunc
-	// Proc is the proc filesystem root used to reach a process's stderr.
-	Proc string
-	// Signal sends sig to pid; syscall.Kill when nil.
-	Signal func(pid int, sig syscall.Signal) error
+	// Tell hands a warning to the job through Slurm (Notifier.Tell: scontrol notify)
+	// and returns at once; nil tells the job nothing. The enforcer never opens anything
+	// of a job's processes itself.
+	Tell func(job, msg string)
+	// Confirm asks Slurm, at the moment of acting, which of pids still run in job (as
+	// its user); only those are signalled. Nil confirms none, so nothing is killed.
+	Confirm func(job string, pids []int) (map[int]bool, error)
 
 	overSince map[string]time.Time
 	warned    map[string]bool
@@ -95,63 +90,30 @@ func (e *Enforcer) warn(j *Job) Action {
 	if e.Policy == PolicyKill {
 		msg += fmt.Sprintf("; its GPU processes will be killed in %s unless it frees memory", e.Grace)
 	}
-	if e.Notify {
-		for _, g := range j.GPUs {
-			for _, pid := range g.PIDs {
-				e.tell(pid, j.ID, msg)
-			}
-		}
+	if e.Tell != nil {
+		e.Tell(j.ID, msg)
 	}
 	return Action{Job: j.ID, Kind: "warn", Detail: msg}
-}
-
-// tell writes to a process's stderr through /proc/PID/fd/2, which reaches the job's
-// output file or terminal; a socket or a closed stderr just gets nothing.
-func (e *Enforcer) tell(pid int, job, msg string) {
-	if !e.owns(pid, job) {
-		return
-	}
-	f, err := os.OpenFile(filepath.Join(e.Proc, strconv.Itoa(pid), "fd", "2"), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	fmt.Fprintln(f, msg)
 }
 
 // kill signals the job's GPU processes; did is false when none was still the job's.
 func (e *Enforcer) kill(j *Job) (a Action, did bool) {
 	a = Action{Job: j.ID, Kind: "kill"}
-	signal := e.Signal
-	if signal == nil {
-		signal = syscall.Kill
-	}
-	var failed []string
+	var pids []int
 	for _, g := range j.GPUs {
-		for _, pid := range g.PIDs {
-			if !e.owns(pid, j.ID) {
-				continue
-			}
-			if err := signal(pid, syscall.SIGKILL); err != nil {
-				failed = append(failed, fmt.Sprintf("%d: %v", pid, err))
-				continue
-			}
-			a.PIDs = append(a.PIDs, pid)
-		}
+		pids = append(pids, g.PIDs...)
 	}
+	confirm := e.Confirm
+	if confirm == nil {
+		confirm = func(string, []int) (map[int]bool, error) { return nil, nil }
+	}
+	killed, failed := signalConfirmed(j.ID, pids, confirm, syscall.SIGKILL)
+	a.PIDs = killed
 	a.Detail = fmt.Sprintf("gpumem: killed job %s's GPU processes %v: %s used, %s allocated, over for more than %s", j.ID, a.PIDs, GiB(j.Used), GiB(j.Alloc), e.Grace)
 	if len(failed) > 0 {
 		a.Detail += fmt.Sprintf("; could not kill %v", failed)
 	}
 	return a, len(a.PIDs)+len(failed) > 0
-}
-
-func (e *Enforcer) owns(pid int, job string) bool {
-	if e.Owner == nil {
-		return false
-	}
-	o, err := e.Owner(pid)
-	return err == nil && o.JobID == job
 }
 
 // GiB formats bytes for people.

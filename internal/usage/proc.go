@@ -1,74 +1,62 @@
 package usage
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Owner is the Slurm job that runs a process and the shards it holds on this node.
 type Owner struct {
 	JobID  string // "" when the process belongs to no Slurm job
 	Shards int    // 0 when the job holds no shards
+	// Unknown is set when Slurm runs the process in JobID but its allocation could
+	// not be read: the job is measured, and no policy acts on it.
+	Unknown bool
 }
 
-// Procfs reads process ownership from a proc filesystem (normally /proc).
-type Procfs struct {
-	Root string
-}
-
-// slurm's cgroup layouts: v1 .../slurm/uid_U/job_J/step_S, v2
-// .../slurmstepd.scope/job_J/step_S/...
-var cgroupJob = regexp.MustCompile(`/job_([0-9]+)(/|$)`)
-
-// Owner finds the job of a process. The cgroup comes first because slurmstepd sets it
-// and a user cannot change it; the environment (SLURM_JOB_ID) is the fallback for
-// nodes without Slurm's cgroup plugin. The shard count is the environment's
-// SLURM_SHARDS_ON_NODE, which the job can set to anything: Allocations.Owners replaces
-// it with what Slurm allocated and keeps it only when Slurm cannot be asked.
-func (p Procfs) Owner(pid int) (Owner, error) {
-	dir := filepath.Join(p.Root, strconv.Itoa(pid))
-	var o Owner
-	if cg, err := os.ReadFile(filepath.Join(dir, "cgroup")); err == nil {
-		if m := cgroupJob.FindSubmatch(cg); m != nil {
-			o.JobID = string(m[1])
-		}
-	} else if os.IsNotExist(err) {
-		return Owner{}, fmt.Errorf("process %d: gone", pid)
-	}
-	env, err := os.ReadFile(filepath.Join(dir, "environ"))
+// processUID is the real uid of a process, from /proc/PID/status, which the kernel
+// writes: a process cannot claim another user's uid there.
+func processUID(proc string, pid int) (int, error) {
+	f, err := os.Open(filepath.Join(proc, strconv.Itoa(pid), "status"))
 	if err != nil {
-		if o.JobID != "" {
-			return o, nil
-		}
-		return Owner{}, fmt.Errorf("process %d: %w", pid, err)
+		return -1, fmt.Errorf("process %d: %w", pid, err)
 	}
-	if id := envValue(env, "SLURM_JOB_ID"); o.JobID == "" && id != "" {
-		if _, err := strconv.ParseUint(id, 10, 64); err != nil {
-			return Owner{}, fmt.Errorf("process %d: SLURM_JOB_ID=%q is not a job number", pid, id)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "Uid:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) > 0 {
+				if uid, err := strconv.Atoi(fields[0]); err == nil {
+					return uid, nil
+				}
+			}
+			break
 		}
-		o.JobID = id
 	}
-	if s := envValue(env, "SLURM_SHARDS_ON_NODE"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return Owner{}, fmt.Errorf("process %d: SLURM_SHARDS_ON_NODE=%q is not a shard count", pid, s)
-		}
-		o.Shards = n
-	}
-	return o, nil
+	return -1, fmt.Errorf("process %d: no Uid in its status", pid)
 }
 
-// envValue finds KEY in a NUL-separated environment block.
-func envValue(env []byte, key string) string {
-	prefix := []byte(key + "=")
-	for _, kv := range bytes.Split(env, []byte{0}) {
-		if bytes.HasPrefix(kv, prefix) {
-			return string(kv[len(prefix):])
-		}
+// processStart is when a process started, in clock ticks since boot (field 22 of
+// /proc/PID/stat): with the PID it names one process for good, so a PID reused by
+// another process is never mistaken for the one seen before.
+func processStart(proc string, pid int) (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, fmt.Errorf("process %d: %w", pid, err)
 	}
-	return ""
+	// The command name (field 2) is in parentheses and may hold spaces or ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("process %d: stat without a command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, fmt.Errorf("process %d: stat has %d fields after the name", pid, len(f))
+	}
+	return strconv.ParseUint(f[19], 10, 64)
 }

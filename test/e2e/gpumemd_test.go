@@ -135,17 +135,20 @@ func (s *sidecar) metrics(t *testing.T) string {
 	return m
 }
 
-// scontrolFor is the scontrol gpumemd drains with: the lab's own, in its chroot for
-// 24.11, through a two-line wrapper.
+// scontrolFor is the scontrol gpumemd asks and drains with: the lab's own, in its
+// chroot for 24.11, through a two-line wrapper (and squeue beside it, which gpumemd
+// takes from the same directory).
 func scontrolFor(t *testing.T, dir string) string {
 	if root == "" {
 		return "scontrol"
 	}
-	p := filepath.Join(dir, "scontrol")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\nexec chroot "+root+" scontrol \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"scontrol", "squeue"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\nexec chroot "+root+" "+name+" \"$@\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return p
+	return filepath.Join(dir, "scontrol")
 }
 
 func freePort(t *testing.T) int {

@@ -1,0 +1,89 @@
+package slurmcli
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Node is what gpumem reads of one node from `scontrol -o show node`. Every field of a
+// node is the admin's or Slurm's; none is a user's.
+type Node struct {
+	Name   string
+	Weight uint32
+	// State is Slurm's state with its flags, e.g. IDLE+DRAIN, MIXED, DOWN*+DRAIN.
+	State string
+	// Reason is the drain or down reason without Slurm's " [user@time]" suffix; "" when
+	// there is none.
+	Reason string
+}
+
+// Flag reports whether the state carries flag (DRAIN, DOWN, MAINT, REBOOT_REQUESTED, ...),
+// as its base state or one of its +flags.
+func (n Node) Flag(flag string) bool {
+	for _, f := range strings.FieldsFunc(n.State, func(r rune) bool { return r == '+' }) {
+		if strings.TrimRight(f, "*~#!%$@^-") == flag {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	nodeNameRe  = regexp.MustCompile(`(?:^|\s)NodeName=(\S+)`)
+	weightRe    = regexp.MustCompile(`\sWeight=(\d+)`)
+	nodeStateRe = regexp.MustCompile(`\sState=(\S+)`)
+)
+
+// ParseNodes reads `scontrol -o show node`: one node a line, each with its weight.
+func ParseNodes(out string) ([]Node, error) {
+	var nodes []Node
+	for i, line := range strings.Split(out, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		n, err := parseNode(line)
+		w := weightRe.FindStringSubmatch(line)
+		if err != nil || w == nil {
+			return nil, fmt.Errorf("scontrol show node, line %d: no NodeName= or Weight= in %q; want the one-line output of `scontrol -o show node`", i+1, clip(line))
+		}
+		weight, err := strconv.ParseUint(w[1], 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("scontrol show node, node %s: weight %q: %v", n.Name, w[1], err)
+		}
+		n.Weight = uint32(weight)
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+// ParseNode finds node name in `scontrol -o show node NAME` and reads its state and
+// reason.
+func ParseNode(out, name string) (Node, error) {
+	for _, line := range strings.Split(out, "\n") {
+		if n, err := parseNode(line); err == nil && n.Name == name {
+			return n, nil
+		}
+	}
+	return Node{}, fmt.Errorf("scontrol show node %s: no NodeName=%s in %q", name, name, clip(out))
+}
+
+func parseNode(line string) (Node, error) {
+	name := nodeNameRe.FindStringSubmatch(line)
+	if name == nil {
+		return Node{}, fmt.Errorf("no NodeName=")
+	}
+	n := Node{Name: name[1]}
+	if st := nodeStateRe.FindStringSubmatch(line); st != nil {
+		n.State = st[1]
+	}
+	if _, reason, ok := strings.Cut(strings.TrimSpace(line), " Reason="); ok {
+		// Slurm appends " [user@time]" to the reason.
+		if i := strings.LastIndex(reason, " ["); i >= 0 {
+			reason = reason[:i]
+		}
+		n.Reason = reason
+	}
+	return n, nil
+}

@@ -1,0 +1,64 @@
+package slurmcli
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Pending jobs are read through squeue with a format of gpumem's choosing, whose fields
+// (id, partitions, GRES request, required nodes, submit time) Slurm validates: no free
+// text of the user's is printed, so no field can be forged.
+
+var shardReqRe = regexp.MustCompile(`(?:^|[,/:])shard(?::([^:,]+))?:(\d+)(?:$|,)`)
+
+// PendingFormat is the squeue -o format ParsePending reads (priority order, as squeue
+// sorts pending jobs by default): id, partitions, TRES per node, required nodes, submit
+// time. The first three alone are read too.
+const PendingFormat = "%i|%P|%b|%n|%V"
+
+// Pending is one pending job that asks for shards.
+type Pending struct {
+	ID         string
+	Partitions []string
+	Shards     int64
+	Type       string    // the shard Type asked for, "" for any
+	ReqNodes   string    // the required node list, "" for none
+	Submitted  time.Time // zero when not read
+}
+
+// ParsePending reads `squeue -h -t PD -o PendingFormat` (or '%i|%P|%b'), with submit
+// times in loc. Jobs that ask no shards are left out.
+func ParsePending(out string, loc *time.Location) ([]Pending, error) {
+	var jobs []Pending
+	for i, line := range strings.Split(out, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Split(line, "|")
+		if len(f) != 3 && len(f) != 5 {
+			return nil, fmt.Errorf("squeue, line %d: %q; want JOBID|PARTITIONS|TRES_PER_NODE[|REQ_NODES|SUBMIT_TIME] from -o '%s'", i+1, clip(line), PendingFormat)
+		}
+		m := shardReqRe.FindStringSubmatch(strings.TrimSpace(f[2]))
+		if m == nil {
+			continue
+		}
+		n, err := strconv.ParseInt(m[2], 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("squeue, job %s: shard count %q; want a positive integer", f[0], m[2])
+		}
+		p := Pending{ID: strings.TrimSpace(f[0]), Partitions: strings.Split(strings.TrimSpace(f[1]), ","), Shards: n, Type: m[1]}
+		if len(f) == 5 {
+			if p.ReqNodes = strings.TrimSpace(f[3]); p.ReqNodes == "(null)" {
+				p.ReqNodes = ""
+			}
+			if p.Submitted, err = time.ParseInLocation("2006-01-02T15:04:05", strings.TrimSpace(f[4]), loc); err != nil {
+				return nil, fmt.Errorf("squeue, job %s: submit time %q; want YYYY-MM-DDTHH:MM:SS", f[0], f[4])
+			}
+		}
+		jobs = append(jobs, p)
+	}
+	return jobs, nil
+}

@@ -1,0 +1,119 @@
+// Package slurmcli is gpumem's one way to Slurm's command line: a runner that bounds
+// every call (deadline, a child that keeps its pipes open, output size) and readers of
+// what scontrol and squeue print that text a user chose (a job name, a comment, a
+// working directory) cannot steer.
+package slurmcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of a Runner's zero fields.
+const (
+	DefaultTimeout   = 10 * time.Second
+	DefaultMaxOutput = 64 << 20
+	// waitDelay is how long a child that has been killed, or has exited, may keep its
+	// output pipes open (a grandchild holding them) before they are closed on it.
+	waitDelay = time.Second
+	// stderrCap bounds the part of stderr kept for an error message.
+	stderrCap = 4 << 10
+)
+
+// Runner runs one Slurm client command (scontrol, squeue, ...).
+type Runner struct {
+	Path      string        // the binary, by path or name
+	Timeout   time.Duration // per call; DefaultTimeout when zero
+	MaxOutput int           // bytes of stdout; DefaultMaxOutput when zero
+}
+
+// Scontrol is a Runner for path, "scontrol" when empty.
+func Scontrol(path string) Runner { return named(path, "scontrol") }
+
+// Squeue is a Runner for path, "squeue" when empty.
+func Squeue(path string) Runner { return named(path, "squeue") }
+
+func named(path, def string) Runner {
+	if path == "" {
+		path = def
+	}
+	return Runner{Path: path}
+}
+
+// ErrTooLarge is returned (wrapped) when a command prints more than MaxOutput bytes.
+var ErrTooLarge = errors.New("output too large")
+
+// Run runs the command with args and returns its stdout. The call ends by ctx, by
+// Timeout, or as soon as stdout passes MaxOutput, whichever comes first; the error
+// names the command and carries the start of its stderr.
+func (r Runner) Run(ctx context.Context, args ...string) (string, error) {
+	timeout, max := r.Timeout, r.MaxOutput
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if max <= 0 {
+		max = DefaultMaxOutput
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.Path, args...)
+	cmd.WaitDelay = waitDelay
+	out := &capped{max: max, over: cancel}
+	errOut := &capped{max: stderrCap}
+	cmd.Stdout, cmd.Stderr = out, errOut
+	err := cmd.Run()
+	name := r.Path + " " + strings.Join(args, " ")
+	switch {
+	case out.exceeded():
+		return "", fmt.Errorf("%s: %w: more than %d bytes", name, ErrTooLarge, max)
+	case err != nil && ctx.Err() == context.DeadlineExceeded:
+		return "", fmt.Errorf("%s: no answer within %s", name, timeout)
+	case err != nil:
+		return "", fmt.Errorf("%s: %v: %s", name, err, strings.TrimSpace(errOut.String()))
+	}
+	return out.String(), nil
+}
+
+// capped keeps up to max bytes; past that it keeps nothing more, calls over once (to
+// stop the command) and reports the overflow.
+type capped struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	max  int
+	full bool
+	over func()
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.b.Len(); len(p) > room {
+		if room > 0 {
+			c.b.Write(p[:room])
+		}
+		if !c.full && c.over != nil {
+			c.over()
+		}
+		c.full = true
+		return len(p), nil // swallowed: the command is being stopped
+	}
+	c.b.Write(p)
+	return len(p), nil
+}
+
+func (c *capped) exceeded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.full
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
+}

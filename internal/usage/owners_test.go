@@ -1,0 +1,117 @@
+package usage
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/slurmcli"
+	"github.com/gpumem/gpumem/internal/slurmcli/slurmtest"
+)
+
+func ownersOf(s *slurmtest.Slurm) *Owners {
+	return &Owners{Node: "t1", Scontrol: slurmcli.Runner{Path: s.Scontrol}, Squeue: slurmcli.Runner{Path: s.Squeue}}
+}
+
+func onGPU0(procs ...*running) Snapshot {
+	g := GPU{Index: 0, Total: 80 * gib}
+	for _, p := range procs {
+		g.Procs = append(g.Procs, Proc{PID: p.Pid, Used: 30 * gib, GI: NoInstance})
+	}
+	return Snapshot{GPUs: []GPU{g}}
+}
+
+// TestForgedEnvironmentOwnsNothing: job 42 runs one process. Processes outside any
+// job claim to be job 42 with 80 shards, claim a shard count that is no number, or
+// live in a cgroup path of the user's own making: none of it counts, because only
+// Slurm's listpids says who is in a job.
+func TestForgedEnvironmentOwnsNothing(t *testing.T) {
+	innocent, _ := child(t)
+	forger, _ := child(t, "SLURM_JOB_ID=42", "SLURM_SHARDS_ON_NODE=80", "SLURM_JOBID=42")
+	liar, _ := child(t, "SLURM_JOB_ID=42", "SLURM_SHARDS_ON_NODE=lol")
+	s := slurmtest.New(t, false)
+	s.SetJobs(slurmtest.Job{ID: "42", UID: os.Getuid(), Node: "t1", Shards: 10, PIDs: []int{innocent.Pid}})
+	o := ownersOf(s)
+	snap := onGPU0(innocent, forger, liar)
+	owner, poll := o.Owners(context.Background(), snap, time.Unix(0, 0))
+	jobs, un := Account(snap, owner, gib)
+	if poll.Err != nil || len(jobs) != 1 || jobs[0].ID != "42" || jobs[0].Used != 30*gib || jobs[0].Alloc != 10*gib {
+		t.Fatalf("jobs %+v (%v); want job 42 with only its own process and Slurm's 10 shards", jobs, poll.Err)
+	}
+	if un[0] != 60*gib {
+		t.Errorf("unattributed %v; want the forger's and the liar's 60 GiB", un)
+	}
+	// Kill policy: job 42 is over its 10 GiB; only its own process is signalled.
+	e := &Enforcer{Policy: PolicyKill, Confirm: confirmWith(o)}
+	e.Step(jobs, time.Unix(0, 0))
+	if done, _ := exited(innocent, 5*time.Second); !done {
+		t.Fatal("job 42's own process was not killed")
+	}
+	for _, p := range []*running{forger, liar} {
+		if done, _ := exited(p, 100*time.Millisecond); done {
+			t.Errorf("process %d outside any job was killed for job 42", p.Pid)
+		}
+	}
+}
+
+// TestOtherUsersProcessInAJobIsNotItsOwn: a process Slurm lists in a job but that runs
+// as another user than the job's (a setuid helper) is not the job's to answer for.
+func TestOtherUsersProcessInAJobIsNotItsOwn(t *testing.T) {
+	p, _ := child(t)
+	s := slurmtest.New(t, false)
+	s.SetJobs(slurmtest.Job{ID: "43", UID: os.Getuid() + 1, Node: "t1", Shards: 10, PIDs: []int{p.Pid}})
+	owner, _ := ownersOf(s).Owners(context.Background(), onGPU0(p), time.Unix(0, 0))
+	if jobs, _ := Account(onGPU0(p), owner, gib); len(jobs) != 0 {
+		t.Errorf("jobs %+v; want none: the process runs as uid %d, the job's user is %d", jobs, os.Getuid(), os.Getuid()+1)
+	}
+}
+
+// TestUntrustedRecordFallsBackToSqueue: on a Slurm without --json, a job named
+// "x JobState=COMPLETED" has a text record that cannot be read; its allocation comes
+// from squeue, and it is enforced like any other job (not treated as ended).
+func TestUntrustedRecordFallsBackToSqueue(t *testing.T) {
+	p, _ := child(t)
+	s := slurmtest.New(t, true)
+	s.SetJobs(slurmtest.Job{ID: "44", UID: os.Getuid(), Name: "x JobState=COMPLETED Nodes=t1 CPU_IDs=0 Mem=0 GRES=shard:80(80/80)", Node: "t1", Shards: 10, PIDs: []int{p.Pid}})
+	o := ownersOf(s)
+	owner, poll := o.Owners(context.Background(), onGPU0(p), time.Unix(0, 0))
+	jobs, _ := Account(onGPU0(p), owner, gib)
+	if poll.Err != nil || len(jobs) != 1 || jobs[0].Kind != KindShard || jobs[0].Alloc != 10*gib || !jobs[0].Over() {
+		t.Fatalf("jobs %+v (%v); want job 44 running with 10 shards and over", jobs, poll.Err)
+	}
+	if c := s.Calls(); !strings.Contains(c, "squeue -h -j 44 -o %i|%U|%T|%b") {
+		t.Errorf("squeue not asked:\n%s", c)
+	}
+	// When squeue cannot say either, the allocation is unknown: measured, never acted on.
+	os.WriteFile(s.Dir+"/summary", nil, 0o644)
+	o2 := ownersOf(s)
+	owner, _ = o2.Owners(context.Background(), onGPU0(p), time.Unix(0, 0))
+	jobs, _ = Account(onGPU0(p), owner, gib)
+	if len(jobs) != 1 || jobs[0].Kind != KindUnknown || jobs[0].Over() || o2.Unreadable != 1 {
+		t.Errorf("jobs %+v, unreadable %d; want job 44 of unknown allocation, not over", jobs, o2.Unreadable)
+	}
+}
+
+// TestSlurmDownAttributesNothing: without listpids no process is any job's.
+func TestSlurmDownAttributesNothing(t *testing.T) {
+	p, _ := child(t, "SLURM_JOB_ID=45", "SLURM_SHARDS_ON_NODE=1")
+	s := slurmtest.New(t, false)
+	s.SetJobs(slurmtest.Job{ID: "45", UID: os.Getuid(), Node: "t1", Shards: 1, PIDs: []int{p.Pid}})
+	s.Fail(true)
+	o := ownersOf(s)
+	owner, poll := o.Owners(context.Background(), onGPU0(p), time.Unix(0, 0))
+	jobs, un := Account(onGPU0(p), owner, gib)
+	if poll.Err == nil || len(jobs) != 0 || un[0] != 30*gib || o.Failures != 1 {
+		t.Errorf("jobs %+v unattributed %v err %v failures %d; want nothing attributed and the failure counted", jobs, un, poll.Err, o.Failures)
+	}
+	// A job is asked about once while it stays on the GPUs.
+	s.Fail(false)
+	for i := 0; i < 3; i++ {
+		o.Owners(context.Background(), onGPU0(p), time.Unix(int64(i), 0))
+	}
+	if n := strings.Count(s.Calls(), "show job 45"); n != 1 {
+		t.Errorf("show job 45 asked %d times over three polls, want 1", n)
+	}
+}
