@@ -50,8 +50,10 @@ fuzz:
 lab-up: build
 	test/lab/lab.sh up
 
+# lab-down stops whichever lab is up (both releases can run at once).
 lab-down:
-	test/lab/lab.sh down
+	LAB_SLURM=22.05 test/lab/lab.sh down
+	@if [ -d "$${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie" ]; then LAB_SLURM=24.11 test/lab/lab.sh down; fi
 
 e2e:
 	test/e2e.sh $(LAB_SLURM)

@@ -1,13 +1,20 @@
 #!/bin/bash
 # `make demo`: a short tour of gpumem in the real-Slurm lab. Brings the lab up (Slurm
-# 22.05, three nodes with fake H100, A100-MIG and L4 GPUs), submits gpu:mem jobs of
-# several sizes, shows where each landed and each GPU's memory map, shows a refusal,
-# and leaves the lab up for you to try. Safe to run again.
+# 22.05 by default, 24.11 with LAB_SLURM=24.11; three nodes with fake H100, A100-MIG and
+# L4 GPUs), submits gpu:mem jobs of several sizes, shows where each landed and each GPU's
+# memory map, shows a refusal, and leaves the lab up for you to try. Safe to run again.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-export LAB_SLURM=22.05
+export LAB_SLURM=${LAB_SLURM:-22.05}
 LAB=$REPO/test/lab/lab.sh
-GRES_CONF=/etc/slurm/gres.conf
+# 24.11 runs in a chroot: its files are under ROOT here, its commands run through lab.sh.
+ROOT=""
+[ "$LAB_SLURM" = 24.11 ] && ROOT=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie
+GRES_CONF=$ROOT/etc/slurm/gres.conf
+INVENTORY=$ROOT/etc/slurm/gpumem.d
+for cmd in sinfo squeue sbatch srun scancel scontrol; do
+	eval "$cmd() { \"\$LAB\" run $cmd \"\$@\"; }"
+done
 
 bold() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 show() {
@@ -28,27 +35,27 @@ show sinfo -o '%10P %N'
 echo
 echo "gres.conf and every node's Gres= above were written by gpumem's node sidecar (gpumemd --once) from"
 echo "what each node's NVML reports (here fake NVML files in test/lab/nodes/):"
-show "$REPO/bin/gpumemctl" inventory --inventory /etc/slurm/gpumem.d --format table
+show "$REPO/bin/gpumemctl" inventory --inventory "$INVENTORY" --format table
 
 bold "2. Users ask for GPU memory, not GPUs"
 scancel --quiet -u root || true
 declare -a ids asks
-submit() { # partition-or-empty size
+submit() { # options-or-empty size
 	local p=() out
-	[ -n "$1" ] && p=(-p "$1")
-	printf '\033[2m$ sbatch %s--gres=gpu:mem:%s --wrap "sleep 600"\033[0m\n' "${1:+-p $1 }" "$2"
+	[ -n "$1" ] && read -r -a p <<<"$1"
+	printf '\033[2m$ sbatch %s--gres=gpu:mem:%s --wrap "sleep 600"\033[0m\n' "${1:+$1 }" "$2"
 	out=$(sbatch "${p[@]}" --gres="gpu:mem:$2" --job-name="demo-$2" --wrap "sleep 600" 2>&1)
 	echo "$out"
 	ids+=("${out##* }")
-	asks+=("gpu:mem:$2${1:+ in $1}")
+	asks+=("gpu:mem:$2${1:+ $1}")
 }
 submit "" 20g
 submit "" 30g
 submit "" 60g
 submit "" 30g
-submit inference 12g
-submit train 4g
-submit train 8g
+submit "-p inference" 12g
+submit "-w n2" 4g
+submit "-w n2" 8g
 sleep 2
 
 # Allocations, one line per job and device: JOB NODE NAME TYPE COUNT IDX.
@@ -61,9 +68,14 @@ allocs() {
 				g = $0; sub(/.*GRES=/, "", g)
 				n = split(g, e, /\),?/)
 				for (i = 1; i < n; i++) {
-					split(e[i], a, /\(IDX:/); k = split(a[1], f, ":")
+					split(e[i], a, /\(/); k = split(a[1], f, ":")
 					typ = (k == 3) ? f[2] : "-"
-					print id, node, f[1], typ, f[k], a[2]
+					det = a[2]; sub(/^IDX:/, "", det)
+					if (det ~ /\//) { # 24.11 writes shards as used/total per GPU: the used one
+						m = split(det, u, ","); det = ""
+						for (x = 1; x <= m && det == ""; x++) { split(u[x], v, "/"); if (v[1] > 0) det = x - 1 }
+					}
+					print id, node, f[1], typ, f[k], det
 				}
 			}'
 	done
@@ -71,14 +83,14 @@ allocs() {
 
 bold "3. Where each job landed"
 alloc=$(allocs)
-inventory=$("$REPO/bin/gpumemctl" inventory --inventory /etc/slurm/gpumem.d --format table)
+inventory=$("$REPO/bin/gpumemctl" inventory --inventory "$INVENTORY" --format table)
 printf '%-6s %-26s %-20s %-5s %-4s %s\n' JOB ASKED "GOT (native GRES)" NODE GPU SLICE
 for i in "${!ids[@]}"; do
 	id=${ids[$i]}
 	tres=$(squeue -h -j "$id" -o %b)
 	line=$(echo "$alloc" | awk -v id="$id" '$1 == id' | head -1)
 	if [ -z "$line" ]; then
-		printf '%-6s %-26s %-20s %s\n' "$id" "${asks[$i]}" "${tres#gres:}" "(pending: $(squeue -h -j "$id" -o %r))"
+		printf '%-6s %-26s %-20s %s\n' "$id" "${asks[$i]}" "${tres#gres[:/]}" "(pending: $(squeue -h -j "$id" -o %r))"
 		continue
 	fi
 	read -r _ node name typ count idx <<<"$line"
@@ -105,7 +117,7 @@ for i in "${!ids[@]}"; do
 	else
 		slice="whole GPU ($typ)"
 	fi
-	printf '%-6s %-26s %-20s %-5s %-4s %s\n' "$id" "${asks[$i]}" "${tres#gres:}" "$node" "$gpu" "$slice"
+	printf '%-6s %-26s %-20s %-5s %-4s %s\n' "$id" "${asks[$i]}" "${tres#gres[:/]}" "$node" "$gpu" "$slice"
 done
 
 bold "4. Each GPU's memory map (# = 1 GiB held by a job, . = free)"
@@ -135,9 +147,10 @@ show srun -p inference --gres=gpu:mem:30g hostname || true
 bold "6. Try it yourself"
 scancel --quiet -u root "${ids[@]}" || true
 cat <<-TXT
-	The demo's jobs are cancelled; the lab is still up. For example:
+	The demo's jobs are cancelled; the lab is still up.${ROOT:+ Slurm $LAB_SLURM runs in a chroot:
+	run its commands as  test/lab/lab.sh run srun ...  (with LAB_SLURM=$LAB_SLURM).} For example:
 	    srun --gres=gpu:mem:20g env | grep -E 'CUDA|SHARD'
-	    sbatch -p train --gres=gpu:mem:4g --wrap 'sleep 60'; squeue -o '%i %b %N'
+	    sbatch -w n2 --gres=gpu:mem:4g --wrap 'sleep 60'; squeue -o '%i %b %N'
 	    scontrol -d show job <ID>        # the GPU (IDX) and slice each job holds
 	More in docs/lab.md. Stop the lab with:  make lab-down   (or test/lab/lab.sh down)
 TXT

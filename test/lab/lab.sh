@@ -168,9 +168,73 @@ plugin_lines() {
 	return 0
 }
 
+# The files the lab writes into $CONF; a machine's own copies are never overwritten.
+LAB_FILES=(slurm.conf gres.conf gres.conf.prev job_submit.lua gpumem.conf gpumem.d cgroup.conf slurm.key)
+MARK=.gpumem-lab
+BACKUP=$LAB/etc-backup
+
+# lab_wrote says whether $CONF holds the lab's own files (or none at all): the lab marks
+# what it writes, and knows the slurm.conf it rendered before it marked anything.
+lab_wrote() {
+	local etc=$ROOT$CONF f
+	[ -e "$etc/$MARK" ] && return 0
+	head -1 "$etc/slurm.conf" 2>/dev/null | grep -q '^# The gpumem lab' && return 0
+	for f in "${LAB_FILES[@]}"; do
+		[ -e "$etc/$f" ] && return 1
+	done
+	return 0
+}
+
+# guard_conf stops the lab from overwriting a Slurm configuration it did not write: it
+# refuses, or with LAB_BACKUP=1 moves the machine's files aside until `down`.
+guard_conf() {
+	local etc=$ROOT$CONF f foreign=()
+	lab_wrote && return 0
+	for f in "${LAB_FILES[@]}"; do
+		[ -e "$etc/$f" ] && foreign+=("$f")
+	done
+	if [ "${LAB_BACKUP:-0}" != 1 ]; then
+		die "refusing to overwrite ${foreign[*]} in $etc: the lab did not write them. Move them away, or run with LAB_BACKUP=1 to have the lab keep them in $ROOT$BACKUP and put them back at lab-down"
+	fi
+	[ -e "$ROOT$BACKUP" ] && die "$ROOT$BACKUP already holds a saved configuration: restore it into $etc first"
+	install -d "$ROOT$BACKUP"
+	for f in "${foreign[@]}"; do
+		mv "$etc/$f" "$ROOT$BACKUP/"
+	done
+	say "moved this machine's ${foreign[*]} from $etc to $ROOT$BACKUP; lab.sh down puts them back"
+}
+
+# restore_conf puts back what guard_conf moved aside, once the lab's daemons are gone.
+restore_conf() {
+	local etc=$ROOT$CONF f
+	[ -d "$ROOT$BACKUP" ] || return 0
+	for f in "${LAB_FILES[@]}" "$MARK"; do
+		rm -rf "${etc:?}/$f"
+	done
+	for f in "$ROOT$BACKUP"/* "$ROOT$BACKUP"/.[!.]*; do
+		[ -e "$f" ] && mv "$f" "$etc/"
+	done
+	rmdir "$ROOT$BACKUP"
+	say "put this machine's Slurm configuration back in $etc"
+}
+
+# foreign_daemons fails when Slurm daemons the lab did not start run on this release's
+# ports (the host's 22.05 only: 24.11's chroot and ports are the lab's own).
+foreign_daemons() {
+	[ -n "$ROOT" ] && return 0
+	local mine pid
+	mine=" $(daemon_pids | tr '\n' ' ') "
+	for pid in $(pgrep -x slurmctld || true) $(pgrep -x slurmd || true); do
+		[ "$(readlink /proc/"$pid"/root)" = / ] || continue # a chroot's, such as the 24.11 lab's
+		case "$mine" in *" $pid "*) ;; *) die "a Slurm daemon the lab did not start runs here (pid $pid, $(tr '\0' ' ' </proc/"$pid"/cmdline)): stop it first; the lab would take its ports and configuration" ;; esac
+	done
+}
+
 render_conf() {
 	local etc=$ROOT$CONF nodes parts plugins
 	install -d "$etc" "$STATE"
+	guard_conf
+	echo "Slurm configuration written by gpumem's test/lab/lab.sh (LAB_SLURM=$REL)" >"$etc/$MARK"
 	gres_nodes "$STATE/node-gres"
 	nodes=$(node_lines "$STATE/node-gres")
 	parts=$(partition_lines)
@@ -201,9 +265,11 @@ cmd_up() {
 	[ "$(id -u)" -eq 0 ] || die "the lab starts daemons and makes device nodes: run as root"
 	[ -n "$ROOT" ] && chroot_ensure
 	[ -z "$ROOT" ] && ! command -v slurmctld >/dev/null && die "Slurm is not installed: run test/lab/deps.sh"
+	foreign_daemons
 	[ -n "$(daemon_pids)" ] && say "already up: restarting"
 	# Also after a start that failed half-way: whatever it left running goes first.
-	cmd_down >/dev/null
+	# The machine's own configuration stays aside: this start writes the lab's again.
+	LAB_KEEP_BACKUP=1 cmd_down >/dev/null
 	[ -n "$ROOT" ] && chroot_mount
 	rm -rf "$ROOT$LAB"/{ctld,spool,log,run}
 	install -d "$ROOT$LAB"/{ctld,spool,log,run}
@@ -241,6 +307,7 @@ cmd_down() {
 		for pid in $pids; do kill -9 "$pid" 2>/dev/null || true; done
 	fi
 	stop_munge
+	[ "${LAB_KEEP_BACKUP:-0}" = 1 ] || restore_conf
 	[ -n "$ROOT" ] && [ -d "$ROOT" ] && chroot_umount
 	rm -rf "$ROOT$DEV"
 	say "down"
