@@ -111,7 +111,7 @@ int cli_filter_p_pre_submit(void *opt, int offset)
 			opt_get(opt, opt_names[i]) : NULL;
 	// Only a step that asks for gpu:mem needs its job; gpumemCliDecide sees the rest.
 	j.job_id = step_job(opt);
-	if (j.job_id && vals[GPUMEM_OPT_GRES] && strstr(vals[GPUMEM_OPT_GRES], "mem")) {
+	if (j.job_id && gpumem_has_mem(vals[GPUMEM_OPT_GRES])) {
 		if (load_job(&jobs, j.job_id, SHOW_ALL) || !jobs || jobs->record_count < 1) {
 			char msg[200], num[24];
 			const char *why = slurm_err ? slurm_err(errno) : NULL;

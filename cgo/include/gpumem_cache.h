@@ -7,8 +7,8 @@
  * a decision that takes 2 us.
  *
  * So the shim answers two kinds of job itself:
- *  - a job whose GRES fields hold no "mem" in any case, which gpumem leaves alone (the
- *    same test as the Go side's asksMem, which stays as the authority);
+ *  - a job whose GRES fields hold no "mem" in any case, which gpumem leaves alone
+ *    (gpumem_has_mem, the same test as Go's plugin.AsksMem, checked against it by a test);
  *  - a job whose fields equal a recent one's, with that job's answer, for as long as Go
  *    said it stays right (fresh_ns: until Go next looks at the inventory), so a changed
  *    inventory is seen exactly as soon as without this memo.
@@ -37,16 +37,7 @@ struct gpumem_cache {
 	struct gpumem_memo slot[GPUMEM_CACHE_SLOTS];
 };
 
-static inline int gpumem_has_mem(const char *s)
-{
-	if (!s)
-		return 0;
-	for (; s[0] && s[1] && s[2]; s++)
-		if ((s[0] | 0x20) == 'm' && (s[1] | 0x20) == 'e' && (s[2] | 0x20) == 'm')
-			return 1;
-	return 0;
-}
-
+/* A conservative prefilter for pinning: Go pins only N untyped shards, which says "shard". */
 static inline int gpumem_has_shard(const char *s) { return s && strstr(s, "shard") != NULL; }
 
 static inline int64_t gpumem_now_ns(void)

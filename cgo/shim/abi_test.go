@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/gpumem/gpumem/internal/plugin"
 )
 
 // TestBuiltPluginsExportTheABI builds both plugins with cgo/build.sh against this
@@ -74,4 +77,23 @@ func readBytes(t *testing.T, f *elf.File, s elf.Symbol) []byte {
 func readU32(t *testing.T, f *elf.File, s elf.Symbol) uint32 {
 	t.Helper()
 	return binary.LittleEndian.Uint32(readBytes(t, f, s))
+}
+
+// FuzzPrefilterAgreesWithGo: the C shims pass a job on without entering Go when
+// gpumem_has_mem says no; that must happen only where Go's one rule, plugin.AsksMem,
+// also says no, or a gpu:mem job would reach Slurm untranslated.
+func FuzzPrefilterAgreesWithGo(f *testing.F) {
+	for _, s := range []string{"", "gres:gpu:mem:20g", "gres/GPU:MEM:1G", "gres:gpu:2", "me", "mEm", "gres:shard:20", "\xffmem", "m\x00em"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if i := strings.IndexByte(s, 0); i >= 0 {
+			s = s[:i] // Slurm's strings end at the first NUL
+		}
+		for _, fields := range []plugin.Fields{{PerNode: s}, {PerJob: s}, {PerSocket: s}, {PerTask: s}} {
+			if plugin.AsksMem(fields) != prefilterHasMem(s) {
+				t.Fatalf("%q: Go says %v, the C prefilter %v", s, plugin.AsksMem(fields), prefilterHasMem(s))
+			}
+		}
+	})
 }

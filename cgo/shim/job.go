@@ -14,6 +14,14 @@ import (
 	"github.com/gpumem/gpumem/internal/plugin"
 )
 
+// prefilterHasMem is the shims' C prefilter on one string, for the test that it never
+// says no where plugin.AsksMem says yes.
+func prefilterHasMem(s string) bool {
+	cs := C.CString(s)
+	defer C.free(unsafe.Pointer(cs))
+	return C.gpumem_has_mem(cs) != 0
+}
+
 // Decider is what job_submit does with one job's fields.
 type Decider func(f plugin.Fields) plugin.Verdict
 

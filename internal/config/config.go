@@ -20,8 +20,9 @@ import (
 // DefaultPath is where Slurm's own configuration lives on Debian.
 const DefaultPath = "/etc/slurm/gpumem.conf"
 
-// OnError says what the job_submit plugin does when gpumem itself fails (no inventory,
-// an internal error): Open passes the job through unchanged, Closed refuses it.
+// OnError says what the client plugin (cli_filter) does when it cannot decide a gpu:mem
+// request (no inventory, a broken gpumem.conf): Open leaves the options for job_submit to
+// translate, Closed stops the command. job_submit never passes a gpu:mem job untranslated.
 type OnError string
 
 const (

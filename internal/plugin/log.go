@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/gpumem/gpumem/internal/config"
 )
@@ -15,11 +16,28 @@ type Sink interface {
 }
 
 // logger filters by the configured level and tags every line with the plugin's name,
-// so a site can grep its slurmctld log for gpumem.
+// so a site can grep its slurmctld log for gpumem. The level follows gpumem.conf as the
+// loader reloads it, so it is atomic.
 type logger struct {
-	sink  Sink
-	level config.Level
-	tag   string
+	sink   Sink
+	level  atomic.Int32
+	tag    string
+	client bool // the log is the user's terminal
+}
+
+func (l *logger) setLevel(v config.Level) { l.level.Store(int32(v)) }
+func (l *logger) on(v config.Level) bool  { return config.Level(l.level.Load()) >= v }
+
+// adminf is for what only an administrator can fix (gpumem.conf): an error in
+// slurmctld's log, but in a client, whose log is the user's terminal, a debug line: a
+// user of a job without GPUs must never read it, and one with gpu:mem gets it in a
+// refusal only where OnError = closed.
+func (l *logger) adminf(format string, a ...any) {
+	if l.client {
+		l.debugf(format, a...)
+		return
+	}
+	l.errorf(format, a...)
 }
 
 func (l *logger) errorf(format string, a ...any) {
@@ -27,19 +45,19 @@ func (l *logger) errorf(format string, a ...any) {
 }
 
 func (l *logger) infof(format string, a ...any) {
-	if l.level >= config.LevelInfo {
+	if l.on(config.LevelInfo) {
 		l.sink.Info(l.tag + ": " + fmt.Sprintf(format, a...))
 	}
 }
 
 func (l *logger) verbosef(format string, a ...any) {
-	if l.level >= config.LevelVerbose {
+	if l.on(config.LevelVerbose) {
 		l.sink.Info(l.tag + ": " + fmt.Sprintf(format, a...))
 	}
 }
 
 func (l *logger) debugf(format string, a ...any) {
-	if l.level >= config.LevelDebug {
+	if l.on(config.LevelDebug) {
 		l.sink.Debug(l.tag + ": " + fmt.Sprintf(format, a...))
 	}
 }

@@ -127,11 +127,11 @@ func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Option
 		prefix = "gres/"
 	}
 	f := o.Fields(prefix)
-	if !asksMem(f) {
+	if !AsksMem(f) {
 		return o, ""
 	}
 	if stepOf != 0 {
-		gres, err := Step(f.PerNode, job, stepOf, p.cfg.ShardUnitMiB, p.memOf)
+		gres, err := Step(f.PerNode, job, stepOf, p.current(false).cfg.ShardUnitMiB, p.memOf)
 		if err != nil {
 			return o, err.Error()
 		}
@@ -140,10 +140,12 @@ func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Option
 		p.log.verbosef("step of job %d: %s -> %s", stepOf, f.PerNode, gres)
 		return out, ""
 	}
+	p.hetMu.Lock()
+	defer p.hetMu.Unlock()
 	if o.HetOffset == 0 {
 		p.het = nil // a new job: its first component, or one of a kind
 	}
-	v, hosts := p.decide(f, p.het, true)
+	v, hosts := p.decide(p.current(true), f, p.het, true)
 	p.het = append(p.het, hosts...)
 	if v.Refusal != "" || v.Fields == f {
 		return o, v.Refusal

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/admit"
@@ -18,28 +20,108 @@ import (
 	"github.com/gpumem/gpumem/internal/steer"
 )
 
-// pinner chooses the GPU of single-GPU shard jobs when gpumem.conf says ShardTypes =
+// Pinning chooses the GPU of single-GPU shard jobs when gpumem.conf says ShardTypes =
 // per-gpu: on the inventory, plus the usage snapshot gpumemctl steer writes, plus the
 // pins it made itself since that snapshot, it places the job with PinPolicy and pins it
 // there (shard:<gpu type>:N, the node as required node). Without a fresh snapshot, or
 // when the job fits nowhere now, it pins nothing and Slurm places the job as it would
-// without gpumem. Like source, it runs under slurmctld's job write lock, one job at a
-// time, and does nothing that blocks: one stat per job, a read when the file changed.
+// without gpumem.
+//
+// The loader builds a pinBase (placement state of the cluster with the snapshot's use,
+// indexed, and the policy) off the submit path whenever the inventory, the snapshot or
+// the configuration changes. The pinner adopts it on the first job that sees it and then
+// only adds the pins made since the snapshot was taken, so a job costs a placement search
+// and one index update, never a pass over the cluster.
+
+// pinBase is the placement state one snapshot gives, made by the loader and handed to the
+// pinner, which alone mutates work, under its mutex.
+type pinBase struct {
+	gen    uint64 // the loader's count: a later base replaces an earlier one, never back
+	snap   *steer.Snapshot
+	work   *steer.Cluster
+	use    *admit.Usage // the snapshot's use plus the pins since, for admission
+	policy placement.Policy
+	types  map[string]map[string]bool // nil: slurm.conf unread, types not checked
+	maxAge time.Duration
+	// where finds a GPU again after the base changed: node name -> node index, and the
+	// device index of each GPU index on it.
+	where map[string]nodeAt
+}
+
+type nodeAt struct {
+	n   int
+	dev map[int]int
+}
+
+// newPinBase builds the placement state for pinning, or says why there is none.
+func newPinBase(cfg config.Config, inv *inventory.Cluster, snap *steer.Snapshot, types map[string]map[string]bool) (*pinBase, error) {
+	sizes := cfg.TargetSizesMiB
+	if len(sizes) == 0 {
+		sizes = admit.DefaultTargetSizesMiB
+	}
+	var target []int64
+	for _, z := range sizes {
+		target = append(target, shard.For(z, cfg.ShardUnitMiB))
+	}
+	if snap != nil && len(snap.Sizes) > 0 {
+		target = snap.Sizes
+	}
+	policy, err := pinPolicy(cfg.PinPolicy, target)
+	if err != nil {
+		return nil, fmt.Errorf("PinPolicy: %w", err)
+	}
+	if inv == nil || snap == nil {
+		return nil, nil
+	}
+	unit := cfg.ShardUnitMiB
+	cl := steer.NewCluster(*inv, func(mib int64) int64 { return shard.PerGPU(mib, unit) })
+	for _, u := range snap.GPUs {
+		_ = cl.Take(u.Node, u.GPU, u.Shards) // a GPU gone from the inventory holds no job we could place
+	}
+	cl.State.Reindex()
+	b := &pinBase{gen: pinGen.Add(1), snap: snap, work: cl, policy: policy, types: types, maxAge: cfg.UsageMaxAge,
+		where: map[string]nodeAt{}, use: &admit.Usage{Shards: map[string]map[int]int64{}}}
+	for _, u := range snap.GPUs {
+		b.addUse(u.Node, u.GPU, u.Shards)
+	}
+	for n := range cl.State.Nodes {
+		nd := &cl.State.Nodes[n]
+		at := nodeAt{n: n, dev: map[int]int{}}
+		for i, dv := range nd.Devices {
+			at.dev[dv.GPU] = i
+		}
+		b.where[nd.Name] = at
+	}
+	return b, nil
+}
+
+// pinGen numbers pinBases in the order the loader builds them.
+var pinGen atomic.Uint64
+
+func (b *pinBase) addUse(node string, gpu int, shards int64) {
+	m := b.use.Shards[node]
+	if m == nil {
+		m = map[int]int64{}
+		b.use.Shards[node] = m
+	}
+	m[gpu] += shards
+}
+
+func pinPolicy(name string, sizes []int64) (placement.Policy, error) {
+	shapes, err := placement.ShapesOfSizes(sizes)
+	if err != nil {
+		return nil, err
+	}
+	return placement.ByName(name, 1, shapes...)
+}
+
+// pinner holds the pins made since the adopted base's snapshot, and the base itself.
+// Pinning takes mu to write; an admission that reads the usage view takes it to read, so
+// alike jobs are admitted in parallel and never see a pin half made.
 type pinner struct {
-	path    string
-	maxAge  time.Duration
-	policy  string
-	unitMiB int64
-	target  []int64 // target sizes in shards when the snapshot names none
-
-	// types are the shard types slurm.conf gives each node; nil when slurm.conf could
-	// not be read. A pin to a type Slurm does not know would make Slurm refuse the job.
-	types map[string]map[string]bool
-
-	sig  string // the snapshot file as last read
-	snap *steer.Snapshot
-	bad  error // why the snapshot as last read is unusable
-	pins []pin // made since snap.Taken
+	mu   sync.RWMutex
+	base *pinBase
+	pins []pin
 }
 
 type pin struct {
@@ -47,29 +129,6 @@ type pin struct {
 	gpu    int
 	shards int64
 	at     time.Time
-}
-
-func newPinner(cfg config.Config) (*pinner, error) {
-	sizes := cfg.TargetSizesMiB
-	if len(sizes) == 0 {
-		sizes = admit.DefaultTargetSizesMiB
-	}
-	pn := &pinner{path: cfg.UsageSnapshot, maxAge: cfg.UsageMaxAge, policy: cfg.PinPolicy, unitMiB: cfg.ShardUnitMiB}
-	for _, z := range sizes {
-		pn.target = append(pn.target, shard.For(z, cfg.ShardUnitMiB))
-	}
-	if _, err := pn.makePolicy(pn.target); err != nil {
-		return nil, fmt.Errorf("PinPolicy: %w", err)
-	}
-	return pn, nil
-}
-
-func (pn *pinner) makePolicy(sizes []int64) (placement.Policy, error) {
-	shapes, err := placement.ShapesOfSizes(sizes)
-	if err != nil {
-		return nil, err
-	}
-	return placement.ByName(pn.policy, 1, shapes...)
 }
 
 // shardJobRe is the one request gpumem pins: N untyped shards per node, nothing else.
@@ -97,81 +156,108 @@ func pinnable(f Fields) (prefix string, shards int64, ok bool) {
 	return m[1], n, true
 }
 
-// refresh re-reads the snapshot when its file changed. It returns an error once per
-// change of the file that makes it unusable, for the log.
-func (pn *pinner) refresh() error {
-	sig, err := signature(pn.path)
-	if err != nil {
-		sig = "error: " + err.Error()
+// MayPin is the shim's cue: whether job_submit must hand this job to Go even though it
+// asks for no GPU memory, because Go may pin it. It is pinnable's test on the fields as
+// Slurm holds them.
+func MayPin(f Fields) bool {
+	_, _, ok := pinnable(f)
+	return ok
+}
+
+// adopt makes b the base unless a later one is, keeping the pins made after its snapshot
+// was taken and applying them to it. mu is held for writing.
+func (pn *pinner) adopt(b *pinBase) {
+	if pn.base != nil && pn.base.gen >= b.gen {
+		return
 	}
-	if sig == pn.sig {
-		return nil
-	}
-	pn.sig, pn.snap, pn.bad = sig, nil, nil
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // steering is not running (yet): no pins, nothing to log each time
-	}
-	var b []byte
-	if err == nil {
-		b, err = os.ReadFile(pn.path)
-	}
-	if err == nil {
-		var s steer.Snapshot
-		if s, err = steer.DecodeSnapshot(b); err == nil {
-			pn.snap = &s
-			return nil
+	pn.base = b
+	kept := pn.pins[:0]
+	for _, p := range pn.pins {
+		if p.at.After(b.snap.Taken) {
+			kept = append(kept, p)
+			b.take(p.node, p.gpu, p.shards)
 		}
 	}
-	pn.bad = fmt.Errorf("usage snapshot %s: %w; shard jobs are not pinned until it is good", pn.path, err)
-	return pn.bad
+	pn.pins = kept
+}
+
+// withUsage runs admit with the usage view of st: what the snapshot says runs now plus
+// the pins made since, while the snapshot is fresh; nil (every device free) otherwise.
+func (pn *pinner) withUsage(st *state, now time.Time, admit func(*admit.Usage)) {
+	b := st.pin
+	if b == nil || now.Sub(b.snap.Taken) > b.maxAge {
+		admit(nil)
+		return
+	}
+	pn.mu.RLock()
+	if pn.base == nil || pn.base.gen < b.gen {
+		pn.mu.RUnlock()
+		pn.mu.Lock()
+		pn.adopt(b)
+		pn.mu.Unlock()
+		pn.mu.RLock()
+	}
+	defer pn.mu.RUnlock()
+	admit(pn.base.use)
+}
+
+// take adds shards to a GPU of the base as a commit, which keeps the index current; a
+// GPU the base does not have, or one with less room left, takes what it can.
+func (b *pinBase) take(node string, gpu int, shards int64) {
+	at, ok := b.where[node]
+	if !ok {
+		return
+	}
+	i, ok := at.dev[gpu]
+	if !ok {
+		return
+	}
+	b.addUse(node, gpu, shards)
+	free := b.work.State.Nodes[at.n].Devices[i].Free()
+	if n := min(free, shards); n > 0 {
+		_ = b.work.State.Commit(placement.Choice{Node: at.n, Devices: []int{i}, Kind: placement.Shard},
+			&placement.Demand{GPUs: 1, Units: n, Kinds: placement.Shard})
+	}
 }
 
 // choose returns the node and shard type a job of shards goes to, and commits it, or
 // says why it is not pinned. parts are the partitions it may use (empty: any).
-func (pn *pinner) choose(inv inventory.Cluster, shards int64, parts []string, now time.Time) (node, typ string, err error) {
-	if pn.snap == nil {
-		if pn.bad != nil {
-			return "", "", pn.bad
+func (pn *pinner) choose(st *state, shards int64, parts []string, now time.Time) (node, typ string, err error) {
+	b := st.pin
+	if b == nil {
+		switch {
+		case st.pinErr != nil:
+			return "", "", st.pinErr
+		case st.usageErr != nil && !errors.Is(st.usageErr, os.ErrNotExist):
+			return "", "", st.usageErr
+		case st.cluster == nil:
+			return "", "", errors.New("no inventory")
 		}
-		return "", "", fmt.Errorf("no usage snapshot at %s", pn.path)
+		return "", "", fmt.Errorf("no usage snapshot at %s", st.cfg.UsageSnapshot)
 	}
-	if age := now.Sub(pn.snap.Taken); age > pn.maxAge {
-		return "", "", fmt.Errorf("usage snapshot %s is %s old, more than UsageMaxAge %s", pn.path, age.Round(time.Second), pn.maxAge)
+	if age := now.Sub(b.snap.Taken); age > b.maxAge {
+		return "", "", fmt.Errorf("usage snapshot %s is %s old, more than UsageMaxAge %s", st.cfg.UsageSnapshot, age.Round(time.Second), b.maxAge)
 	}
-	kept := pn.pins[:0]
-	for _, p := range pn.pins {
-		if p.at.After(pn.snap.Taken) {
-			kept = append(kept, p)
-		}
-	}
-	pn.pins = kept
-	cl := steer.NewCluster(inv, func(mib int64) int64 { return shard.PerGPU(mib, pn.unitMiB) })
-	for _, u := range pn.snap.GPUs {
-		_ = cl.Take(u.Node, u.GPU, u.Shards) // a GPU gone from the inventory holds no job we could place
-	}
-	for _, p := range pn.pins {
-		_ = cl.Take(p.node, p.gpu, p.shards)
-	}
-	cl.State.Reindex()
-	sizes := pn.snap.Sizes
-	if len(sizes) == 0 {
-		sizes = pn.target
-	}
-	pol, err := pn.makePolicy(sizes)
-	if err != nil {
-		return "", "", err
-	}
+	pn.mu.Lock()
+	defer pn.mu.Unlock()
+	pn.adopt(b)
+	b = pn.base // st's, or a later one
+	s := b.work.State
 	d := placement.Demand{GPUs: 1, Units: shards, Kinds: placement.Shard, Pools: parts}
-	c, ok := pol.Place(cl.State, &d)
+	c, ok := b.policy.Place(s, &d)
 	if !ok || len(c.Devices) != 1 {
 		return "", "", fmt.Errorf("%d shards fit on no GPU now", shards)
 	}
-	nd := cl.State.Nodes[c.Node]
+	nd := &s.Nodes[c.Node]
 	dv := nd.Devices[c.Devices[0]]
 	typ = shard.TypeName(dv.Model, dv.GPU)
-	if pn.types != nil && !pn.types[nd.Name][typ] {
+	if b.types != nil && !b.types[nd.Name][typ] {
 		return "", "", fmt.Errorf("slurm.conf gives node %s no shard:%s (its Gres= must come from a gres.conf written with ShardTypes = per-gpu)", nd.Name, typ)
 	}
+	if err := s.Commit(c, &d); err != nil {
+		return "", "", err
+	}
+	b.addUse(nd.Name, dv.GPU, shards)
 	pn.pins = append(pn.pins, pin{node: nd.Name, gpu: dv.GPU, shards: shards, at: now})
 	return nd.Name, typ, nil
 }
@@ -198,8 +284,12 @@ func shardTypes(slurmConf string) (map[string]map[string]bool, error) {
 // GPU is then pinned to the GPU PinPolicy chooses, when gpumem.conf says ShardTypes =
 // per-gpu. Its verdict is never reused (Fresh 0): it depends on what runs now.
 func (p *Plugin) SubmitPinned(f Fields) (v Verdict) {
-	v = p.Submit(f)
-	if p.pins == nil || v.Refusal != "" {
+	st := p.current(true)
+	v = f.verdict()
+	if AsksMem(f) {
+		v, _ = p.decide(st, f, nil, false)
+	}
+	if !p.pinning(st.cfg) || v.Refusal != "" {
 		return v
 	}
 	prefix, shards, ok := pinnable(v.Fields)
@@ -212,18 +302,11 @@ func (p *Plugin) SubmitPinned(f Fields) (v Verdict) {
 			p.log.errorf("pinning: internal error: %v; job left unpinned", r)
 		}
 	}()
-	if err := p.pins.refresh(); err != nil {
-		p.log.errorf("%v", err)
-	}
-	p.reload()
-	if p.src.cluster == nil {
-		return v
-	}
-	parts := p.defParts
+	parts := st.defParts
 	if v.Fields.Partition != "" {
 		parts = strings.Split(v.Fields.Partition, ",")
 	}
-	node, typ, err := p.pins.choose(*p.src.cluster, shards, parts, p.now())
+	node, typ, err := p.pins.choose(st, shards, parts, p.now())
 	if err != nil {
 		p.log.verbosef("not pinned (%s): %v", v.Fields.PerNode, err)
 		return v
@@ -234,23 +317,12 @@ func (p *Plugin) SubmitPinned(f Fields) (v Verdict) {
 	return v
 }
 
-// startPinning makes the pinner when gpumem.conf asks for it (job_submit only: clients
-// never pin, so they never pay for it).
-func (p *Plugin) startPinning() {
-	if p.cfg.ShardTypes != config.ShardTypesPerGPU {
-		return
-	}
-	pn, err := newPinner(p.cfg)
-	if err != nil {
-		p.log.errorf("%v; shard jobs are not pinned", err)
-		return
-	}
-	if pn.types, err = shardTypes(p.cfg.SlurmConf); err != nil {
-		p.log.errorf("slurm.conf %s: %v; shard types are not checked before pinning", p.cfg.SlurmConf, err)
-	}
-	p.pins = pn
-}
+// verdict is the verdict that leaves a job as it is.
+func (f Fields) verdict() Verdict { return Verdict{Fields: f} }
 
 // Pins reports whether job_submit pins shard jobs (ShardTypes = per-gpu, with a usable
-// PinPolicy): the shim then sends shard jobs to Go, not only gpu:mem ones.
-func (p *Plugin) Pins() bool { return p.pins != nil }
+// PinPolicy) under the configuration in force.
+func (p *Plugin) Pins() bool {
+	st := p.current(true)
+	return p.pinning(st.cfg) && st.pinErr == nil
+}

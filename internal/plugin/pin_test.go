@@ -36,10 +36,11 @@ func newPinHarness(t *testing.T, conf string) *pinHarness {
 	h.write("slurm.conf", "NodeName=n1 Gres=gpu:h100_g0:1,gpu:h100_g1:1,shard:h100_g0:79,shard:h100_g1:79\n"+
 		"NodeName=n3 Gres=gpu:l4_g0:1,gpu:l4_g1:1,gpu:l4_g2:1,gpu:l4_g3:1,shard:l4_g0:22,shard:l4_g1:22,shard:l4_g2:22,shard:l4_g3:22\n"+
 		"PartitionName=gpu Nodes=n1,n3 Default=YES\nPartitionName=inference Nodes=n3\n")
-	h.write("gpumem.conf", fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nUsageSnapshot = %s\nLogLevel = debug\n%s",
+	// The loader looks at the files before every job (ReloadInterval = 0), so a snapshot
+	// written is seen by the next job.
+	h.write("gpumem.conf", fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nUsageSnapshot = %s\nLogLevel = debug\nReloadInterval = 0\n%s",
 		filepath.Join(h.dir, "inventory.json"), filepath.Join(h.dir, "slurm.conf"), h.snapPath(), conf))
-	h.p = newPlugin(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, AdmitCore, func() time.Time { return h.clock })
-	h.p.startPinning()
+	h.p = newPlugin(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, AdmitCore, func() time.Time { return h.clock }, false)
 	h.p.reload()
 	if len(h.sink.errors) > 0 {
 		t.Fatalf("plugin did not load cleanly: %v", h.sink.errors)
@@ -75,6 +76,7 @@ func (h *pinHarness) snapshot(sizes []int64, uses ...steer.GPUUse) {
 func (h *pinHarness) submit(f Fields) (string, string) {
 	h.t.Helper()
 	h.clock = h.clock.Add(10 * time.Millisecond)
+	h.p.reload()
 	v := h.p.SubmitPinned(f)
 	if v.Refusal != "" {
 		h.t.Fatalf("%+v refused: %s", f, v.Refusal)
@@ -208,6 +210,7 @@ func TestUnknownPinPolicyDisablesPinning(t *testing.T) {
 	}
 	sink := &logSink{}
 	p := New(conf, "job_submit/gpumem", sink, AdmitCore)
+	defer p.Close()
 	if p.Pins() || !sink.has(`PinPolicy: unknown placement policy "nearest"`) {
 		t.Errorf("pins %v, log %v; want pinning off and the unknown policy named", p.Pins(), sink.errors)
 	}
@@ -231,8 +234,8 @@ func TestClientsNeverPin(t *testing.T) {
 func TestNoPinToATypeSlurmDoesNotKnow(t *testing.T) {
 	h := newPinHarness(t, "ShardTypes = per-gpu\nPinPolicy = best-fit\n")
 	h.write("slurm.conf", "NodeName=n1 Gres=gpu:h100:2,shard:158\nNodeName=n3 Gres=gpu:l4:4,shard:l4_g0:22\nPartitionName=gpu Nodes=n1,n3 Default=YES\n")
-	h.p = New(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, AdmitCore)
-	h.p.now = func() time.Time { return h.clock }
+	h.p = newPlugin(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, AdmitCore, func() time.Time { return h.clock }, false)
+	h.p.reload()
 	h.snapshot(nil)
 	h.want(Fields{PerNode: "gres/shard:20"}, "gres/shard:l4_g0:20", "n3")
 	h.want(Fields{PerNode: "gres/shard:70"}, "gres/shard:70", "")

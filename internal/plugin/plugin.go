@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/admit"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
-	"github.com/gpumem/gpumem/internal/version"
 )
 
 // Fields are the job_desc fields gpumem reads, as Slurm holds them. Partition is a
@@ -71,107 +72,117 @@ type Verdict struct {
 	Fresh time.Duration
 }
 
-// Plugin is one loaded plugin: it lives from Slurm's init() to fini().
+// Plugin is one loaded plugin: it lives from Slurm's init() to fini(). Every method is
+// safe under any number of concurrent calls: slurmctld (from 23.02) calls job_submit from
+// several threads at once. Decisions read one published state (see state); pins have a
+// mutex of their own.
 type Plugin struct {
-	cfg      config.Config
-	log      logger
+	confPath string
+	client   bool // cli_filter: no loader goroutine, no pinning; reads files itself when asked
+	log      *logger
 	newCore  NewCore
-	src      source
-	core     Core
-	defParts []string // slurm.conf's default partition, for jobs that name none
 	now      func() time.Time
-	pins     *pinner // nil unless ShardTypes = per-gpu
+
+	st     atomic.Pointer[state]
+	loadMu sync.Mutex       // one reload at a time
+	inv    inventory.Reader // guarded by loadMu
+	pins   pinner
+
+	stop, done chan struct{} // the loader's
+
 	// het is, in a client, where the components of the heterogeneous job being decided
 	// run so far: each takes nodes of its own (see admit.Job.HetSiblings).
-	het [][]string
+	hetMu sync.Mutex
+	het   [][]string
 }
 
-// New reads the configuration at confPath and the inventory it names. Every problem is
-// logged and survived: a plugin that cannot admit jobs still loads and applies OnError.
+// firstLoadWait bounds how long init waits for the first look at the files: a hung
+// filesystem must not stop slurmctld from starting. Until the first look ends, gpu:mem
+// jobs are refused with "try again later".
+const firstLoadWait = 5 * time.Second
+
+// New starts job_submit's plugin: the configuration at confPath, the inventory and
+// everything else it names are read by a loader goroutine, now and then every
+// ReloadInterval, until Close. Every problem is logged and survived.
 func New(confPath, tag string, sink Sink, newCore NewCore) *Plugin {
-	p := newPlugin(confPath, tag, sink, newCore, time.Now)
-	p.startPinning()
-	p.reload()
+	p := newPlugin(confPath, tag, sink, newCore, time.Now, false)
+	p.startLoader()
+	deadline := time.Now().Add(firstLoadWait)
+	for p.st.Load().next.IsZero() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if p.st.Load().next.IsZero() {
+		p.log.errorf("the first look at the configuration and inventory takes more than %s (a hung filesystem?); gpu:mem jobs are refused until it ends", firstLoadWait)
+	}
 	return p
 }
 
-// NewClient is New for srun, sbatch and salloc: the inventory is read only when a
-// command asks for GPU memory outside an allocation, so every other command, and every
-// step, starts as fast as without gpumem.
+// NewClient is New for srun, sbatch and salloc: files are read only when a command asks
+// for GPU memory outside an allocation, so every other command, and every step, starts as
+// fast as without gpumem. A client makes one decision and exits, so it reads in place.
 func NewClient(confPath, tag string, sink Sink, newCore NewCore) *Plugin {
-	return newPlugin(confPath, tag, sink, newCore, time.Now)
+	return newPlugin(confPath, tag, sink, newCore, time.Now, true)
 }
 
-func newPlugin(confPath, tag string, sink Sink, newCore NewCore, now func() time.Time) *Plugin {
-	cfg, err := config.Load(confPath)
-	p := &Plugin{cfg: cfg, newCore: newCore, now: now,
-		log: logger{sink: sink, level: cfg.LogLevel, tag: tag}}
-	if err != nil {
-		p.log.errorf("%v; using defaults for the keys in error", err)
-	}
-	p.src = source{path: cfg.InventoryPath, interval: cfg.ReloadInterval, load: inventory.LoadPath}
-	if part, err := DefaultPartition(cfg.SlurmConf); err != nil {
-		p.log.errorf("default partition: %v; jobs without --partition are admitted against every partition", err)
-	} else if part != "" {
-		p.defParts = []string{part}
-	}
-	p.log.infof("loaded: config %s, policy %s, shard unit %d MiB, on error %s, inventory %s, gpumem %s", confPath, cfg.Policy, cfg.ShardUnitMiB, cfg.OnError, cfg.InventoryPath, version.String())
+// newPlugin makes a plugin with an empty state: nothing read yet.
+func newPlugin(confPath, tag string, sink Sink, newCore NewCore, now func() time.Time, client bool) *Plugin {
+	p := &Plugin{confPath: confPath, client: client, newCore: newCore, now: now,
+		log: &logger{sink: sink, tag: tag, client: client}}
+	p.log.setLevel(config.LevelInfo)
+	p.st.Store(&state{cfg: config.Default()})
 	return p
 }
 
 // Config is the configuration in force.
-func (p *Plugin) Config() config.Config { return p.cfg }
+func (p *Plugin) Config() config.Config { return p.current(false).cfg }
 
-// reload takes a new inventory when the files changed; a broken one keeps the last good.
-func (p *Plugin) reload() {
-	c, err := p.src.refresh(p.now())
-	if err != nil {
-		if p.core != nil {
-			p.log.errorf("%v; keeping the inventory loaded before", err)
-		} else {
-			p.log.errorf("%v; no inventory yet, gpu:mem jobs get OnError=%s", err, p.cfg.OnError)
-		}
-		return
+// current is the state to decide on. A client reads its files first (only gpumem.conf
+// unless full), which is the one place a file is read on the way to a decision.
+func (p *Plugin) current(full bool) *state {
+	if p.client {
+		p.loadMu.Lock()
+		p.load(full)
+		p.loadMu.Unlock()
 	}
-	if c == nil {
-		return
-	}
-	core, err := p.newCore(p.cfg, *c, p.defParts)
-	if err != nil {
-		p.log.errorf("inventory %s: %v; keeping the inventory loaded before", p.cfg.InventoryPath, err)
-		return
-	}
-	p.core = core
-	p.log.infof("inventory %s: %d nodes", p.cfg.InventoryPath, len(c.Nodes))
+	return p.st.Load()
 }
 
 // Submit decides one job (job_submit, job_modify, or a cli_filter submission). It never
-// panics: a panic in the core is logged with its stack and handled as OnError says.
-func (p *Plugin) Submit(f Fields) (v Verdict) {
-	v, _ = p.decide(f, nil, false)
+// panics and never blocks on a file: it reads the published state only.
+func (p *Plugin) Submit(f Fields) Verdict {
+	if !AsksMem(f) {
+		return Verdict{Fields: f}
+	}
+	v, _ := p.decide(p.current(true), f, nil, false)
 	return v
 }
 
-// decide is Submit for a job whose heterogeneous siblings, decided before it, may be on
-// hosts sib; with hosts, it also returns the hosts of its own decision.
-func (p *Plugin) decide(f Fields, sib [][]string, hosts bool) (v Verdict, own [][]string) {
-	if !asksMem(f) {
-		return Verdict{Fields: f}, nil
-	}
+// decide is Submit on the state st for a job whose heterogeneous siblings, decided
+// before it, may be on hosts sib; with hosts, it also returns the hosts of its own
+// decision.
+func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verdict, own [][]string) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.errorf("internal error: %v\n%s", r, debug.Stack())
-			v = p.failed(f, fmt.Errorf("internal error: %v", r))
+			v, own = p.failed(st, f, fmt.Errorf("internal error: %v", r)), nil
 		}
 	}()
-	p.reload()
-	if p.core == nil {
-		return p.failed(f, fmt.Errorf("no usable inventory at %s", p.cfg.InventoryPath)), nil
+	if p.client && st.cfgErr != nil {
+		return p.failed(st, f, st.cfgErr), nil
+	}
+	if st.core == nil {
+		why := st.invErr
+		if why == nil {
+			why = fmt.Errorf("the inventory %s is not loaded yet", st.cfg.InventoryPath)
+		}
+		return p.failed(st, f, why), nil
 	}
 	j := jobOf(f)
 	j.HetSiblings = sib
-	d, err := p.core.AdmitWith(j, p.usage())
-	fresh := p.fresh()
+	var d admit.Decision
+	var err error
+	p.pins.withUsage(st, p.now(), func(use *admit.Usage) { d, err = st.core.AdmitWith(j, use) })
+	fresh := st.fresh(p.now())
 	if d.Live {
 		fresh = 0 // chosen by what runs now: the next alike job may go elsewhere
 	}
@@ -188,7 +199,7 @@ func (p *Plugin) decide(f Fields, sib [][]string, hosts bool) (v Verdict, own []
 		out.Partition = strings.Join(d.Partitions, ",")
 	}
 	p.log.verbosef("%s", d.Explain)
-	if h, ok := p.core.(interface {
+	if h, ok := st.core.(interface {
 		Hosts(admit.Job, admit.Decision) [][]string
 	}); ok && hosts {
 		own = h.Hosts(j, d)
@@ -196,31 +207,29 @@ func (p *Plugin) decide(f Fields, sib [][]string, hosts bool) (v Verdict, own []
 	return Verdict{Fields: out, Fresh: fresh}, own
 }
 
-// fresh is how long a verdict from the core in use stays right: Admit depends only on
-// the job's fields, the configuration and the inventory, and the inventory is not
-// looked at again before the source's next check. An administrator who asked for a
-// log line per job gets one, so then nothing is reused.
-func (p *Plugin) fresh() time.Duration {
-	if p.log.level >= config.LevelVerbose {
-		return 0
+// failed is what happens when gpumem itself cannot decide a gpu:mem job (no inventory
+// yet, an internal error, or in a client a broken gpumem.conf). A gpu:mem request Slurm
+// receives untranslated can never run, so job_submit refuses the job with a "try again"
+// message whatever OnError says. OnError is for the client: open leaves the options as
+// typed for job_submit, the authority, to translate; closed stops the command.
+func (p *Plugin) failed(st *state, f Fields, err error) Verdict {
+	refusal := "gpumem cannot place GPU memory requests right now (" + err.Error() + "); please try again later or tell your administrator"
+	if p.client {
+		if st.cfg.OnError == config.Open {
+			p.log.debugf("%v; leaving the request to slurmctld (OnError=open)", err)
+			return Verdict{Fields: f}
+		}
+		return Verdict{Fields: f, Refusal: refusal}
 	}
-	return max(p.src.nextCheck().Sub(p.now()), 0)
+	p.log.errorf("%v; refusing the gpu:mem job, the user is told to try again", err)
+	return Verdict{Fields: f, Refusal: refusal}
 }
 
-// failed applies OnError when gpumem itself cannot decide.
-func (p *Plugin) failed(f Fields, err error) Verdict {
-	if p.cfg.OnError == config.Closed {
-		p.log.errorf("%v; refusing the job (OnError=closed)", err)
-		return Verdict{Fields: f, Refusal: "gpumem cannot place GPU memory requests right now (" + err.Error() + "); please try again later or tell your administrator"}
-	}
-	p.log.errorf("%v; passing the job through unchanged (OnError=open)", err)
-	return Verdict{Fields: f}
-}
-
-// asksMem is the fast path: a job whose GRES strings hold no "mem" in any case cannot
-// ask for GPU memory, and is passed on without touching the core. It may say yes to
-// jobs that ask for something else; the core then leaves them unchanged.
-func asksMem(f Fields) bool {
+// AsksMem is the one rule for "does this job ask for GPU memory": a GRES field that
+// holds "mem" in any case. It may say yes to jobs that ask for something else (the core
+// then leaves them unchanged); it never says no to a gpu:mem request, in any spelling the
+// parser accepts. The C shim's prefilter is the same test.
+func AsksMem(f Fields) bool {
 	return hasMem(f.PerNode) || hasMem(f.PerJob) || hasMem(f.PerSocket) || hasMem(f.PerTask)
 }
 

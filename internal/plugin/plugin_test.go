@@ -110,9 +110,16 @@ func (h *harness) newCore(cfg config.Config, inv inventory.Cluster, defs []strin
 func (h *harness) now() time.Time { return h.clock }
 
 func (h *harness) plugin() *Plugin {
-	p := newPlugin(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, h.newCore, h.now)
+	p := newPlugin(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, h.newCore, h.now, false)
 	p.reload()
 	return p
+}
+
+// tickSubmit is a submit right after the loader's look at the files, as it happens when
+// the loader's timer fires at the harness's clock: the tests drive the loader by hand.
+func (p *Plugin) tickSubmit(f Fields) Verdict {
+	p.reload()
+	return p.Submit(f)
 }
 
 func TestUntouchedJobNeverReachesTheCore(t *testing.T) {
@@ -120,7 +127,7 @@ func TestUntouchedJobNeverReachesTheCore(t *testing.T) {
 	h.admit = func(admit.Job) (admit.Decision, error) { t.Fatal("core called"); return admit.Decision{}, nil }
 	p := h.plugin()
 	for _, f := range []Fields{{}, {PerNode: "gres:gpu:2", PerJob: "gres:gpu:h100:1", Partition: "gpu"}, {PerTask: "gres:shard:3"}} {
-		if v := p.Submit(f); v.Fields != f || v.Refusal != "" {
+		if v := p.tickSubmit(f); v.Fields != f || v.Refusal != "" {
 			t.Errorf("Submit(%+v) = %+v; want it unchanged", f, v)
 		}
 	}
@@ -129,7 +136,7 @@ func TestUntouchedJobNeverReachesTheCore(t *testing.T) {
 func TestRewriteAndDefaultPartition(t *testing.T) {
 	h := newHarness(t, "")
 	p := h.plugin()
-	v := p.Submit(Fields{PerNode: "gres:gpu:mem:20g", PerJob: "gres:license:1"})
+	v := p.tickSubmit(Fields{PerNode: "gres:gpu:mem:20g", PerJob: "gres:license:1"})
 	want := Fields{PerNode: "gres:shard:20", PerJob: "gres:license:1"}
 	if v.Refusal != "" || v.Fields != want {
 		t.Fatalf("got %+v; want %+v", v, want)
@@ -149,7 +156,7 @@ func TestPartitionsThePoolsChoseAreWritten(t *testing.T) {
 		d.Partitions = []string{"small", "gpu"}
 		return d, err
 	}
-	v := h.plugin().Submit(Fields{PerNode: "gres:gpu:mem:20g"})
+	v := h.plugin().tickSubmit(Fields{PerNode: "gres:gpu:mem:20g"})
 	if v.Fields.Partition != "small,gpu" {
 		t.Fatalf("partition %q; want small,gpu", v.Fields.Partition)
 	}
@@ -160,7 +167,7 @@ func TestJobPartitionIsPassedSplit(t *testing.T) {
 	var got []string
 	h.admit = func(j admit.Job) (admit.Decision, error) { got = j.Partitions; return admit.Decision{Job: j}, nil }
 	f := Fields{PerNode: "gres:gpu:mem:20g", Partition: "a,b"}
-	if v := h.plugin().Submit(f); v.Fields != f {
+	if v := h.plugin().tickSubmit(f); v.Fields != f {
 		t.Fatalf("unchanged decision rewrote the job: %+v", v)
 	}
 	if strings.Join(got, "|") != "a|b" {
@@ -174,21 +181,23 @@ func TestRefusalReachesTheUser(t *testing.T) {
 		return admit.Decision{}, errors.New("largest GPU in partition gpu has 79.6 GiB; you asked for 500 GiB per GPU")
 	}
 	f := Fields{PerNode: "gres:gpu:mem:500g"}
-	v := h.plugin().Submit(f)
+	v := h.plugin().tickSubmit(f)
 	if v.Refusal != "largest GPU in partition gpu has 79.6 GiB; you asked for 500 GiB per GPU" || v.Fields != f {
 		t.Fatalf("got %+v", v)
 	}
 }
 
+// A gpu:mem job Slurm gets untranslated can never run: whatever OnError says, job_submit
+// refuses it with a "try again" message when gpumem itself fails.
 func TestPanicInCore(t *testing.T) {
 	for _, tc := range []struct{ conf, refusal string }{
-		{"OnError = open\n", ""},
+		{"OnError = open\n", "gpumem cannot place GPU memory requests right now (internal error: boom); please try again later or tell your administrator"},
 		{"OnError = closed\n", "gpumem cannot place GPU memory requests right now (internal error: boom); please try again later or tell your administrator"},
 	} {
 		h := newHarness(t, tc.conf)
 		h.admit = func(admit.Job) (admit.Decision, error) { panic("boom") }
 		f := Fields{PerNode: "gres:gpu:mem:20g"}
-		v := h.plugin().Submit(f)
+		v := h.plugin().tickSubmit(f)
 		if v.Fields != f || v.Refusal != tc.refusal {
 			t.Errorf("%s: got %+v; want fields unchanged, refusal %q", tc.conf, v, tc.refusal)
 		}
@@ -200,8 +209,8 @@ func TestPanicInCore(t *testing.T) {
 
 func TestNoInventory(t *testing.T) {
 	for _, tc := range []struct{ conf, refusal string }{
-		{"OnError = open\n", ""},
-		{"OnError = closed\n", "gpumem cannot place GPU memory requests right now (no usable inventory at "},
+		{"OnError = open\n", "gpumem cannot place GPU memory requests right now (inventory "},
+		{"OnError = closed\n", "gpumem cannot place GPU memory requests right now (inventory "},
 	} {
 		h := newHarness(t, tc.conf)
 		if err := os.Remove(h.inv); err != nil {
@@ -209,7 +218,7 @@ func TestNoInventory(t *testing.T) {
 		}
 		p := h.plugin()
 		f := Fields{PerNode: "gres:gpu:mem:20g"}
-		v := p.Submit(f)
+		v := p.tickSubmit(f)
 		if v.Fields != f || !strings.HasPrefix(v.Refusal, tc.refusal) || (tc.refusal == "") != (v.Refusal == "") {
 			t.Errorf("%s: got %+v; want refusal %q", tc.conf, v, tc.refusal)
 		}
@@ -218,7 +227,7 @@ func TestNoInventory(t *testing.T) {
 		}
 		// The inventory appears: the next job finds it without a restart.
 		h.writeInventory(2)
-		if v := p.Submit(f); v.Fields.PerNode != "gres:shard:20" {
+		if v := p.tickSubmit(f); v.Fields.PerNode != "gres:shard:20" {
 			t.Errorf("%s: after the inventory appeared got %+v", tc.conf, v)
 		}
 	}
@@ -239,29 +248,29 @@ func TestReloadIsBoundedAndKeepsTheLastGood(t *testing.T) {
 	h := newHarness(t, "ReloadInterval = 10s\n")
 	p := h.plugin()
 	job := Fields{PerNode: "gres:gpu:mem:20g"}
-	p.Submit(job)
+	p.tickSubmit(job)
 	if len(h.builds) != 1 {
 		t.Fatalf("built %v; want one core at start", h.builds)
 	}
 
 	h.writeInventory(3) // moves the clock 1s: within the interval, not looked at
-	p.Submit(job)
+	p.tickSubmit(job)
 	if len(h.builds) != 1 {
 		t.Fatalf("inventory looked at within ReloadInterval: %v", h.builds)
 	}
 	h.clock = h.clock.Add(10 * time.Second)
-	p.Submit(job)
+	p.tickSubmit(job)
 	if fmt.Sprint(h.builds) != "[1 3]" {
 		t.Fatalf("built %v; want the 3-node inventory after the interval", h.builds)
 	}
 
 	h.writeRaw([]byte(`{"nodes": [`))
 	h.clock = h.clock.Add(10 * time.Second)
-	if v := p.Submit(job); v.Fields.PerNode != "gres:shard:20" {
+	if v := p.tickSubmit(job); v.Fields.PerNode != "gres:shard:20" {
 		t.Fatalf("broken inventory stopped admission: %+v", v)
 	}
 	h.clock = h.clock.Add(10 * time.Second)
-	p.Submit(job)
+	p.tickSubmit(job)
 	n := 0
 	for _, e := range h.sink.errors {
 		if strings.Contains(e, "keeping the inventory loaded before") {
@@ -274,7 +283,7 @@ func TestReloadIsBoundedAndKeepsTheLastGood(t *testing.T) {
 
 	h.writeInventory(2)
 	h.clock = h.clock.Add(10 * time.Second)
-	p.Submit(job)
+	p.tickSubmit(job)
 	if fmt.Sprint(h.builds) != "[1 3 2]" {
 		t.Fatalf("fixed inventory not taken: %v", h.builds)
 	}
@@ -297,7 +306,7 @@ func TestInventoryDirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "n2.json"), node("n2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.Submit(Fields{PerNode: "gres:gpu:mem:20g"})
+	p.tickSubmit(Fields{PerNode: "gres:gpu:mem:20g"})
 	if fmt.Sprint(h.builds) != "[1 2]" {
 		t.Fatalf("built %v; want a node added to the directory picked up", h.builds)
 	}
@@ -311,10 +320,10 @@ func TestCoreBuildErrorKeepsTheLastGood(t *testing.T) {
 			return nil, errors.New(`pool partition "small" has no GPU node`)
 		}
 		return build(cfg, inv, d)
-	}, h.now)
+	}, h.now, false)
 	p.reload()
 	h.writeInventory(2)
-	if v := p.Submit(Fields{PerNode: "gres:gpu:mem:20g"}); v.Fields.PerNode != "gres:shard:20" {
+	if v := p.tickSubmit(Fields{PerNode: "gres:gpu:mem:20g"}); v.Fields.PerNode != "gres:shard:20" {
 		t.Fatalf("got %+v", v)
 	}
 	if !h.sink.has(`pool partition "small" has no GPU node; keeping the inventory loaded before`) {

@@ -72,7 +72,7 @@ func FuzzSubmit(f *testing.F) {
 		if len(sink.errors) > 0 {
 			t.Fatalf("Submit(%+v) logged %v", in, sink.errors)
 		}
-		if !asksMem(in) && v != (Verdict{Fields: in}) {
+		if !AsksMem(in) && v != (Verdict{Fields: in}) {
 			t.Fatalf("Submit(%+v) = %+v; want it untouched", in, v)
 		}
 	})

@@ -72,8 +72,7 @@ type MemOf func(name string) (int64, bool)
 // catalog's real sizes for profiles the inventory does not list.
 func (p *Plugin) memOf(name string) (int64, bool) {
 	var m int64
-	p.reload()
-	if c := p.src.cluster; c != nil {
+	if c := p.current(true).cluster; c != nil {
 		for _, n := range c.Nodes {
 			for _, g := range n.GPUs {
 				if !g.MIG && g.Type == name && (m == 0 || g.MemoryMiB < m) {
