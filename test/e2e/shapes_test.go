@@ -106,6 +106,7 @@ func TestShapeRefused(t *testing.T) {
 		{[]string{"-p", "inference", "--gres=gpu:mem:23035m"}, "you asked for --gres=gpu:mem:23035m, but the largest GPU in partition inference has 22.4 GiB = "},
 		{[]string{"--gpus-per-node=l4:1", "--gres=gpu:mem:30g"}, "(NVIDIA L4)"},
 		{[]string{"--gres=gpu:mem:20g,shard:3"}, "cannot be combined with --gres=shard:3"},
+		{[]string{"--gres=gpu:mem:20g", "--gres=shard:3"}, "you gave --gres 2 times (--gres=gpu:mem:20g --gres=shard:3)"},
 		{[]string{"-C", "h100", "-N2", "--gres=gpu:mem:10g"}, "fewer than 2 nodes"},
 		{[]string{"--gres=gpu:mem:5g", ":", "--gres=gpu:mem:5g", ":", "--gres=gpu:mem:5g", ":", "--gres=gpu:mem:5g"}, "heterogeneous job"},
 	}
