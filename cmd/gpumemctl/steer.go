@@ -5,18 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
-	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -98,38 +93,52 @@ never holds a job longer than that.`,
 	return c
 }
 
-// steerView is the live shard side of the cluster, read from Slurm.
-type steerView struct {
-	cluster *steer.Cluster
-	pending []steer.Pending
-	running []steer.Use
-	inv     inventory.Cluster
-	taken   time.Time // before the first look at Slurm
-}
-
-func readView(ctx context.Context, f *steerFlags) (*steerView, error) {
+// controller wires the flags and Slurm's command line to the steering controller.
+func (f *steerFlags) controller(w io.Writer) (*steer.Controller, error) {
 	if f.unitMiB <= 0 {
 		return nil, fmt.Errorf("--shard-unit-mib %d; want a positive size such as 1024", f.unitMiB)
 	}
-	inv, err := inventory.LoadPath(f.inventory)
-	if err != nil {
-		return nil, err
+	sl := &slurmCLI{
+		reader:   slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")},
+		scontrol: slurmRunner("scontrol"), squeue: slurmRunner("squeue"), errs: os.Stderr,
 	}
-	taken := time.Now()
-	reader := slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")}
-	jobs, err := reader.Show(ctx, "")
+	return &steer.Controller{Slurm: sl, Inventory: f.inventory, Policy: f.policy, Sizes: f.sizes, UnitMiB: f.unitMiB,
+		Base: f.base, DryRun: f.dryRun, Snapshot: f.snapshot, UnpinOld: f.unpinAfter, Out: w}, nil
+}
+
+func steerOnce(ctx context.Context, f *steerFlags, w io.Writer) error {
+	c, err := f.controller(w)
+	if err != nil {
+		return err
+	}
+	return c.Once(ctx)
+}
+
+// slurmCLI is steer.Slurm on Slurm's command line.
+type slurmCLI struct {
+	reader           slurmcli.JobReader
+	scontrol, squeue slurmcli.Runner
+	errs             io.Writer
+}
+
+func (s *slurmCLI) Jobs(ctx context.Context) ([]steer.Use, error) {
+	jobs, err := s.reader.Show(ctx, "")
 	if err != nil {
 		return nil, err
 	}
 	for _, bad := range jobs.Bad {
 		// A record that cannot be read is left out; Slurm still holds its GPUs.
-		fmt.Fprintf(os.Stderr, "steer: %v\n", bad)
+		fmt.Fprintf(s.errs, "steer: %v\n", bad)
 	}
 	var uses []steer.Use
 	for _, u := range jobs.Uses() {
 		uses = append(uses, steer.Use(u))
 	}
-	queue, err := slurmOut(ctx, "squeue", "-h", "-t", "PD", "-o", slurmcli.PendingFormat)
+	return uses, nil
+}
+
+func (s *slurmCLI) Pending(ctx context.Context) ([]steer.Pending, error) {
+	queue, err := s.squeue.Run(ctx, "-h", "-t", "PD", "-o", slurmcli.PendingFormat)
 	if err != nil {
 		return nil, err
 	}
@@ -141,156 +150,32 @@ func readView(ctx context.Context, f *steerFlags) (*steerView, error) {
 	for i, p := range queued {
 		pending[i] = steer.Pending(p)
 	}
-	cl := steer.NewCluster(inv, func(mib int64) int64 { return shard.PerGPU(mib, f.unitMiB) })
-	if err := cl.Apply(uses); err != nil {
+	return pending, nil
+}
+
+func (s *slurmCLI) Weights(ctx context.Context) (map[string]uint32, error) {
+	out, err := s.scontrol.Run(ctx, "-o", "show", "node")
+	if err != nil {
 		return nil, err
 	}
-	return &steerView{cluster: cl, pending: pending, running: uses, inv: inv, taken: taken}, nil
-}
-
-// unpin takes back the pins of jobs pending longer than --unpin-after: untyped shards
-// and no required node. Slurm 22.05 refuses to change a typed GRES request to an
-// untyped one; there only the required node is cleared. It returns the jobs unpinned.
-func unpin(ctx context.Context, f *steerFlags, v *steerView, w io.Writer) map[string]bool {
-	done := map[string]bool{}
-	if f.unpinAfter <= 0 || f.snapshot == "" {
-		return done // without a snapshot nothing is pinned by gpumem
-	}
-	for _, p := range steer.Unpin(v.pending, time.Now(), f.unpinAfter) {
-		full := []string{"update", "jobid=" + p.ID, "gres=shard:" + strconv.FormatInt(p.Shards, 10), "reqnodelist="}
-		if f.dryRun {
-			fmt.Fprintln(w, "scontrol", strings.Join(full, " "))
-			continue
-		}
-		if _, err := slurmOut(ctx, "scontrol", full...); err == nil {
-			fmt.Fprintf(w, "steer: unpinned job %s (shard:%s:%d on %s)\n", p.ID, p.Type, p.Shards, p.ReqNodes)
-			done[p.ID] = true
-			continue
-		}
-		if _, err := slurmOut(ctx, "scontrol", "update", "jobid="+p.ID, "reqnodelist="); err != nil {
-			fmt.Fprintf(w, "steer: job %s: cannot unpin: %v\n", p.ID, err)
-			continue
-		}
-		fmt.Fprintf(w, "steer: job %s: required node %s cleared; Slurm kept its GRES shard:%s:%d\n", p.ID, p.ReqNodes, p.Type, p.Shards)
-		done[p.ID] = true
-	}
-	return done
-}
-
-// writeSnapshot writes what job_submit pins by: running shards, and the shards of the
-// pending jobs still pinned, which will run where they are pinned.
-func writeSnapshot(f *steerFlags, v *steerView, sizes []int64, unpinned map[string]bool) error {
-	cl := steer.NewCluster(v.inv, func(mib int64) int64 { return shard.PerGPU(mib, f.unitMiB) })
-	if err := cl.Apply(v.running); err != nil {
-		return err
-	}
-	for _, p := range v.pending {
-		if p.Pinned() && !unpinned[p.ID] {
-			_ = cl.TakeTyped(p.ReqNodes, p.Type, p.Shards) // a type gpumem did not make is not its pin
-		}
-	}
-	b, err := cl.Snapshot(v.taken, sizes).Encode()
+	nodes, err := slurmcli.ParseNodes(out)
 	if err != nil {
-		return err
-	}
-	tmp := f.snapshot + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("--snapshot: %w", err)
-	}
-	if err := os.Rename(tmp, f.snapshot); err != nil {
-		return fmt.Errorf("--snapshot: %w", err)
-	}
-	return nil
-}
-
-// sizes is the target: --sizes, else what running and pending jobs ask.
-func (v *steerView) sizes(f *steerFlags) []int64 {
-	if len(f.sizes) > 0 {
-		return f.sizes
-	}
-	var out []int64
-	for _, u := range v.running {
-		if !u.Whole && u.Shards > 0 {
-			out = append(out, u.Shards)
-		}
-	}
-	for _, p := range v.pending {
-		out = append(out, p.Shards)
-	}
-	return out
-}
-
-func steerOnce(ctx context.Context, f *steerFlags, w io.Writer) error {
-	v, err := readView(ctx, f)
-	if err != nil {
-		return err
-	}
-	unpinned := unpin(ctx, f, v, w)
-	if f.snapshot != "" && !f.dryRun {
-		if err := writeSnapshot(f, v, v.sizes(f), unpinned); err != nil {
-			return err
-		}
-	}
-	target, err := placement.ShapesOfSizes(v.sizes(f))
-	if err != nil && len(v.sizes(f)) > 0 {
-		return fmt.Errorf("--sizes: %w", err)
-	}
-	name := f.policy
-	if placement.NeedsTarget(name) && len(target) == 0 {
-		name = "best-fit" // nothing to keep room for yet: fullest first
-	}
-	if _, err := placement.ByName(name, 1, target...); err != nil {
-		return err
-	}
-	s := v.cluster.State
-	order := steer.Order(s, steer.Demands(v.pending), target, func() placement.Policy {
-		p, _ := placement.ByName(name, 1, target...)
-		return p
-	})
-	weights := steer.Weights(order, f.base)
-	out, err := slurmOut(ctx, "scontrol", "-o", "show", "node")
-	if err != nil {
-		return err
-	}
-	now, err := slurmcli.ParseNodes(out)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	current := map[string]uint32{}
-	for _, n := range now {
+	for _, n := range nodes {
 		current[n.Name] = n.Weight
 	}
-	// One scontrol call per weight, naming every node that moves to it.
-	byWeight := map[uint32][]string{}
-	for n := range s.Nodes {
-		if wt, ok := current[s.Nodes[n].Name]; !ok || wt != weights[n] {
-			byWeight[weights[n]] = append(byWeight[weights[n]], s.Nodes[n].Name)
-		}
-	}
-	ranked := make([]string, len(order))
-	for i, n := range order {
-		ranked[i] = s.Nodes[n].Name
-	}
-	fmt.Fprintf(w, "steer: %s, %d pending, ranking %s\n", name, len(v.pending), strings.Join(ranked, " "))
-	for _, wt := range slices.Sorted(maps.Keys(byWeight)) {
-		args := []string{"update", "nodename=" + strings.Join(byWeight[wt], ","), "weight=" + strconv.FormatUint(uint64(wt), 10)}
-		if f.dryRun {
-			fmt.Fprintln(w, "scontrol", strings.Join(args, " "))
-			continue
-		}
-		if _, err := slurmOut(ctx, "scontrol", args...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return current, nil
 }
 
-// slurmOut runs a Slurm client command with a deadline, so a hung controller never
+func (s *slurmCLI) Update(ctx context.Context, args ...string) error {
+	_, err := s.scontrol.Run(ctx, append([]string{"update"}, args...)...)
+	return err
+}
+
+// slurmRunner runs a Slurm client command with a deadline, so a hung controller never
 // hangs the steering loop.
-func slurmOut(ctx context.Context, name string, args ...string) (string, error) {
-	return slurmRunner(name).Run(ctx, args...)
-}
-
 func slurmRunner(name string) slurmcli.Runner {
 	return slurmcli.Runner{Path: name, Timeout: 30 * time.Second}
 }
@@ -304,18 +189,22 @@ where none of --sizes fits when nothing is pending: memory no job of those sizes
 until something ends.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := readView(cmd.Context(), f)
+			c, err := f.controller(cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			v, err := c.Read(cmd.Context())
 			if err != nil {
 				return err
 			}
 			sizes := f.sizes
-			if len(v.pending) > 0 {
+			if len(v.Pending) > 0 {
 				sizes = nil
-				for _, p := range v.pending {
+				for _, p := range v.Pending {
 					sizes = append(sizes, p.Shards)
 				}
 			}
-			free, stranded := steer.Stranded(v.cluster.State, sizes)
+			free, stranded := steer.Stranded(v.Cluster.State, sizes)
 			type gpu struct {
 				Node string `json:"node"`
 				GPU  int    `json:"gpu"`
@@ -328,8 +217,8 @@ until something ends.`,
 				Free     int64 `json:"free_shards"`
 				Stranded int64 `json:"stranded_shards"`
 				GPUs     []gpu `json:"gpus"`
-			}{Running: len(v.running), Pending: len(v.pending), Free: free, Stranded: stranded}
-			for _, nd := range v.cluster.State.Nodes {
+			}{Running: len(v.Running), Pending: len(v.Pending), Free: free, Stranded: stranded}
+			for _, nd := range v.Cluster.State.Nodes {
 				for i, dv := range nd.Devices {
 					rep.GPUs = append(rep.GPUs, gpu{Node: nd.Name, GPU: i, Used: dv.Used, Free: dv.Free()})
 				}

@@ -7,8 +7,10 @@
 //
 // Weights only order nodes among those that can take a job; they never make a node
 // unusable, so steering cannot starve a job or hold back backfill: at worst a job
-// lands where first fit would have put it. Pure Go, no I/O: the Slurm side is a thin
-// layer in gpumemctl steer.
+// lands where first fit would have put it. The ranking is pure Go; Controller is one
+// steering pass (read, unpin, snapshot, weights) and reaches Slurm only through the
+// Slurm interface, which gpumemctl steer gives internal/slurmcli's runner. steer runs
+// no command itself, since job_submit links it for the snapshot.
 package steer
 
 import (
