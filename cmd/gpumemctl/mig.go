@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/config"
@@ -150,28 +151,37 @@ func applyLayouts(w io.Writer, s *nvmlsrc.Source, want map[int]mig.Layout, dryRu
 		gpus = append(gpus, g)
 	}
 	sort.Ints(gpus)
-	// Assert everything before changing anything, so a bad second GPU never leaves the
-	// first one repartitioned.
+	// Check every GPU concerned (model, layout, MIG mode, processes, what NVML offers)
+	// before changing any, so a busy or bad second GPU never leaves the first one
+	// repartitioned.
+	devs := map[int]nvml.Device{}
 	for _, g := range gpus {
 		if err := checkLayout(before, g, want[g]); err != nil {
 			return err
 		}
-	}
-	for _, g := range gpus {
-		cur := currentLayout(before[g])
-		switch {
-		case sameLayout(cur, want[g]):
-			fmt.Fprintf(w, "GPU %d: already %s\n", g, want[g])
-			continue
-		case dryRun:
-			fmt.Fprintf(w, "GPU %d: would change %s -> %s\n", g, cur, want[g])
+		if sameLayout(currentLayout(before[g]), want[g]) {
 			continue
 		}
 		dev, ret := s.NVML.DeviceGetHandleByIndex(g)
 		if err := nvmlsrc.Err(ret, fmt.Sprintf("GPU %d", g)); err != nil {
 			return err
 		}
-		if err := nvmlsrc.ApplyMIG(dev, toPlacements(want[g])); err != nil {
+		if err := nvmlsrc.CheckMIG(dev, want[g]); err != nil {
+			return fmt.Errorf("GPU %d: %w; nothing was changed", g, err)
+		}
+		devs[g] = dev
+	}
+	for _, g := range gpus {
+		cur := currentLayout(before[g])
+		switch {
+		case devs[g] == nil:
+			fmt.Fprintf(w, "GPU %d: already %s\n", g, want[g])
+			continue
+		case dryRun:
+			fmt.Fprintf(w, "GPU %d: would change %s -> %s\n", g, cur, want[g])
+			continue
+		}
+		if err := nvmlsrc.ApplyMIG(devs[g], want[g]); err != nil {
 			return fmt.Errorf("GPU %d: %w", g, err)
 		}
 		after, err := discover.GPUs(s, discover.Options{})
@@ -225,12 +235,4 @@ func sameLayout(a, b mig.Layout) bool {
 		return strings.Join(s, ",")
 	}
 	return key(a) == key(b)
-}
-
-func toPlacements(l mig.Layout) []nvmlsrc.Placement {
-	out := make([]nvmlsrc.Placement, len(l))
-	for i, p := range l {
-		out[i] = nvmlsrc.Placement{Profile: p.Profile, Start: p.Start}
-	}
-	return out
 }

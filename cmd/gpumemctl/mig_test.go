@@ -68,6 +68,7 @@ func TestMigApplyRefuses(t *testing.T) {
 		"overlap":         {[]string{"0=4g.40gb@0,3g.40gb@0"}, "overlaps"},
 		"too many slices": {[]string{"0=4g.40gb@0,3g.40gb@4,1g.10gb@4"}, "overlaps"},
 		"bad second GPU":  {[]string{"0=3g.40gb@0", "2=7g.80gb@0"}, "GPU 2"},
+		"busy second GPU": {[]string{"0=3g.40gb@0", "1=7g.80gb@0"}, "GPU 1: GPU busy: processes [31337] run on it; drain the node and wait for its jobs first; nothing was changed"},
 		"no such GPU":     {[]string{"9=7g.80gb@0"}, "this node has 3 GPUs"},
 		"bad spec":        {[]string{"zero=7g"}, "want GPU=LAYOUT"},
 		"same GPU twice":  {[]string{"0=7g.80gb@0", "0=3g.40gb@0"}, "given twice"},

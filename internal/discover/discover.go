@@ -151,7 +151,7 @@ func instances(src *nvmlsrc.Source, dev nvml.Device, minor int) ([]inventory.MIG
 	return out, nil
 }
 
-func instance(src *nvmlsrc.Source, gi nvml.GpuInstance, p nvmlsrc.Profile, minor int) (inventory.MIGInstance, bool, error) {
+func instance(src *nvmlsrc.Source, gi nvml.GpuInstance, p nvmlsrc.GIProfile, minor int) (inventory.MIGInstance, bool, error) {
 	info, ret := gi.GetInfo()
 	if err := nvmlsrc.Err(ret, "GPU instance info"); err != nil {
 		return inventory.MIGInstance{}, false, err

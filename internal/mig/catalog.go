@@ -23,7 +23,20 @@ const (
 	// Derived: scaled from the H100 80GB listing by the profile's share of the GPU, rounded
 	// down to 256 MiB, so planning never promises more than the GPU gives.
 	Derived Source = "derived"
+	// FromNVML: what the GPU itself reported.
+	FromNVML Source = "nvml"
 )
+
+// ProfileName names a profile the way nvidia-smi and mig-parted do. NVML's v1 profile
+// info carries no name, so it is derived: slices, then memory rounded up to whole GiB
+// (3g.40gb really has 40192 MiB), and "+me" for the media-extension 1-slice variant.
+func ProfileName(slices int, mib int64, mediaExt bool) string {
+	name := fmt.Sprintf("%dg.%dgb", slices, (mib+1023)/1024)
+	if mediaExt {
+		name += "+me"
+	}
+	return name
+}
 
 // Profile is one GPU instance profile.
 type Profile struct {

@@ -49,14 +49,14 @@ type FakeGPU struct {
 
 // FakeMIG is a fake GPU's MIG state.
 type FakeMIG struct {
-	Enabled   bool        `json:"enabled"`
-	Pending   *bool       `json:"pending,omitempty"` // mode after the next GPU reset; defaults to enabled
-	Instances []Placement `json:"instances,omitempty"`
+	Enabled   bool           `json:"enabled"`
+	Pending   *bool          `json:"pending,omitempty"` // mode after the next GPU reset; defaults to enabled
+	Instances []FakeInstance `json:"instances,omitempty"`
 }
 
-// Placement is one MIG GPU instance (with one full compute instance): a profile at a
-// start slot.
-type Placement struct {
+// FakeInstance is one MIG GPU instance of a fake GPU (with one full compute instance): a
+// profile at a start slot.
+type FakeInstance struct {
 	Profile string `json:"profile"` // e.g. "3g.40gb"
 	Start   int    `json:"start"`   // placement start slot
 	// GI fixes the GPU instance id in a fake node, to mirror a real node's ids (and so

@@ -2,6 +2,7 @@ package nvmlsrc
 
 import (
 	"fmt"
+	"github.com/gpumem/gpumem/internal/mig"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -156,7 +157,11 @@ func (n *FakeNode) createMIG(d *server.Device, i int) error {
 		return nil
 	}
 	d.MigMode = nvml.DEVICE_MIG_ENABLE
-	plan, err := resolveLayout(d, m.Instances)
+	want := make(mig.Layout, len(m.Instances))
+	for k, in := range m.Instances {
+		want[k] = mig.Placement{Profile: in.Profile, Start: in.Start}
+	}
+	plan, err := resolveLayout(d, want)
 	if err != nil {
 		return err
 	}
@@ -178,7 +183,7 @@ func (n *FakeNode) createMIG(d *server.Device, i int) error {
 
 // CreateInstance creates a GPU instance of profile p at pl with one compute instance
 // spanning it, the layout Slurm expects.
-func CreateInstance(d nvml.Device, p Profile, pl nvml.GpuInstancePlacement) (nvml.GpuInstance, error) {
+func CreateInstance(d nvml.Device, p GIProfile, pl nvml.GpuInstancePlacement) (nvml.GpuInstance, error) {
 	var gi nvml.GpuInstance
 	var ret nvml.Return
 	if err := Guard(func() error { gi, ret = d.CreateGpuInstanceWithPlacement(&p.Info, &pl); return nil }); err != nil {
@@ -197,7 +202,7 @@ func CreateInstance(d nvml.Device, p Profile, pl nvml.GpuInstancePlacement) (nvm
 	return gi, Err(ret, "create compute instance in "+p.Name)
 }
 
-func profileNames(ps []Profile) string {
+func profileNames(ps []GIProfile) string {
 	s := ""
 	for i, p := range ps {
 		if i > 0 {

@@ -3,6 +3,7 @@ package nvmlsrc
 import (
 	"errors"
 	"fmt"
+	"github.com/gpumem/gpumem/internal/mig"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
@@ -11,13 +12,13 @@ import (
 var ErrBusy = errors.New("GPU busy")
 
 type resolved struct {
-	profile   Profile
+	profile   GIProfile
 	placement nvml.GpuInstancePlacement
 }
 
 // resolveLayout checks a layout against what the GPU itself offers (profiles, their
 // possible placements, no two instances on one memory slot) before anything changes.
-func resolveLayout(d nvml.Device, want []Placement) ([]resolved, error) {
+func resolveLayout(d nvml.Device, want mig.Layout) ([]resolved, error) {
 	profiles, err := Profiles(d)
 	if err != nil {
 		return nil, err
@@ -52,12 +53,17 @@ func createLayout(d nvml.Device, plan []resolved) error {
 	return nil
 }
 
-// ApplyMIG replaces the MIG layout of dev with want: it checks that MIG mode is on, the
-// GPU is idle and the whole layout is valid first, then destroys the current instances
-// and creates the new ones. Changing MIG mode itself needs a GPU reset, so it is left to
-// the administrator.
-func ApplyMIG(dev nvml.Device, want []Placement) error {
-	return Guard(func() error {
+// CheckMIG checks, changing nothing, that dev can take layout want now: MIG mode on, no
+// process on the GPU, and every instance a profile and placement the GPU itself offers
+// without overlap. A caller changing several GPUs checks them all before changing any.
+func CheckMIG(dev nvml.Device, want mig.Layout) error {
+	_, err := checkMIG(dev, want)
+	return err
+}
+
+func checkMIG(dev nvml.Device, want mig.Layout) ([]resolved, error) {
+	var plan []resolved
+	err := Guard(func() error {
 		cur, _, ret := dev.GetMigMode()
 		if err := Err(ret, "MIG mode"); err != nil {
 			return err
@@ -76,15 +82,39 @@ func ApplyMIG(dev nvml.Device, want []Placement) error {
 			}
 			return fmt.Errorf("%w: processes %v run on it; drain the node and wait for its jobs first", ErrBusy, pids)
 		}
-		plan, err := resolveLayout(dev, want)
-		if err != nil {
-			return err
-		}
-		if err := destroyAll(dev); err != nil {
-			return err
-		}
-		return createLayout(dev, plan)
+		var err error
+		plan, err = resolveLayout(dev, want)
+		return err
 	})
+	return plan, err
+}
+
+// DestroyMIG removes every instance of dev after checking (CheckMIG) that it can take
+// want; CreateMIG then creates want. They are two calls so that a journal can record the
+// moment in between, when the GPU holds no instance at all.
+func DestroyMIG(dev nvml.Device, want mig.Layout) error {
+	if _, err := checkMIG(dev, want); err != nil {
+		return err
+	}
+	return Guard(func() error { return destroyAll(dev) })
+}
+
+// CreateMIG creates the instances of want on dev, which must hold none of them yet.
+func CreateMIG(dev nvml.Device, want mig.Layout) error {
+	plan, err := checkMIG(dev, want)
+	if err != nil {
+		return err
+	}
+	return Guard(func() error { return createLayout(dev, plan) })
+}
+
+// ApplyMIG replaces the MIG layout of dev with want: DestroyMIG, then CreateMIG.
+// Changing MIG mode itself needs a GPU reset, so it is left to the administrator.
+func ApplyMIG(dev nvml.Device, want mig.Layout) error {
+	if err := DestroyMIG(dev, want); err != nil {
+		return err
+	}
+	return CreateMIG(dev, want)
 }
 
 // destroyAll removes every compute and GPU instance of dev, compute instances first as
@@ -148,7 +178,7 @@ func ComputeInstances(gi nvml.GpuInstance) ([]nvml.ComputeInstance, error) {
 }
 
 // placementAt finds p's placement starting at slot start.
-func placementAt(d nvml.Device, p Profile, start int) (nvml.GpuInstancePlacement, error) {
+func placementAt(d nvml.Device, p GIProfile, start int) (nvml.GpuInstancePlacement, error) {
 	pls, ret := d.GetGpuInstancePossiblePlacements(&p.Info)
 	if err := Err(ret, "possible placements of "+p.Name); err != nil {
 		return nvml.GpuInstancePlacement{}, err

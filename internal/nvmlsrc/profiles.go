@@ -3,38 +3,38 @@ package nvmlsrc
 import (
 	"errors"
 	"fmt"
+	"github.com/gpumem/gpumem/internal/mig"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
-// Profile is one MIG GPU instance profile a GPU supports.
-type Profile struct {
+// GIProfile is a MIG profile as this GPU offers it: the catalog's terms (name, slices,
+// real MiB, instance limit), as NVML reports them, plus the NVML handle that creates it.
+type GIProfile struct {
+	mig.Profile
 	Enum int // go-nvml's GPU_INSTANCE_PROFILE_* index, what GetGpuInstanceProfileInfo takes
 	Info nvml.GpuInstanceProfileInfo
-	Name string // e.g. "3g.40gb", "1g.10gb+me"
 }
 
-// ProfileName names a profile the way nvidia-smi and mig-parted do. v1 profile info
-// carries no name, so it is derived: slices, then memory rounded up to whole GiB
-// (3g.40gb really has 40192 MiB), and "+me" for the media-extension 1-slice variant.
-func ProfileName(enum int, info nvml.GpuInstanceProfileInfo) string {
-	gib := (info.MemorySizeMB + 1023) / 1024
-	name := fmt.Sprintf("%dg.%dgb", info.SliceCount, gib)
-	if enum == nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1 {
-		name += "+me"
+func giProfile(enum int, info nvml.GpuInstanceProfileInfo) GIProfile {
+	return GIProfile{
+		Profile: mig.Profile{
+			Name:   mig.ProfileName(int(info.SliceCount), int64(info.MemorySizeMB), enum == nvml.GPU_INSTANCE_PROFILE_1_SLICE_REV1),
+			Slices: int(info.SliceCount), MiB: int64(info.MemorySizeMB), Max: int(info.InstanceCount), Source: mig.FromNVML,
+		},
+		Enum: enum, Info: info,
 	}
-	return name
 }
 
 // Profiles lists the GPU instance profiles dev supports, in go-nvml's enum order.
-func Profiles(dev nvml.Device) ([]Profile, error) {
-	var out []Profile
+func Profiles(dev nvml.Device) ([]GIProfile, error) {
+	var out []GIProfile
 	err := Guard(func() error {
 		for enum := 0; enum < nvml.GPU_INSTANCE_PROFILE_COUNT; enum++ {
 			info, ret := dev.GetGpuInstanceProfileInfo(enum)
 			switch ret {
 			case nvml.SUCCESS:
-				out = append(out, Profile{Enum: enum, Info: info, Name: ProfileName(enum, info)})
+				out = append(out, giProfile(enum, info))
 			case nvml.ERROR_NOT_SUPPORTED, nvml.ERROR_INVALID_ARGUMENT:
 				// this GPU has no such profile
 			default:
@@ -46,24 +46,14 @@ func Profiles(dev nvml.Device) ([]Profile, error) {
 	return out, err
 }
 
-// ProfileByID finds the profile whose NVML profile id (GpuInstanceInfo.ProfileId) is id.
-func ProfileByID(ps []Profile, id uint32) (Profile, bool) {
-	for _, p := range ps {
-		if p.Info.Id == id {
-			return p, true
-		}
-	}
-	return Profile{}, false
-}
-
 // ProfileByName finds a profile by its derived name.
-func ProfileByName(ps []Profile, name string) (Profile, bool) {
+func ProfileByName(ps []GIProfile, name string) (GIProfile, bool) {
 	for _, p := range ps {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return Profile{}, false
+	return GIProfile{}, false
 }
 
 // ErrNoFullCI means a GPU instance offers no compute instance spanning all its slices.
