@@ -1,0 +1,182 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// shapeReq is one generated submission: sbatch options per hetjob component, and the
+// size of a step the batch script runs (0: none).
+type shapeReq struct {
+	comps [][]string
+	step  int
+}
+
+func (s shapeReq) args() []string {
+	var a []string
+	for i, c := range s.comps {
+		if i > 0 {
+			a = append(a, ":")
+		}
+		a = append(a, c...)
+	}
+	wrap := "true"
+	if s.step > 0 {
+		wrap = fmt.Sprintf("srun --gres=gpu:mem:%dg true", s.step)
+	}
+	return append(a, "--wrap", wrap)
+}
+
+// randomShapes mixes sizes, node counts, node lists, exclusions, features, partitions,
+// GPU counts, arrays, hetjob components and steps, valid and not.
+func randomShapes(r *rand.Rand, n int) []shapeReq {
+	sizes := []int{1, 3, 4, 5, 7, 10, 15, 19, 22, 30, 40, 60, 79, 90}
+	pick := func(xs ...string) string { return xs[r.Intn(len(xs))] }
+	comp := func() ([]string, int) {
+		size := sizes[r.Intn(len(sizes))]
+		c := []string{fmt.Sprintf("--gres=gpu:mem:%dg", size)}
+		if p := pick("", "", "train", "inference", "gpu,inference", "train,inference"); p != "" {
+			c = append(c, "-p", p)
+		}
+		if w := pick("", "", "", "n1", "n2", "n3", "n[1,3]"); w != "" {
+			c = append(c, "-w", w)
+		}
+		if x := pick("", "", "", "n1", "n2", "n3"); x != "" {
+			c = append(c, "-x", x)
+		}
+		if f := pick("", "", "", "l4", "h100|l4", "mig", "a100&mig"); f != "" {
+			c = append(c, "-C", f)
+		}
+		if nodes := pick("", "", "", "2"); nodes != "" {
+			c = append(c, "-N", nodes)
+		}
+		if r.Intn(5) == 0 {
+			c = append(c, "--gpus-per-node=2")
+		}
+		return c, size
+	}
+	out := make([]shapeReq, 0, n)
+	for len(out) < n {
+		c, size := comp()
+		s := shapeReq{comps: [][]string{c}}
+		switch k := r.Intn(10); {
+		case k == 0: // a heterogeneous job
+			c2, _ := comp()
+			s.comps = append(s.comps, c2)
+		case k < 3:
+			s.comps[0] = append(s.comps[0], "--array="+pick("0-3", "0-9%3", "0-5"))
+		case k < 6:
+			s.step = 1 + r.Intn(size)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+var jobIDRE = regexp.MustCompile(`Submitted batch job (\d+)`)
+
+// TestRandomShapes: a few hundred generated requests. Each is refused at submit, or
+// accepted and then runs to completion within the horizon (its step, when it has one,
+// succeeding): an accepted job that can never start would still pend when nothing else
+// runs. GPUMEM_SHAPE_N sets the count, GPUMEM_FUZZ_SEED the seed.
+func TestRandomShapes(t *testing.T) {
+	clean(t)
+	n := 200
+	if s := os.Getenv("GPUMEM_SHAPE_N"); s != "" {
+		n = int(atoi(t, s))
+	}
+	seed := fuzzSeed(t)
+	t.Logf("seed %d (GPUMEM_FUZZ_SEED=%d reproduces), %d requests", seed, seed, n)
+	reqs := randomShapes(rand.New(rand.NewSource(seed)), n)
+	var mu sync.Mutex
+	accepted := map[string]shapeReq{}
+	refused := 0
+	why := map[string]int{} // refusals by who refused: gpumem's reason, or Slurm's
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for _, q := range reqs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(q shapeReq) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r := slurm(t, 30*time.Second, "", append([]string{"sbatch", "--output=/dev/null"}, q.args()...)...)
+			mu.Lock()
+			defer mu.Unlock()
+			if r.code != 0 {
+				refused++
+				why[refusalKind(r.err)]++
+				if strings.Contains(r.err, "internal error") || strings.Contains(r.err, "tres_per") {
+					t.Errorf("sbatch %s: %s", strings.Join(q.args(), " "), r.err)
+				}
+				if r.took > 5*time.Second {
+					t.Errorf("sbatch %s: refused only after %v", strings.Join(q.args(), " "), r.took)
+				}
+				return
+			}
+			m := jobIDRE.FindStringSubmatch(r.out)
+			if m == nil {
+				t.Errorf("sbatch %s: no job id in %q", strings.Join(q.args(), " "), r.out)
+				return
+			}
+			accepted[m[1]] = q
+		}(q)
+	}
+	wg.Wait()
+	t.Logf("%d accepted, %d refused at submit: %v", len(accepted), refused, why)
+	// Every accepted job must run. A queue that stops moving with nothing running holds
+	// jobs that can never start.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		out := strings.TrimSpace(ok(t, "squeue", "-h", "-o", "%i %T %r"))
+		if out == "" {
+			break
+		}
+		if !strings.Contains(out, "RUNNING") && !strings.Contains(out, "COMPLETING") {
+			time.Sleep(3 * time.Second) // the scheduler may not have passed yet
+			again := strings.TrimSpace(ok(t, "squeue", "-h", "-o", "%i %T %r"))
+			if again != "" && !strings.Contains(again, "RUNNING") && !strings.Contains(again, "COMPLETING") && again == out {
+				for _, l := range strings.Split(again, "\n") {
+					id, _, _ := strings.Cut(strings.Fields(l)[0], "_")
+					t.Errorf("accepted but never starts (%s): sbatch %s", l, strings.Join(accepted[id].args(), " "))
+				}
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("queue still not empty after the horizon:\n%s", out)
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	// Steps no larger than their job run: the job's exit code says so.
+	for id, q := range accepted {
+		if q.step == 0 || len(q.comps) > 1 {
+			continue
+		}
+		r := slurm(t, 30*time.Second, "", "scontrol", "show", "job", id)
+		if m := fieldRE("ExitCode").FindStringSubmatch(r.out); r.code == 0 && m != nil && m[1] != "0:0" {
+			t.Errorf("job %s (sbatch %s): its step of %dg failed, ExitCode=%s", id, strings.Join(q.args(), " "), q.step, m[1])
+		}
+	}
+	clean(t)
+}
+
+// refusalKind names what refused a submission, for the test's summary.
+func refusalKind(stderr string) string {
+	for _, k := range []string{"heterogeneous job", "on node", "is not in partition", "both required", "does not have --constraint",
+		"fewer than", "the most that fits", "the largest GPU", "has no", "Invalid", "Requested node configuration", "error"} {
+		if strings.Contains(stderr, k) {
+			return k
+		}
+	}
+	return "other"
+}
