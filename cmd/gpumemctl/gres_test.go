@@ -128,14 +128,15 @@ func TestInventoryCommand(t *testing.T) {
 	}
 }
 
-// TestLabFakeNodesReproduceTheLabsGres generates the three lab nodes from fake NVML
-// files and expects the lines the lab first wrote by hand and proved with real Slurm.
+// TestLabFakeNodesReproduceTheLabsGres generates the three lab nodes from the lab's own
+// fake NVML files (test/lab/nodes) and expects what Slurm sees in the lab (docs/lab.md):
+// every line, and no other.
 func TestLabFakeNodesReproduceTheLabsGres(t *testing.T) {
 	dir := t.TempDir()
 	inv, gres := filepath.Join(dir, "inv"), filepath.Join(dir, "gres.conf")
 	os.Mkdir(inv, 0o755)
 	for _, n := range []string{"n1", "n2", "n3"} {
-		if _, err := run(t, "gres", "generate", "--nvml=fake:../../internal/nvmlsrc/testdata/lab/"+n+".json", "--node", n, "--slurm-version", "24.11",
+		if _, err := run(t, "gres", "generate", "--nvml=fake:../../test/lab/nodes/"+n+".json", "--node", n, "--slurm-version", "24.11",
 			"--inventory-out", inv, "--out", gres, "--dev-prefix", "/lab/dev", "--node-gres", filepath.Join(dir, "ng")); err != nil {
 			t.Fatal(err)
 		}
@@ -149,15 +150,15 @@ func TestLabFakeNodesReproduceTheLabsGres(t *testing.T) {
 	}
 	var want []string
 	for i := 0; i < 2; i++ {
-		want = append(want, fmt.Sprintf("NodeName=n1 Name=gpu Type=h100 File=/lab/dev/nvidia%d", i), fmt.Sprintf("NodeName=n1 Name=shard Count=79 File=/lab/dev/nvidia%d", i))
+		want = append(want, fmt.Sprintf("NodeName=n1 Name=gpu Type=h100 File=/lab/dev/nvidia%d Cores=%d-%d", i, 8*i, 8*i+7), fmt.Sprintf("NodeName=n1 Name=shard Count=80 File=/lab/dev/nvidia%d", i))
 	}
-	for _, m := range []string{"3g.20gb:30,31", "2g.10gb:39,40", "1g.5gb:12,13", "1g.5gb:21,22"} {
+	for _, m := range []string{"2g.10gb:3,4", "1g.5gb:12,13", "1g.5gb:21,22", "3g.20gb:30,31"} {
 		typ, caps, _ := strings.Cut(m, ":")
 		a, b, _ := strings.Cut(caps, ",")
 		want = append(want, fmt.Sprintf("NodeName=n2 Name=gpu Type=%s MultipleFiles=/lab/dev/nvidia0,/lab/dev/nvidia-caps/nvidia-cap%s,/lab/dev/nvidia-caps/nvidia-cap%s", typ, a, b))
 	}
 	for i := 0; i < 4; i++ {
-		want = append(want, fmt.Sprintf("NodeName=n3 Name=gpu Type=l4 File=/lab/dev/nvidia%d", i), fmt.Sprintf("NodeName=n3 Name=shard Count=22 File=/lab/dev/nvidia%d", i))
+		want = append(want, fmt.Sprintf("NodeName=n3 Name=gpu Type=l4 File=/lab/dev/nvidia%d Cores=%d-%d", i, 4*i, 4*i+3), fmt.Sprintf("NodeName=n3 Name=shard Count=22 File=/lab/dev/nvidia%d", i))
 	}
 	for _, w := range want {
 		if !got[w] {
@@ -167,7 +168,7 @@ func TestLabFakeNodesReproduceTheLabsGres(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("%d lines; want %d:\n%s", len(got), len(want), b)
 	}
-	for n, g := range map[string]string{"n1": "gpu:h100:2,shard:158", "n3": "gpu:l4:4,shard:88"} {
+	for n, g := range map[string]string{"n1": "gpu:h100:2,shard:160", "n2": "gpu:2g.10gb:1,gpu:1g.5gb:2,gpu:3g.20gb:1", "n3": "gpu:l4:4,shard:88"} {
 		if b, _ := os.ReadFile(filepath.Join(dir, "ng", n)); string(b) != g+"\n" {
 			t.Errorf("%s Gres=%q; want %s", n, b, g)
 		}

@@ -22,7 +22,7 @@ func TestOnceWritesGresAndInventory(t *testing.T) {
 	once := func(node string) {
 		t.Helper()
 		err := run(context.Background(), []string{"--config", conf, "--once",
-			"--nvml", "fake:../../internal/nvmlsrc/testdata/lab/" + node + ".json", "--node", node,
+			"--nvml", "fake:../../test/lab/nodes/" + node + ".json", "--node", node,
 			"--write-gres", "--gres-conf", gres, "--slurm-version", "22.05.8",
 			"--write-inventory", "--inventory-dir", filepath.Join(dir, "inv"),
 			"--dev-prefix", "/run/gpumem-lab/dev", "--listen", "127.0.0.1:1"}, log, nil)
