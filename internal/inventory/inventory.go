@@ -9,7 +9,6 @@ package inventory
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 )
 
@@ -65,15 +64,6 @@ type MIGInstance struct {
 
 // Shared reports whether a full GPU is exposed as memory slices.
 func (g GPU) Shared() bool { return !g.MIG && g.Sharing != SharingWhole }
-
-// Load reads a cluster inventory from a JSON file.
-func Load(path string) (Cluster, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Cluster{}, err
-	}
-	return Decode(b)
-}
 
 // FormatVersion is the version of the inventory file format: gpumemd on each node
 // writes it and the plugins and gpumemctl of another release may read it. A file

@@ -30,7 +30,3 @@ func (u *useOrder) of(s *State, n int) int {
 	}
 	return u.first[n]
 }
-
-// earlier reports whether order a ranks before order b: in use before idle, earlier
-// first use before later.
-func earlier(a, b int) bool { return a > 0 && (b == 0 || a < b) }

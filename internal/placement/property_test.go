@@ -160,26 +160,6 @@ func checkState(t *testing.T, s *State) {
 	}
 }
 
-func TestAvailability(t *testing.T) {
-	s := NewState([]Node{{Name: "n", CPU: 8, Mem: 100, Pools: []string{"p"}, Devices: []Device{{Model: "h100", Capacity: 81559, Shareable: true}}}})
-	big := Demand{GPUs: 1, Units: 60000, Kinds: Shard, CPU: 1}
-	if f := Availability(s, BestFit{}, &big); f != Now {
-		t.Fatalf("empty cluster: %v", f)
-	}
-	c, _ := BestFit{}.Place(s, &big)
-	if err := s.Commit(c, &big); err != nil {
-		t.Fatal(err)
-	}
-	if f := Availability(s, BestFit{}, &big); f != WhenDrained {
-		t.Errorf("after taking 60000 of 81559 units: %v, want %v", f, WhenDrained)
-	}
-	for _, d := range []Demand{{GPUs: 1, Units: 90000}, {GPUs: 2, Units: 1}, {CPU: 9}, {Pools: []string{"q"}}, {GPUs: 1, Units: 1, Models: []string{"a100"}}} {
-		if f := Availability(s, FirstFit{}, &d); f != Never {
-			t.Errorf("%+v: %v, want %v", d, f, Never)
-		}
-	}
-}
-
 func TestCloneIsIndependent(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	s := NewState(randomNodes(r, 30))

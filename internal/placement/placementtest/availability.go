@@ -1,4 +1,8 @@
-package placement
+// Package placementtest holds what tests ask of a placement state beyond the policies:
+// whether a demand fits now, once running work drains, or never.
+package placementtest
+
+import "github.com/gpumem/gpumem/internal/placement"
 
 // Fit is how a demand stands against a cluster's live state.
 type Fit uint8
@@ -20,7 +24,7 @@ func (f Fit) String() string {
 }
 
 // Availability says whether policy p places d now, or d could fit an idle cluster, or not.
-func Availability(s *State, p Policy, d *Demand) Fit {
+func Availability(s *placement.State, p placement.Policy, d *placement.Demand) Fit {
 	if _, ok := p.Place(s, d); ok {
 		return Now
 	}
@@ -33,13 +37,13 @@ func Availability(s *State, p Policy, d *Demand) Fit {
 }
 
 // fitsIdle reports whether node nd, with nothing allocated, takes d.
-func fitsIdle(nd *Node, d *Demand) bool {
-	idle := Node{Name: nd.Name, Pools: nd.Pools, CPU: nd.CPU, Mem: nd.Mem, Devices: make([]Device, len(nd.Devices))}
+func fitsIdle(nd *placement.Node, d *placement.Demand) bool {
+	idle := placement.Node{Name: nd.Name, Pools: nd.Pools, CPU: nd.CPU, Mem: nd.Mem, Devices: make([]placement.Device, len(nd.Devices))}
 	for i, dv := range nd.Devices {
 		dv.Used, dv.Whole = 0, false
 		idle.Devices[i] = dv
 	}
-	s := State{Nodes: []Node{idle}}
+	s := placement.NewState([]placement.Node{idle})
 	_, ok := s.FirstDevices(0, d)
 	return ok
 }

@@ -1,3 +1,6 @@
+// Comparison with a reference run (the published implementation's decisions on one
+// arrival sequence): only the reference tests use it, so it lives beside them.
+
 package sim
 
 import (
