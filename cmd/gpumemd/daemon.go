@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"time"
@@ -16,10 +17,11 @@ import (
 // daemon is one node's sidecar: each poll reads NVML once and feeds the same snapshot
 // to usage enforcement, health, history, gres.conf and the metrics.
 type daemon struct {
+	ctx      context.Context // the poll loop's, for what starts once NVML does
 	opt      options
 	node     string
-	unit     uint64 // bytes of one shard
-	src      *nvmlsrc.Source
+	unit     uint64          // bytes of one shard
+	src      *nvmlsrc.Source // nil while NVML cannot start
 	log      *slog.Logger
 	exporter *metrics.Exporter
 	enforcer *usage.Enforcer
@@ -39,6 +41,10 @@ type daemon struct {
 // run polls until ctx ends. The first poll happens at once, so /metrics has data
 // before the first interval passes.
 func (d *daemon) run(ctx context.Context) {
+	d.ctx = ctx
+	if d.src != nil {
+		d.startNVML()
+	}
 	t := time.NewTicker(d.opt.PollInterval)
 	defer t.Stop()
 	for {
@@ -56,11 +62,14 @@ func (d *daemon) poll(now time.Time) {
 	d.polls++
 	d.takeXIDs()
 	var snap usage.Snapshot
-	sampleErr := nvmlsrc.Guard(func() error {
-		var err error
-		snap, err = usage.Sample(d.src.NVML, now)
-		return err
-	})
+	sampleErr := d.openNVML()
+	if sampleErr == nil {
+		sampleErr = nvmlsrc.Guard(func() error {
+			var err error
+			snap, err = usage.Sample(d.src.NVML, now)
+			return err
+		})
+	}
 	if sampleErr != nil {
 		d.fail("nvml", sampleErr)
 	}
@@ -107,6 +116,42 @@ func (d *daemon) poll(now time.Time) {
 		Unit:             d.unit,
 		FragSizes:        fragSizes(d.opt.FragmentationSizesMiB),
 	})
+}
+
+// openNVML opens NVML when it could not be opened before; the error is the poll's.
+func (d *daemon) openNVML() error {
+	if d.src != nil {
+		return nil
+	}
+	src, err := nvmlsrc.Open(d.opt.NVML)
+	if err != nil {
+		return fmt.Errorf("NVML cannot start: %w", err)
+	}
+	d.log.Info("NVML started", "nvml", src.Spec)
+	d.src = src
+	d.startNVML()
+	return nil
+}
+
+// startNVML starts what needs NVML besides the poll: the XID watcher and the gres.conf
+// writer.
+func (d *daemon) startNVML() {
+	if err := health.WatchXIDs(d.ctx, d.src.NVML, time.Second, d.xids); err != nil {
+		d.log.Warn("XID events unavailable; health relies on polling", "err", err)
+	}
+	if d.opt.WriteGres || d.opt.WriteInventory {
+		d.gres = newGresWriter(d.opt, d.node, d.src, d.log)
+	}
+}
+
+// closeNVML waits for the gres.conf hook and closes NVML, once polling has stopped.
+func (d *daemon) closeNVML() {
+	if d.gres != nil {
+		d.gres.wait(30 * time.Second)
+	}
+	if d.src != nil {
+		d.src.Close()
+	}
 }
 
 // takeXIDs hands the events the watcher queued since the last poll to health.

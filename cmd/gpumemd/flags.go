@@ -63,7 +63,8 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.Once, "once", false, "discover the GPUs once, write gres.conf and/or the inventory (--write-gres, --write-inventory), and exit; serves, measures and enforces nothing")
 	fs.StringVar(&c.NVML, nvmlsrc.FlagName, c.NVML, "NVML backend: "+nvmlsrc.Usage)
-	fs.StringVar(&c.Listen, "listen", c.Listen, "address for /metrics and /api (HOST:PORT or :PORT)")
+	fs.StringVar(&c.Listen, "listen", c.Listen, "address for /metrics and /api (HOST:PORT or :PORT); loopback by default, :9402 for a Prometheus elsewhere")
+	fs.BoolVar(&c.APIPublic, "api-public", c.APIPublic, "serve /api (per-job history) on a non-loopback --listen without --web.config.file")
 	fs.StringVar(&c.WebConfigFile, "web.config.file", c.WebConfigFile, "Prometheus exporter-toolkit web config for TLS and basic auth")
 	fs.StringVar(&c.NodeName, "node", c.NodeName, "Slurm NodeName of this node (default: the short host name)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", c.PollInterval, "how often NVML is read")
@@ -81,7 +82,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 		return err
 	})
 	fs.DurationVar(&c.UsageGrace, "usage-grace", c.UsageGrace, "how long a job may stay over its slice before kill")
-	fs.BoolVar(&c.UsageNotify, "usage-notify", c.UsageNotify, "also write warnings to the job's stderr")
+	fs.BoolVar(&c.UsageNotify, "usage-notify", c.UsageNotify, "also tell the job through scontrol notify")
 	fs.BoolVar(&c.Drain, "drain", c.Drain, "drain the node on NVML failure, a lost GPU or a critical XID")
 	fs.BoolVar(&c.Resume, "resume", c.Resume, "resume a node gpumemd drained once it is healthy")
 	fs.Func("critical-xids", "comma-separated XIDs that drain (default: the built-in list)", func(v string) error {
@@ -89,7 +90,10 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 		c.CriticalXIDs = x
 		return err
 	})
-	fs.DurationVar(&c.XIDHold, "xid-hold", c.XIDHold, "how long a critical XID counts as a problem; 0 until restart")
+	fs.DurationVar(&c.XIDHold, "xid-hold", c.XIDHold, "how long a critical XID counts as a problem; 0 until an admin resumes the node")
+	fs.IntVar(&c.DrainAfter, "drain-after", c.DrainAfter, "consecutive bad polls before a drain")
+	fs.IntVar(&c.ResumeAfter, "resume-after", c.ResumeAfter, "consecutive good polls before a resume")
+	fs.StringVar(&c.HealthState, "health-state", c.HealthState, "file that keeps held XIDs, the GPUs seen and gpumemd's drain across restarts; empty keeps nothing")
 	fs.StringVar(&c.Scontrol, "scontrol", c.Scontrol, "scontrol binary used to drain and resume, and to read what Slurm allocated each job")
 	fs.StringVar(&c.HistoryDB, "history-db", c.HistoryDB, "SQLite history file; empty keeps no history")
 	fs.DurationVar(&c.HistoryBucket, "history-bucket", c.HistoryBucket, "one history sample per job per bucket")
@@ -126,6 +130,9 @@ func (o options) check() error {
 		if _, err := gresconf.ResolveRelease(o.SlurmVersion); err != nil {
 			return err
 		}
+	}
+	if o.DrainAfter < 1 || o.ResumeAfter < 1 {
+		return fmt.Errorf("--drain-after %d, --resume-after %d: want at least 1 poll each", o.DrainAfter, o.ResumeAfter)
 	}
 	if _, err := config.ParseListen(o.Listen); err != nil {
 		return fmt.Errorf("--listen %q: %w", o.Listen, err)

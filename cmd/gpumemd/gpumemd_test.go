@@ -134,7 +134,7 @@ func TestSidecarEndToEnd(t *testing.T) {
 		"--poll-interval", "200ms", "--history-db", filepath.Join(dir, "history.db"),
 		"--write-gres", "--gres-conf", filepath.Join(dir, "gres.conf"),
 		"--write-inventory", "--inventory-dir", filepath.Join(dir, "inventory"),
-		"--drain", "--resume", "--scontrol", scontrol)
+		"--drain", "--resume", "--scontrol", scontrol, "--health-state", filepath.Join(dir, "health.json"))
 	base := "http://" + addr
 
 	var metrics string
@@ -213,7 +213,7 @@ func TestBasicAuthFromWebConfig(t *testing.T) {
 	// bcrypt of "s3cret"; exporter-toolkit checks it, gpumemd holds no auth code.
 	os.WriteFile(web, []byte("basic_auth_users:\n  prom: $2a$04$5J03X8L0bXAb14TKGUlgu.0TnndGc2cAKTieOpo1kJ9Pam6jRqzt2\n"), 0o600)
 	addr := start(t, "--config", "/dev/null", "--nvml", "mock:dgxh100", "--node", "t2", "--listen", "127.0.0.1:0",
-		"--history-db", "", "--web.config.file", web)
+		"--history-db", "", "--health-state", "", "--web.config.file", web)
 	resp, err := client.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -222,19 +222,22 @@ func TestBasicAuthFromWebConfig(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no credentials: %s, want 401", resp.Status)
 	}
-	req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
-	req.SetBasicAuth("prom", "s3cret")
-	resp, err = client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "gpumem_gpu_memory_total_bytes") {
-		t.Fatalf("with credentials: %s", resp.Status)
+	var body []byte
+	if !eventually(3*time.Second, func() bool {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+		req.SetBasicAuth("prom", "s3cret")
+		resp, err := client.Do(req)
+		if err != nil {
+			return false
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), "gpumem_gpu_memory_total_bytes")
+	}) {
+		t.Fatalf("with credentials: %s", body)
 	}
 	// History off: the API says so instead of a bare 404.
-	req, _ = http.NewRequest("GET", "http://"+addr+"/api/jobs", nil)
+	req, _ := http.NewRequest("GET", "http://"+addr+"/api/jobs", nil)
 	req.SetBasicAuth("prom", "s3cret")
 	resp, err = client.Do(req)
 	if err != nil {
@@ -269,5 +272,32 @@ func TestBadSettingsStopAtStart(t *testing.T) {
 		if err == nil || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(c.want)) {
 			t.Errorf("gpumemd %v: error %v, want one containing %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestNVMLFailingAtStartDrains: a node whose NVML cannot start is not left in service
+// by a sidecar that exits and crash-loops: gpumemd runs, reports it unhealthy, drains
+// it, and resumes it once NVML starts.
+func TestNVMLFailingAtStartDrains(t *testing.T) {
+	dir := t.TempDir()
+	slurm := slurmtest.New(t, false)
+	fake := filepath.Join(dir, "node.json") // not there yet: NVML cannot start
+	addr := start(t, "--config", "/dev/null", "--nvml", "fake:"+fake, "--node", "t1", "--listen", "127.0.0.1:0",
+		"--poll-interval", "100ms", "--history-db", "", "--drain", "--resume", "--drain-after", "2", "--resume-after", "2",
+		"--scontrol", slurm.Scontrol, "--health-state", filepath.Join(dir, "health.json"))
+	if !eventually(5*time.Second, func() bool {
+		return strings.Contains(slurm.Calls(), "state=drain reason=gpumem: NVML failed: NVML cannot start")
+	}) {
+		t.Fatalf("NVML failing at start did not drain the node; scontrol calls:\n%s", slurm.Calls())
+	}
+	if m := scrape(t, "http://"+addr+"/metrics"); !strings.Contains(m, "gpumem_sidecar_healthy 0") {
+		t.Errorf("/metrics while NVML cannot start:\n%s", m)
+	}
+	node(t, fake, 1, 0, false)
+	if !eventually(5*time.Second, func() bool { return strings.Contains(slurm.Calls(), "state=resume") }) {
+		t.Fatalf("NVML started but the node was not resumed; scontrol calls:\n%s", slurm.Calls())
+	}
+	if !eventually(3*time.Second, func() bool { return strings.Contains(scrape(t, "http://"+addr+"/metrics"), "gpumem_sidecar_healthy 1") }) {
+		t.Error("not healthy once NVML started")
 	}
 }

@@ -75,19 +75,33 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 		}
 		node, _, _ = strings.Cut(h, ".")
 	}
-	src, err := nvmlsrc.Open(opt.NVML)
-	if err != nil {
+	if err := nvmlsrc.CheckSpec(opt.NVML); err != nil {
 		return err
 	}
-	defer src.Close()
+	src, err := nvmlsrc.Open(opt.NVML)
 	if opt.Once {
+		if err != nil {
+			return err
+		}
+		defer src.Close()
 		return once(opt, node, src, log)
+	}
+	if err != nil {
+		// A node whose driver is broken must be drained, not left in service by a
+		// sidecar that exits and restarts: run without NVML, report the node unhealthy,
+		// drain it (with Drain) and retry NVML every poll.
+		log.Error("NVML cannot start; the node counts as unhealthy until it does", "err", err)
+		src = nil
 	}
 
 	d, err := newDaemon(opt, node, src, log)
 	if err != nil {
+		if src != nil {
+			src.Close()
+		}
 		return err
 	}
+	defer d.closeNVML()
 	if d.hist != nil {
 		defer d.hist.Close()
 	}
@@ -103,10 +117,7 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 	}
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
-	if err := health.WatchXIDs(pollCtx, src.NVML, time.Second, d.xids); err != nil {
-		log.Warn("XID events unavailable; health relies on polling", "err", err)
-	}
-	log.Info("gpumemd started", "version", version.String(), "node", node, "nvml", src.Spec, "listen", ln.Addr().String(),
+	log.Info("gpumemd started", "version", version.String(), "node", node, "nvml", opt.NVML, "listen", ln.Addr().String(),
 		"poll", opt.PollInterval, "policy", opt.UsagePolicy, "drain", opt.Drain, "gres", opt.WriteGres)
 
 	if d.notifier != nil {
@@ -125,9 +136,6 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 	_ = srv.Shutdown(shut)
 	stopPolling()
 	<-pollDone
-	if d.gres != nil {
-		d.gres.wait(30 * time.Second)
-	}
 	if serveErr != nil {
 		return fmt.Errorf("HTTP server: %w", serveErr)
 	}
@@ -168,7 +176,8 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 		d.enforcer.Tell = d.notifier.Tell
 	}
 	d.monitor = &health.Monitor{Node: node, Drainer: health.Scontrol{Run: slurmcli.Scontrol(opt.Scontrol)},
-		Drain: opt.Drain, Resume: opt.Resume, XIDHold: opt.XIDHold}
+		Drain: opt.Drain, Resume: opt.Resume, XIDHold: opt.XIDHold,
+		DrainAfter: opt.DrainAfter, ResumeAfter: opt.ResumeAfter, State: opt.HealthState, Log: log}
 	if opt.CriticalXIDs != nil {
 		d.monitor.Critical = map[int]bool{}
 		for _, x := range opt.CriticalXIDs {
@@ -185,9 +194,6 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 			return nil, err
 		}
 		d.hist = h
-	}
-	if opt.WriteGres || opt.WriteInventory {
-		d.gres = newGresWriter(opt, node, src, log)
 	}
 	return d, nil
 }

@@ -11,8 +11,11 @@ import (
 // Gpumemd is the [gpumemd] section of gpumem.conf: the node sidecar's settings. Every
 // key can also be given as a gpumemd flag, which wins over the file.
 type Gpumemd struct {
-	NVML          string        // NVML backend: real, mock:NAME or fake:PATH
-	Listen        string        // address of /metrics and /api
+	NVML   string // NVML backend: real, mock:NAME or fake:PATH
+	Listen string // address of /metrics and /api; loopback by default
+	// APIPublic serves /api (per-job history: job ids, sizes, times) on a listener that
+	// is not loopback without a WebConfigFile (TLS, basic auth); off by default.
+	APIPublic     bool
 	WebConfigFile string        // exporter-toolkit web config (TLS, basic auth); "" serves plain HTTP
 	NodeName      string        // Slurm NodeName; "" means the short host name
 	PollInterval  time.Duration // how often NVML is read
@@ -33,7 +36,10 @@ type Gpumemd struct {
 	Drain        bool          // drain the node on NVML failure, a lost GPU or a critical XID
 	Resume       bool          // resume it when healthy again
 	CriticalXIDs []int         // nil means the built-in list
-	XIDHold      time.Duration // how long a critical XID keeps the node drained; 0 until restart
+	XIDHold      time.Duration // how long a critical XID keeps the node drained; 0 until the admin resumes the node
+	DrainAfter   int           // consecutive bad polls before a drain
+	ResumeAfter  int           // consecutive good polls before a resume
+	HealthState  string        // file that keeps held XIDs, the GPUs seen and gpumemd's drain across restarts; "" keeps nothing
 	Scontrol     string        // scontrol binary: drains, resumes, reads job allocations
 
 	HistoryDB          string        // SQLite file; "" keeps no history
@@ -49,7 +55,7 @@ type Gpumemd struct {
 func DefaultGpumemd() Gpumemd {
 	return Gpumemd{
 		NVML:                  "real",
-		Listen:                ":9402",
+		Listen:                "127.0.0.1:9402",
 		PollInterval:          10 * time.Second,
 		GresConf:              "/etc/slurm/gres.conf",
 		InventoryDir:          Default().InventoryPath,
@@ -58,6 +64,9 @@ func DefaultGpumemd() Gpumemd {
 		UsagePolicy:           "record",
 		UsageGrace:            time.Minute,
 		UsageNotify:           true,
+		DrainAfter:            3,
+		ResumeAfter:           3,
+		HealthState:           "/var/lib/gpumem/health.json",
 		Scontrol:              "scontrol",
 		HistoryDB:             "/var/lib/gpumem/history.db",
 		HistoryBucket:         time.Minute,
@@ -78,14 +87,15 @@ func ParseGpumemd(b []byte) (Gpumemd, error) { return gpumemdSection.parse(b) }
 var gpumemdSection = section[Gpumemd]{name: "gpumemd", def: DefaultGpumemd, setters: gpumemdSetters,
 	known: func() string { return gpumemdKeys }}
 
-const gpumemdKeys = "NVML, Listen, WebConfigFile, NodeName, PollInterval, WriteGres, GresConf, " +
+const gpumemdKeys = "NVML, Listen, APIPublic, WebConfigFile, NodeName, PollInterval, WriteGres, GresConf, " +
 	"WriteInventory, InventoryDir, GresInterval, GresHook, GresDevPrefix, SlurmVersion, UsagePolicy, UsageGrace, UsageNotify, " +
-	"Drain, Resume, CriticalXIDs, XIDHold, Scontrol, HistoryDB, HistoryBucket, HistoryKeepSamples, " +
+	"Drain, Resume, CriticalXIDs, XIDHold, DrainAfter, ResumeAfter, HealthState, Scontrol, HistoryDB, HistoryBucket, HistoryKeepSamples, " +
 	"HistoryKeepJobs, FragmentationSizes"
 
 var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 	"nvml":          func(c *Gpumemd, v string) error { return assign(&c.NVML, v, nonEmpty) },
 	"listen":        func(c *Gpumemd, v string) error { return assign(&c.Listen, v, ParseListen) },
+	"apipublic":     func(c *Gpumemd, v string) error { return assign(&c.APIPublic, v, parseBool) },
 	"webconfigfile": func(c *Gpumemd, v string) error { return assign(&c.WebConfigFile, v, optionalPath) },
 	"nodename":      func(c *Gpumemd, v string) error { c.NodeName = v; return nil },
 	"pollinterval": func(c *Gpumemd, v string) error {
@@ -108,6 +118,9 @@ var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 	"resume":        func(c *Gpumemd, v string) error { return assign(&c.Resume, v, parseBool) },
 	"criticalxids":  func(c *Gpumemd, v string) error { return assign(&c.CriticalXIDs, v, ParseXIDs) },
 	"xidhold":       func(c *Gpumemd, v string) error { return assign(&c.XIDHold, v, durationIn(0, 30*24*time.Hour)) },
+	"drainafter":    func(c *Gpumemd, v string) error { return assign(&c.DrainAfter, v, polls) },
+	"resumeafter":   func(c *Gpumemd, v string) error { return assign(&c.ResumeAfter, v, polls) },
+	"healthstate":   func(c *Gpumemd, v string) error { return assign(&c.HealthState, v, optionalPath) },
 	"scontrol":      func(c *Gpumemd, v string) error { return assign(&c.Scontrol, v, nonEmpty) },
 	"historydb":     func(c *Gpumemd, v string) error { return assign(&c.HistoryDB, v, optionalPath) },
 	"historybucket": func(c *Gpumemd, v string) error {
@@ -181,6 +194,15 @@ func durationIn(lo, hi time.Duration) func(string) (time.Duration, error) {
 		}
 		return d, nil
 	}
+}
+
+// polls checks a count of consecutive polls: 1 (act at once) to 100.
+func polls(v string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > 100 {
+		return 0, errors.New("want a number of polls from 1 to 100")
+	}
+	return n, nil
 }
 
 func nonEmpty(v string) (string, error) {

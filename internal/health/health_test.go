@@ -6,27 +6,54 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/usage"
 )
 
+// recorder is Slurm's side of one node: its state and reason, changed by the calls
+// it records, and by the test acting as the admin.
 type recorder struct {
-	calls []string
-	fail  error
+	calls  []string
+	fail   error
+	state  string // base state and flags, IDLE when empty
+	reason string
 }
 
 func (r *recorder) Drain(node, reason string) error {
 	r.calls = append(r.calls, "drain "+node+" "+reason)
+	if r.fail == nil {
+		r.state, r.reason = "IDLE+DRAIN", reason
+	}
 	return r.fail
 }
 
 func (r *recorder) Resume(node string) error {
 	r.calls = append(r.calls, "resume "+node)
+	if r.fail == nil {
+		r.state, r.reason = "IDLE", ""
+	}
 	return r.fail
+}
+
+func (r *recorder) Node(node string) (slurmcli.Node, error) {
+	if r.fail != nil {
+		return slurmcli.Node{}, r.fail
+	}
+	st := r.state
+	if st == "" {
+		st = "IDLE"
+	}
+	return slurmcli.Node{Name: node, State: st, Reason: r.reason}, nil
 }
 
 func twoGPUs() usage.Snapshot {
@@ -81,10 +108,11 @@ func TestLostGPUAndNVMLFailure(t *testing.T) {
 	if !st.Healthy || !st.Drained || len(r.calls) != 1 {
 		t.Fatalf("resume off: status %+v calls %q; want healthy but still drained, one call", st, r.calls)
 	}
-	m2 := &Monitor{Node: "n3", Drainer: r, Drain: true}
+	r2 := &recorder{}
+	m2 := &Monitor{Node: "n3", Drainer: r2, Drain: true}
 	st, _ = m2.Observe(usage.Snapshot{}, errors.New("device count: Unknown Error"), now)
-	if st.Healthy || !strings.HasPrefix(r.calls[len(r.calls)-1], "drain n3 gpumem: NVML failed: device count") {
-		t.Fatalf("NVML failure: %+v %q", st, r.calls)
+	if st.Healthy || len(r2.calls) != 1 || !strings.HasPrefix(r2.calls[0], "drain n3 gpumem: NVML failed: device count") {
+		t.Fatalf("NVML failure: %+v %q", st, r2.calls)
 	}
 }
 
@@ -97,8 +125,8 @@ func TestFailedDrainIsRetried(t *testing.T) {
 	}
 	r.fail = nil
 	st, err := m.Observe(lost, nil, time.Unix(1, 0))
-	if err != nil || !st.Drained || len(r.calls) != 2 {
-		t.Fatalf("retry: status %+v err %v calls %q; want a second, successful drain", st, err, r.calls)
+	if err != nil || !st.Drained || len(r.calls) != 1 {
+		t.Fatalf("retry: status %+v err %v calls %q; want the drain once slurmctld answers", st, err, r.calls)
 	}
 }
 
@@ -149,28 +177,6 @@ func TestWatchXIDsFromFakeNode(t *testing.T) {
 	}
 }
 
-// readingRecorder also answers the node's current drain reason.
-type readingRecorder struct {
-	recorder
-	reason string
-}
-
-func (r *readingRecorder) Reason(string) (string, error) { return r.reason, nil }
-
-func TestRestartAdoptsOwnDrainOnly(t *testing.T) {
-	own := &readingRecorder{reason: "gpumem: GPU 1 XID 79"}
-	m := &Monitor{Node: "n1", Drainer: own, Drain: true, Resume: true}
-	if st, _ := m.Observe(twoGPUs(), nil, time.Unix(0, 0)); st.Drained || strings.Join(own.calls, "|") != "resume n1" {
-		t.Fatalf("restarted over its own drain: status %+v calls %q; want it resumed", st, own.calls)
-	}
-	admin := &readingRecorder{reason: "disk replacement"}
-	m = &Monitor{Node: "n1", Drainer: admin, Drain: true, Resume: true}
-	m.Observe(twoGPUs(), nil, time.Unix(0, 0))
-	if len(admin.calls) != 0 {
-		t.Fatalf("resumed an admin's drain: %q", admin.calls)
-	}
-}
-
 func TestScontrolReason(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "scontrol")
@@ -182,5 +188,31 @@ func TestScontrolReason(t *testing.T) {
 	os.WriteFile(script, []byte("#!/bin/sh\necho 'NodeName=n1 State=IDLE Partitions=gpu'\n"), 0o755)
 	if r, err := (Scontrol{Run: slurmcli.Runner{Path: script}}).Reason("n1"); err != nil || r != "" {
 		t.Fatalf("no reason: %q, %v", r, err)
+	}
+}
+
+// TestXIDWatcherBacksOffOnErrors: a wait that fails at once with an error other than a
+// timeout (the driver going away) is retried with a growing pause, not in a spin.
+func TestXIDWatcherBacksOffOnErrors(t *testing.T) {
+	srv := dgxh100.New()
+	var waits atomic.Int64
+	srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
+		return &mock.EventSet{
+			WaitFunc: func(uint32) (nvml.EventData, nvml.Return) { waits.Add(1); return nvml.EventData{}, nvml.ERROR_UNKNOWN },
+			FreeFunc: func() nvml.Return { return nvml.SUCCESS },
+		}, nvml.SUCCESS
+	}
+	for _, d := range srv.Devices {
+		d.(*server.Device).RegisterEventsFunc = func(uint64, nvml.EventSet) nvml.Return { return nvml.SUCCESS }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := WatchXIDs(ctx, srv, 10*time.Millisecond, make(chan XIDEvent, 1)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	// 10, 20, 40, 80, 160 ms ... : about 6 waits in half a second; a spin makes millions.
+	if n := waits.Load(); n > 20 {
+		t.Errorf("%d waits in 500ms on an erroring event set; want a backoff", n)
 	}
 }

@@ -38,12 +38,24 @@ func WatchXIDs(ctx context.Context, lib nvml.Interface, wait time.Duration, out 
 	}
 	go func() {
 		defer nvmlsrc.Guard(func() error { set.Free(); return nil })
+		backoff := wait
 		for ctx.Err() == nil {
 			var ev nvml.EventData
 			var ret nvml.Return
 			if nvmlsrc.Guard(func() error { ev, ret = set.Wait(uint32(wait.Milliseconds())); return nil }) != nil {
 				return
 			}
+			if ret != nvml.SUCCESS && ret != nvml.ERROR_TIMEOUT {
+				// An error that returns at once (a GPU gone, the driver unloading) must
+				// not turn the wait into a spin: back off, up to a minute.
+				select {
+				case <-ctx.Done():
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, time.Minute)
+				continue
+			}
+			backoff = wait
 			if ret != nvml.SUCCESS || ev.EventType&nvml.EventTypeXidCriticalError == 0 {
 				continue
 			}

@@ -47,6 +47,28 @@ func (s *Source) Close() {
 	_ = Guard(func() error { f(); return nil })
 }
 
+// CheckSpec reports a spec that names no backend Open knows (a configuration error, as
+// opposed to a backend that fails to start).
+func CheckSpec(spec string) error {
+	kind, arg, _ := strings.Cut(spec, ":")
+	switch {
+	case (kind == "" || kind == KindReal) && arg != "":
+		return fmt.Errorf("nvml %q: real takes no argument; want %s", spec, Usage)
+	case kind == "" || kind == KindReal:
+	case kind == KindMock:
+		if _, ok := mockServers[arg]; !ok {
+			return fmt.Errorf("nvml %q: unknown mock %q; want %s", spec, arg, Usage)
+		}
+	case kind == KindFake:
+		if arg == "" {
+			return fmt.Errorf("nvml %q: fake needs a file, e.g. fake:/etc/gpumem/fake-node.json", spec)
+		}
+	default:
+		return fmt.Errorf("nvml %q: unknown backend %q; want %s", spec, kind, Usage)
+	}
+	return nil
+}
+
 // Open parses spec ("real", "mock:dgxh100", "fake:/path/node.json"; "" means real) and
 // initialises that backend.
 func Open(spec string) (*Source, error) {

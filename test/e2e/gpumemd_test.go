@@ -96,8 +96,9 @@ NodeName = %s
 Listen = 127.0.0.1:%d
 PollInterval = 1s
 HistoryDB = %s
+HealthState = %s
 Scontrol = %s
-`, hostPath("/etc/slurm/slurm.conf"), s.fake, s.node, port, filepath.Join(dir, "history.db"), scontrolFor(t, dir))), 0o644)
+`, hostPath("/etc/slurm/slurm.conf"), s.fake, s.node, port, filepath.Join(dir, "history.db"), filepath.Join(dir, "health.json"), scontrolFor(t, dir))), 0o644)
 	logf, err := os.OpenFile(s.logf, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)

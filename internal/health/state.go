@@ -1,0 +1,121 @@
+package health
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// stateVersion is the format of the state file; a file of another version is set aside
+// (logged) rather than misread.
+const stateVersion = 1
+
+// persisted is what the monitor keeps across restarts: a restarted gpumemd must not
+// forget an XID 79 and resume the node it drained for it, nor take a GPU that vanished
+// while it was down for the node's whole set.
+type persisted struct {
+	Version int                `json:"version"`
+	XIDs    map[string]xidMark `json:"xids"`           // GPU index -> the critical XID held for it
+	GPUs    map[string]int     `json:"gpus,omitempty"` // UUID -> index of the GPUs first seen answering
+	Drained string             `json:"drained"`        // the reason of the monitor's own drain; "" when none
+}
+
+type xidMark struct {
+	XID int       `json:"xid"`
+	At  time.Time `json:"at"`
+}
+
+// maxState bounds the file read at start.
+const maxState = 1 << 20
+
+// load reads the state file once.
+func (m *Monitor) load() {
+	if m.loaded {
+		return
+	}
+	m.loaded = true
+	m.st = persisted{Version: stateVersion, XIDs: map[string]xidMark{}}
+	if m.State == "" {
+		return
+	}
+	b, err := readCapped(m.State, maxState)
+	if os.IsNotExist(err) {
+		return
+	}
+	var st persisted
+	if err == nil {
+		err = json.Unmarshal(b, &st)
+	}
+	if err == nil && st.Version != stateVersion {
+		err = fmt.Errorf("version %d; this gpumemd reads version %d", st.Version, stateVersion)
+	}
+	if err != nil {
+		m.log(slog.LevelError, "health state unreadable; starting without it", "file", m.State, "err", err)
+		return
+	}
+	if st.XIDs == nil {
+		st.XIDs = map[string]xidMark{}
+	}
+	m.st = st
+}
+
+// save writes the state file privately (0600) and atomically: a temporary file in the
+// same directory, synced, renamed over the old one. A failure is logged; health goes on.
+func (m *Monitor) save() {
+	if m.State == "" {
+		return
+	}
+	if err := writePrivate(m.State, m.st); err != nil {
+		m.log(slog.LevelError, "cannot keep the health state", "file", m.State, "err", err)
+	}
+}
+
+func writePrivate(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func readCapped(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, fmt.Errorf("not a regular file of at most %d bytes", max)
+	}
+	b := make([]byte, fi.Size())
+	_, err = f.ReadAt(b, 0)
+	if err != nil && fi.Size() > 0 {
+		return nil, err
+	}
+	return b, nil
+}
