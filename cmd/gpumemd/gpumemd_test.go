@@ -301,3 +301,32 @@ func TestNVMLFailingAtStartDrains(t *testing.T) {
 		t.Error("not healthy once NVML started")
 	}
 }
+
+// TestAPIStaysOffPublicListeners: the job history answers on loopback; on a wider
+// listener only with a web config or APIPublic. /metrics answers everywhere.
+func TestAPIStaysOffPublicListeners(t *testing.T) {
+	for _, c := range []struct {
+		extra []string
+		code  int
+	}{{nil, http.StatusForbidden}, {[]string{"--api-public"}, http.StatusOK}} {
+		dir := t.TempDir()
+		args := append([]string{"--config", "/dev/null", "--nvml", "mock:dgxh100", "--node", "t3", "--listen", "0.0.0.0:0",
+			"--history-db", filepath.Join(dir, "h.db"), "--health-state", ""}, c.extra...)
+		addr := start(t, args...)
+		_, port, _ := strings.Cut(addr, "]:")
+		if port == "" {
+			_, port, _ = strings.Cut(addr, ":")
+		}
+		base := "http://127.0.0.1:" + port
+		scrape(t, base+"/metrics")
+		resp, err := client.Get(base + "/api/jobs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code {
+			t.Errorf("%v on %s: /api/jobs %s %s; want %d", c.extra, addr, resp.Status, b, c.code)
+		}
+	}
+}

@@ -122,7 +122,9 @@ func (w *gresWriter) runHook() {
 		defer func() { w.hook <- struct{}{} }()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, "/bin/sh", "-c", w.opt.GresHook).CombinedOutput()
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", w.opt.GresHook)
+		cmd.WaitDelay = 5 * time.Second // a hook that leaves a child on its pipe still ends
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			w.log.Error("gres hook failed", "hook", w.opt.GresHook, "err", err, "output", string(out))
 			return

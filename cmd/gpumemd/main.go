@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", opt.Listen, err)
 	}
-	srv := newServer(d)
+	srv := newServer(d, ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- serve(srv, ln, opt.WebConfigFile, log) }()
 	if ready != nil {
@@ -185,7 +185,7 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 		}
 	}
 	if opt.HistoryDB != "" {
-		if err := os.MkdirAll(dirOf(opt.HistoryDB), 0o755); err != nil {
+		if err := os.MkdirAll(dirOf(opt.HistoryDB), 0o700); err != nil {
 			return nil, fmt.Errorf("--history-db: %w", err)
 		}
 		h, err := history.Open(opt.HistoryDB, history.Options{Bucket: opt.HistoryBucket,

@@ -19,16 +19,25 @@ import (
 
 // newServer routes /metrics, /api/jobs (history) and a small index page. The process
 // and Go runtime collectors come along so the sidecar's own CPU and memory can be
-// charted (and are what the soak benchmark reads).
-func newServer(d *daemon) *http.Server {
+// charted (and are what the soak benchmark reads). /api answers on a listener that is
+// not loopback only with TLS/basic auth (a web config) or when APIPublic says so: the
+// history names every job of the node with its sizes and times.
+func newServer(d *daemon, addr net.Addr) *http.Server {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(d.exporter, metrics.NewBuildInfo(), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	if d.hist != nil {
+	switch {
+	case !apiAllowed(d.opt, addr):
+		mux.HandleFunc("GET /api/", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "the job history is not served on a non-loopback listener without --web.config.file (TLS, basic auth); set APIPublic = yes to serve it anyway"})
+		})
+	case d.hist != nil:
 		mux.Handle("GET /api/", d.hist.Handler())
-	} else {
+	default:
 		mux.HandleFunc("GET /api/", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -38,7 +47,18 @@ func newServer(d *daemon) *http.Server {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "gpumemd on %s\n/metrics       Prometheus metrics\n/api/jobs      per-job GPU memory history (JSON)\n/api/jobs/ID   one job with its samples\n", d.node)
 	})
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Timeouts bound what a slow or idle client can hold: a scrape is small and quick.
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+}
+
+// apiAllowed reports whether /api may answer on the listener at addr.
+func apiAllowed(opt options, addr net.Addr) bool {
+	if opt.APIPublic || opt.WebConfigFile != "" {
+		return true
+	}
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // serve runs the server on ln with the exporter-toolkit, which adds TLS and basic auth

@@ -74,7 +74,9 @@ func DetectRelease(bin string) (Release, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "-V").Output()
+	cmd := exec.CommandContext(ctx, bin, "-V")
+	cmd.WaitDelay = time.Second // a child left on the pipe cannot hold the call
+	out, err := cmd.Output()
 	if err != nil {
 		return Release{}, fmt.Errorf("%s -V: %w", bin, err)
 	}

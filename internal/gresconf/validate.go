@@ -129,6 +129,7 @@ func (s Slurmd) run(bin, conf, node string) (Report, error) {
 	// only to syslog, and the check could show no reason at all.
 	cmd := exec.CommandContext(ctx, bin, "-D", "-G", "-N", node, "-f", conf)
 	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = time.Second // a child left on the pipe cannot hold the check
 	runErr := cmd.Run()
 	r := parseReport(node, out.String())
 	if ctx.Err() != nil {

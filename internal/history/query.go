@@ -23,7 +23,7 @@ const jobCols = `job_id, kind, alloc_bytes, peak_bytes, sum_bytes, samples, gpus
 
 // Jobs lists jobs seen since sinceUnix, most recent first, at most limit.
 func (s *Store) Jobs(sinceUnix int64, limit int) ([]Job, error) {
-	rows, err := s.db.Query(`SELECT `+jobCols+` FROM jobs WHERE end_unix >= ? ORDER BY end_unix DESC, job_id LIMIT ?`, sinceUnix, limit)
+	rows, err := s.ro.Query(`SELECT `+jobCols+` FROM jobs WHERE end_unix >= ? ORDER BY end_unix DESC, job_id LIMIT ?`, sinceUnix, limit)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
@@ -41,14 +41,14 @@ func (s *Store) Jobs(sinceUnix int64, limit int) ([]Job, error) {
 
 // Job returns one job and its samples, oldest first.
 func (s *Store) Job(id string) (Job, []Sample, error) {
-	j, err := scanJob(s.db.QueryRow(`SELECT `+jobCols+` FROM jobs WHERE job_id = ?`, id))
+	j, err := scanJob(s.ro.QueryRow(`SELECT `+jobCols+` FROM jobs WHERE job_id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Job{}, nil, fmt.Errorf("job %s: %w", id, ErrNoJob)
 	}
 	if err != nil {
 		return Job{}, nil, err
 	}
-	rows, err := s.db.Query(`SELECT t_unix, used_bytes FROM samples WHERE job_id = ? ORDER BY t_unix`, id)
+	rows, err := s.ro.Query(`SELECT t_unix, used_bytes FROM samples WHERE job_id = ? ORDER BY t_unix`, id)
 	if err != nil {
 		return Job{}, nil, fmt.Errorf("history: %w", err)
 	}

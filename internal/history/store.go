@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"os"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -25,7 +26,8 @@ type Options struct {
 
 // Store is an open history database.
 type Store struct {
-	db        *sql.DB
+	db        *sql.DB // the poll loop's: the only writer
+	ro        *sql.DB // the API's, read-only: a flood of requests never queues a poll's write
 	opts      Options
 	gpus      map[string]string // job -> GPU list, so a job's GPUs accumulate across polls
 	lastPrune time.Time
@@ -65,6 +67,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.KeepJobs <= 0 {
 		opts.KeepJobs = 90 * 24 * time.Hour
 	}
+	if err := private(path); err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
 	q := url.Values{}
 	q.Add("_journal_mode", "WAL")
 	q.Add("_synchronous", "NORMAL")
@@ -74,18 +79,53 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	// One connection: the daemon is the only writer, and readers (the HTTP API) are
-	// served between polls; this keeps memory small and avoids SQLITE_BUSY entirely.
+	// One writing connection: the daemon is the only writer, which avoids SQLITE_BUSY
+	// between writers entirely.
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	return &Store{db: db, opts: opts, gpus: map[string]string{}}, nil
+	// The API reads through connections of its own, opened read-only: in WAL mode they
+	// never wait for the writer nor make it wait, and cannot change the file.
+	r := url.Values{}
+	r.Add("mode", "ro")
+	r.Add("_busy_timeout", "5000")
+	r.Add("_query_only", "1")
+	ro, err := sql.Open("sqlite3", "file:"+path+"?"+r.Encode())
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	ro.SetMaxOpenConns(2)
+	return &Store{db: db, ro: ro, opts: opts, gpus: map[string]string{}}, nil
+}
+
+// private creates the database file, or narrows an existing one and its WAL and
+// shared-memory files, to mode 0600: job ids, sizes and times are not every local
+// user's to read. SQLite creates the -wal and -shm files with the database's mode.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	rerr := s.ro.Close()
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	return rerr
+}
 
 // IntegrityCheck runs SQLite's own check and returns its verdict ("ok" when sound).
 func (s *Store) IntegrityCheck() (string, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -141,4 +142,48 @@ func TestClientReadsTheAPI(t *testing.T) {
 	if _, err := c.Job(context.Background(), "78"); err == nil || !strings.Contains(err.Error(), "job 78: no such job") {
 		t.Fatalf("missing job error = %v; want the server's message", err)
 	}
+}
+
+// TestPrivateFilesAndReadOnlyAPI: the database and its WAL are the root's alone (job
+// ids, sizes and times are not every local user's), and the API reads through a
+// read-only connection of its own, so a writer holding its transaction (a poll) never
+// makes a request wait, nor a request the writer.
+func TestPrivateFilesAndReadOnlyAPI(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.db")
+	os.WriteFile(path, nil, 0o644) // an older, world-readable file is narrowed too
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Record(time.Unix(100, 0), []usage.Job{{ID: "1", Kind: usage.KindShard, Alloc: 1 << 30, Used: 1 << 29}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v; want mode 0600", filepath.Base(p), fi.Mode(), err)
+		}
+	}
+	if _, err := s.ro.Exec(`DELETE FROM jobs`); err == nil {
+		t.Error("the API's connection could write")
+	}
+	tx, err := s.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`UPDATE jobs SET peak_bytes = peak_bytes + 1`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := s.Jobs(0, 10); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("API read during a write: %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("an API read waited for the poll's open transaction")
+	}
+	tx.Rollback()
 }
