@@ -1,20 +1,27 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/spf13/cobra"
 
+	"github.com/gpumem/gpumem/internal/atomicfile"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/discover"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
+	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
 func init() { subcommands = append(subcommands, newMigCmd) }
@@ -24,44 +31,218 @@ func newMigCmd() *cobra.Command {
 		Use:   "mig",
 		Short: "Plan MIG layouts from demand and apply them through NVML",
 	}
-	cmd.AddCommand(newMigPlanCmd(), newMigApplyCmd())
+	cmd.AddCommand(newMigPlanCmd(), newMigApplyCmd(), newMigStatusCmd())
 	return cmd
 }
 
+type migPlanFlags struct {
+	model, inventory, demand, out string
+	gpus                          int
+	fromQueue                     bool
+	keepWhole                     float64
+	unitMiB                       int64
+}
+
 func newMigPlanCmd() *cobra.Command {
-	var model string
-	var gpus int
+	var f migPlanFlags
 	cmd := &cobra.Command{
-		Use:   "plan SIZE...",
-		Short: "Pack memory demands (e.g. 20G 20G 10G) into MIG layouts for a GPU model",
-		Long: `Each demand gets the smallest MIG profile whose real memory holds it; the
-biggest are placed first, each on the first GPU with room. The layouts print in the
-form mig apply --layout takes.`,
-		Args: cobra.MinimumNArgs(1),
+		Use:   "plan [SIZE...]",
+		Short: "Plan MIG layouts from demand: by hand (SIZE... --model) or for the cluster (--inventory)",
+		Long: `Without --inventory, each SIZE (e.g. 20G 20G 10G) gets the smallest MIG profile of
+--model whose real memory holds it, packed onto as few GPUs as it takes; the layouts
+print in the form mig apply --layout takes.
+
+With --inventory, the cluster's GPUs in MIG mode are planned for the demand: SIZE
+arguments (weight 1 each), a --demand file ("SIZE [WEIGHT]" a line) and, with
+--from-queue, the pending jobs (their shards, or the MIG type they wait for). A share of
+MIG GPUs stays one full instance (--keep-whole); GPUs out of MIG mode are never planned.
+The plan and its explanation print; with --out, one desired-layout file per node
+(NODE.json) is written there for review, for gpumemd --mig-desired to apply.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := mig.Lookup(model)
-			if err != nil {
-				return err
+			if f.inventory == "" {
+				return planByHand(cmd.OutOrStdout(), f, args)
 			}
-			sizes := make([]int64, len(args))
-			for i, a := range args {
-				if sizes[i], err = config.ParseMiB(a); err != nil {
-					return fmt.Errorf("demand %q: %w", a, err)
-				}
-			}
-			layouts, err := m.Plan(sizes)
-			if err != nil {
-				return err
-			}
-			if gpus > 0 && len(layouts) > gpus {
-				return fmt.Errorf("%d demands need %d %s GPUs; only %d given (--gpus)", len(sizes), len(layouts), m.Key, gpus)
-			}
-			return printPlan(cmd.OutOrStdout(), m, layouts)
+			return planCluster(cmd, f, args)
 		},
 	}
-	cmd.Flags().StringVar(&model, "model", "h100-80gb", "GPU model: a catalog key (a100-40gb, a100-80gb, h100-80gb, h100-94gb, h200-141gb) or NVML product name")
-	cmd.Flags().IntVar(&gpus, "gpus", 0, "fail unless the plan fits this many GPUs (0: no limit)")
+	fl := cmd.Flags()
+	fl.StringVar(&f.model, "model", "h100-80gb", "GPU model for SIZE... without --inventory: a catalog key (a100-40gb, a100-80gb, h100-80gb, h100-94gb, h200-141gb) or NVML product name")
+	fl.IntVar(&f.gpus, "gpus", 0, "without --inventory: fail unless the plan fits this many GPUs (0: no limit)")
+	fl.StringVar(&f.inventory, "inventory", "", "plan the MIG GPUs of this inventory (file or directory of NODE.json)")
+	fl.StringVar(&f.demand, "demand", "", "demand file: SIZE [WEIGHT] a line")
+	fl.BoolVar(&f.fromQueue, "from-queue", false, "add the pending jobs' requests (squeue) to the demand")
+	fl.Float64Var(&f.keepWhole, "keep-whole", 0.25, "share of MIG GPUs kept as one full instance (0-1)")
+	fl.Int64Var(&f.unitMiB, "shard-unit-mib", shard.DefaultUnitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit (reads pending shard jobs)")
+	fl.StringVar(&f.out, "out", "", "write one desired-layout file per node (NODE.json) into this directory")
 	return cmd
+}
+
+func planByHand(w io.Writer, f migPlanFlags, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("no demand: give sizes (e.g. 20G 10G), or --inventory with --demand or --from-queue")
+	}
+	m, err := mig.Lookup(f.model)
+	if err != nil {
+		return err
+	}
+	sizes, err := parseSizes(args)
+	if err != nil {
+		return err
+	}
+	layouts, err := m.Plan(sizes)
+	if err != nil {
+		return err
+	}
+	if f.gpus > 0 && len(layouts) > f.gpus {
+		return fmt.Errorf("%d demands need %d %s GPUs; only %d given (--gpus)", len(sizes), len(layouts), m.Key, f.gpus)
+	}
+	return printPlan(w, m, layouts)
+}
+
+func parseSizes(args []string) ([]int64, error) {
+	sizes := make([]int64, len(args))
+	for i, a := range args {
+		var err error
+		if sizes[i], err = config.ParseMiB(a); err != nil {
+			return nil, fmt.Errorf("demand %q: %w", a, err)
+		}
+	}
+	return sizes, nil
+}
+
+func planCluster(cmd *cobra.Command, f migPlanFlags, args []string) error {
+	w := cmd.OutOrStdout()
+	c, err := inventory.LoadPath(f.inventory)
+	if err != nil {
+		return err
+	}
+	sizes, err := parseSizes(args)
+	if err != nil {
+		return err
+	}
+	var demand []mig.Demand
+	for _, s := range sizes {
+		demand = append(demand, mig.Demand{MiB: s, Weight: 1})
+	}
+	if f.demand != "" {
+		b, err := os.ReadFile(f.demand)
+		if err != nil {
+			return err
+		}
+		ds, err := mig.ParseDemand(string(b), config.ParseMiB)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.demand, err)
+		}
+		demand = append(demand, ds...)
+	}
+	if f.fromQueue {
+		ds, err := queueDemand(cmd.Context(), slurmRunner("squeue"), f.unitMiB)
+		if err != nil {
+			return err
+		}
+		demand = append(demand, ds...)
+	}
+	if len(demand) == 0 {
+		return fmt.Errorf("no demand: give sizes, --demand FILE or --from-queue")
+	}
+	gpus, notes := migGPUs(c)
+	for _, n := range notes {
+		fmt.Fprintln(w, "not planned: "+n)
+	}
+	if len(gpus) == 0 {
+		return fmt.Errorf("no GPU of the inventory is in MIG mode with a model the catalog knows: nothing to plan")
+	}
+	p, err := mig.PlanCluster(gpus, demand, mig.Policy{KeepWhole: f.keepWhole})
+	if err != nil {
+		return err
+	}
+	for _, line := range p.Explain() {
+		fmt.Fprintln(w, line)
+	}
+	if f.out == "" {
+		return nil
+	}
+	for _, d := range p.DesiredFiles() {
+		b, err := d.Encode()
+		if err != nil {
+			return err
+		}
+		if err := inventory.CheckNodeName(d.Node); err != nil {
+			return err
+		}
+		path := filepath.Join(f.out, d.Node+".json")
+		if err := atomicfile.Write(path, b, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s\n", path)
+	}
+	return nil
+}
+
+// queueDemand reads the pending jobs' GPU memory: shards times the shard unit, and the
+// real MiB of the MIG profile a job waits for. A job the plugin made a whole-GPU request
+// carries no size and is not counted.
+func queueDemand(ctx context.Context, squeue slurmcli.Runner, unitMiB int64) ([]mig.Demand, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	out, err := squeue.Run(ctx, "-h", "-t", "PD", "-o", slurmcli.PendingFormat)
+	if err != nil {
+		return nil, err
+	}
+	shards, err := slurmcli.ParsePending(out, time.Local)
+	if err != nil {
+		return nil, err
+	}
+	var ds []mig.Demand
+	for _, p := range shards {
+		ds = append(ds, mig.Demand{MiB: p.Shards * unitMiB, Weight: 1})
+	}
+	typed, err := slurmcli.ParsePendingGPUTypes(out)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range typed {
+		if mib, ok := profileMiB(p.Type); ok {
+			ds = append(ds, mig.Demand{MiB: mib, Weight: float64(p.Count)})
+		}
+	}
+	return ds, nil
+}
+
+// profileMiB is the real memory of a MIG profile name in the first catalog model that
+// has it; a GPU model name (not a profile) is not found.
+func profileMiB(name string) (int64, bool) {
+	for _, m := range mig.Catalog() {
+		if p, err := m.Profile(name); err == nil {
+			return p.MiB, true
+		}
+	}
+	return 0, false
+}
+
+// migGPUs are the inventory's GPUs a plan may change, and a note for each it may not.
+func migGPUs(c inventory.Cluster) ([]mig.GPU, []string) {
+	var out []mig.GPU
+	var notes []string
+	off := 0
+	for _, n := range c.Nodes {
+		for _, g := range n.GPUs {
+			if !g.MIG {
+				off++
+				continue
+			}
+			if _, err := mig.Lookup(g.Name); err != nil {
+				notes = append(notes, fmt.Sprintf("%s GPU %d: %v", n.Name, g.Index, err))
+				continue
+			}
+			out = append(out, mig.GPU{Node: n.Name, Index: g.Index, Model: g.Name, Layout: currentLayout(g)})
+		}
+	}
+	if off > 0 {
+		notes = append(notes, fmt.Sprintf("%d GPU(s) out of MIG mode (whole or shard GPUs) stay as they are", off))
+	}
+	return out, notes
 }
 
 func printPlan(w io.Writer, m mig.Model, layouts []mig.Layout) error {
@@ -159,7 +340,7 @@ func applyLayouts(w io.Writer, s *nvmlsrc.Source, want map[int]mig.Layout, dryRu
 		if err := checkLayout(before, g, want[g]); err != nil {
 			return err
 		}
-		if sameLayout(currentLayout(before[g]), want[g]) {
+		if mig.SameLayout(currentLayout(before[g]), want[g]) {
 			continue
 		}
 		dev, ret := s.NVML.DeviceGetHandleByIndex(g)
@@ -188,7 +369,7 @@ func applyLayouts(w io.Writer, s *nvmlsrc.Source, want map[int]mig.Layout, dryRu
 		if err != nil {
 			return err
 		}
-		if got := currentLayout(after[g]); !sameLayout(got, want[g]) {
+		if got := currentLayout(after[g]); !mig.SameLayout(got, want[g]) {
 			return fmt.Errorf("GPU %d: applied %s but NVML now reports %s", g, want[g], got)
 		}
 		fmt.Fprintf(w, "GPU %d: %s -> %s\n", g, cur, want[g])
@@ -225,14 +406,90 @@ func currentLayout(g inventory.GPU) mig.Layout {
 	return l
 }
 
-func sameLayout(a, b mig.Layout) bool {
-	key := func(l mig.Layout) string {
-		s := make([]string, len(l))
-		for i, p := range l {
-			s[i] = p.Profile + "@" + strconv.Itoa(p.Start)
-		}
-		sort.Strings(s)
-		return strings.Join(s, ",")
+func newMigStatusCmd() *cobra.Command {
+	var desired, inv string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show each node's desired MIG layout against the one it has",
+		Long: `Reads every desired-layout file (NODE.json) in --desired and the inventory gpumemd
+writes, and prints per GPU the desired and actual layouts: "ok" where they agree,
+"differs" where gpumemd has yet to apply (or could not), "unknown" where the inventory
+lacks the node or GPU.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := inventory.LoadPath(inv)
+			if err != nil {
+				return err
+			}
+			ds, err := loadDesired(desired)
+			if err != nil {
+				return err
+			}
+			actual := map[string]map[int]inventory.GPU{} // node -> NVML index -> GPU
+			for _, n := range c.Nodes {
+				actual[n.Name] = map[int]inventory.GPU{}
+				for _, g := range n.GPUs {
+					actual[n.Name][g.Index] = g
+				}
+			}
+			w := cmd.OutOrStdout()
+			differ := 0
+			for _, d := range ds {
+				want, _, _ := d.Layouts() // checked by loadDesired
+				for _, g := range d.GPUs {
+					state, have := "unknown", "?"
+					if gpu, ok := actual[d.Node][g.Index]; ok {
+						cur := currentLayout(gpu)
+						have, state = cur.String(), "ok"
+						if !mig.SameLayout(cur, want[g.Index]) {
+							state = "differs"
+						}
+					}
+					if state != "ok" {
+						differ++
+					}
+					fmt.Fprintf(w, "%s gpu%d\t%s\tdesired %s\tactual %s\n", d.Node, g.Index, state, show(g.Layout), show(have))
+				}
+			}
+			if differ > 0 {
+				fmt.Fprintf(w, "%d GPU(s) not yet as desired\n", differ)
+			}
+			return nil
+		},
 	}
-	return key(a) == key(b)
+	cmd.Flags().StringVar(&desired, "desired", "/etc/slurm/gpumem-mig.d", "directory of desired-layout files (NODE.json)")
+	cmd.Flags().StringVar(&inv, "inventory", "/etc/slurm/gpumem.d", "the inventory gpumemd writes (file or directory of NODE.json)")
+	return cmd
+}
+
+func show(l string) string {
+	if l == "" {
+		return "(no instances)"
+	}
+	return l
+}
+
+// loadDesired reads every NODE.json of dir, in name order.
+func loadDesired(dir string) ([]mig.Desired, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var out []mig.Desired
+	for _, name := range names {
+		b, err := atomicfile.Read(name)
+		if err != nil {
+			return nil, err
+		}
+		d, err := mig.DecodeDesired(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no desired-layout file (NODE.json) in %s: write them with gpumemctl mig plan --out", dir)
+	}
+	return out, nil
 }

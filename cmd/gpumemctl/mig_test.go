@@ -1,6 +1,13 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"github.com/gpumem/gpumem/internal/slurmcli"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/mig"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +95,88 @@ func TestMigApplyRefuses(t *testing.T) {
 	}
 	if _, err := run(t, "mig", "apply", nvml); err == nil || !strings.Contains(err.Error(), "no --layout") {
 		t.Errorf("no layout: %v", err)
+	}
+}
+
+func writeInventory(t *testing.T, dir string, nodes ...inventory.Node) {
+	t.Helper()
+	for _, n := range nodes {
+		if _, _, err := inventory.WriteNode(dir, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func a100Whole(node string) inventory.Node {
+	n := inventory.Node{Name: node}
+	for i := 0; i < 2; i++ {
+		n.GPUs = append(n.GPUs, inventory.GPU{Index: i, Minor: i, Type: "a100", Name: "NVIDIA A100-SXM4-40GB", UUID: fmt.Sprintf("GPU-%s-%d", node, i), MemoryMiB: 40960, MIG: true,
+			Instances: []inventory.MIGInstance{{Profile: "7g.40gb", MemoryMiB: 40192, Start: 0, Slices: 7}}})
+	}
+	n.GPUs = append(n.GPUs, inventory.GPU{Index: 2, Minor: 2, Type: "l4", Name: "NVIDIA L4", UUID: "GPU-" + node + "-l4", MemoryMiB: 23034})
+	return n
+}
+
+func TestMigPlanClusterAndStatus(t *testing.T) {
+	inv, out := t.TempDir(), t.TempDir()
+	writeInventory(t, inv, a100Whole("n2"))
+	demand := filepath.Join(t.TempDir(), "demand")
+	os.WriteFile(demand, []byte("10G 3 # three jobs of 10 GiB\n4G 2\n"), 0o644)
+	got, err := run(t, "mig", "plan", "--inventory", inv, "--demand", demand, "--keep-whole", "0", "--out", out)
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, got)
+	}
+	for _, want := range []string{
+		"not planned: 1 GPU(s) out of MIG mode",
+		"n2 gpu[0] (a100-40gb): 7g.40gb@0 -> 3g.20gb@0,1g.5gb@4,1g.5gb@5 = 1×3g.20gb (20096 MiB) + 2×1g.5gb (4864 MiB)",
+		"n2 gpu[1] (a100-40gb): 7g.40gb@0 -> 3g.20gb@0,3g.20gb@4 = 2×3g.20gb (20096 MiB)",
+		"serves 100.0 % of the demand (5 of 5), was 40.0 % (2)",
+		"wrote " + filepath.Join(out, "n2.json"),
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, got)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "n2.json"))
+	if err != nil || !strings.Contains(string(b), `"version": 1`) {
+		t.Fatalf("desired file: %v\n%s", err, b)
+	}
+	st, err := run(t, "mig", "status", "--desired", out, "--inventory", inv)
+	if err != nil || !strings.Contains(st, "n2 gpu0\tdiffers\tdesired 3g.20gb@0,1g.5gb@4,1g.5gb@5\tactual 7g.40gb@0") || !strings.Contains(st, "2 GPU(s) not yet as desired") {
+		t.Errorf("status: %v\n%s", err, st)
+	}
+	// Once the node has the layout, status agrees and planning again changes nothing.
+	n := a100Whole("n2")
+	d, _ := mig.DecodeDesired(b)
+	want, _, _ := d.Layouts()
+	for i := range want {
+		n.GPUs[i].Instances = nil
+		for _, pl := range want[i] {
+			n.GPUs[i].Instances = append(n.GPUs[i].Instances, inventory.MIGInstance{Profile: pl.Profile, Start: pl.Start, MemoryMiB: 4864})
+		}
+	}
+	writeInventory(t, inv, n)
+	st, err = run(t, "mig", "status", "--desired", out, "--inventory", inv)
+	if err != nil || strings.Contains(st, "differs") || !strings.Contains(st, "n2 gpu1\tok") {
+		t.Errorf("status after apply: %v\n%s", err, st)
+	}
+	got, err = run(t, "mig", "plan", "--inventory", inv, "--demand", demand, "--keep-whole", "0")
+	if err != nil || !strings.Contains(got, "0 of 2 MIG GPUs change") {
+		t.Errorf("replanning: %v\n%s", err, got)
+	}
+	os.WriteFile(filepath.Join(out, "n2.json"), []byte(`{"version": 2, "node": "n2", "gpus": []}`), 0o644)
+	if _, err := run(t, "mig", "status", "--desired", out, "--inventory", inv); err == nil || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("a desired file of another version was read: %v", err)
+	}
+}
+
+func TestQueueDemand(t *testing.T) {
+	dir := t.TempDir()
+	squeue := filepath.Join(dir, "squeue")
+	os.WriteFile(squeue, []byte("#!/bin/sh\nprintf '21|gpu|gres/shard:12|(null)|2026-11-30T20:00:00\\n22|gpu|gres/gpu:3g.20gb:2|(null)|2026-11-30T20:00:01\\n23|gpu|gres/gpu:1|(null)|2026-11-30T20:00:02\\n'\n"), 0o755)
+	ds, err := queueDemand(context.Background(), slurmcli.Runner{Path: squeue, Timeout: 10 * time.Second}, 1024)
+	want := []mig.Demand{{MiB: 12 * 1024, Weight: 1}, {MiB: 20096, Weight: 2}}
+	if err != nil || fmt.Sprint(ds) != fmt.Sprint(want) {
+		t.Errorf("queueDemand = %v, %v; want %v (the whole-GPU job carries no size)", ds, err, want)
 	}
 }

@@ -33,14 +33,11 @@ type Pending struct {
 // times in loc. Jobs that ask no shards are left out.
 func ParsePending(out string, loc *time.Location) ([]Pending, error) {
 	var jobs []Pending
-	for i, line := range strings.Split(out, "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		f := strings.Split(line, "|")
-		if len(f) != 3 && len(f) != 5 {
-			return nil, fmt.Errorf("squeue, line %d: %q; want JOBID|PARTITIONS|TRES_PER_NODE[|REQ_NODES|SUBMIT_TIME] from -o '%s'", i+1, clip(line), PendingFormat)
-		}
+	lines, err := pendingFields(out)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range lines {
 		m := shardReqRe.FindStringSubmatch(strings.TrimSpace(f[2]))
 		if m == nil {
 			continue
@@ -59,6 +56,22 @@ func ParsePending(out string, loc *time.Location) ([]Pending, error) {
 			}
 		}
 		jobs = append(jobs, p)
+	}
+	return jobs, nil
+}
+
+// pendingFields splits squeue's PendingFormat output into each job's fields.
+func pendingFields(out string) ([][]string, error) {
+	var jobs [][]string
+	for i, line := range strings.Split(out, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Split(line, "|")
+		if len(f) != 3 && len(f) != 5 {
+			return nil, fmt.Errorf("squeue, line %d: %q; want JOBID|PARTITIONS|TRES_PER_NODE[|REQ_NODES|SUBMIT_TIME] from -o '%s'", i+1, clip(line), PendingFormat)
+		}
+		jobs = append(jobs, f)
 	}
 	return jobs, nil
 }

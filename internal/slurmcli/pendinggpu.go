@@ -1,0 +1,40 @@
+package slurmcli
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// gpuTypeReqRe is one typed gpu GRES of a pending job's TRES per node: gpu:3g.20gb:2,
+// gres/gpu:3g.20gb:2 (24.11 prints the gres/ prefix).
+var gpuTypeReqRe = regexp.MustCompile(`(?:^|,)(?:gres/)?gpu:([^:,]+):(\d+)(?:$|,)`)
+
+// PendingGPU is one pending job's request for GPUs of one type (a MIG profile or a GPU
+// model), as the job_submit plugin wrote it.
+type PendingGPU struct {
+	ID    string
+	Type  string
+	Count int64
+}
+
+// ParsePendingGPUTypes reads the same squeue output as ParsePending and returns the
+// typed gpu requests; jobs without one are left out.
+func ParsePendingGPUTypes(out string) ([]PendingGPU, error) {
+	var jobs []PendingGPU
+	lines, err := pendingFields(out)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range lines {
+		for _, m := range gpuTypeReqRe.FindAllStringSubmatch(strings.TrimSpace(f[2]), -1) {
+			n, err := strconv.ParseInt(m[2], 10, 64)
+			if err != nil || n <= 0 || n > MaxNodeGPUs {
+				return nil, fmt.Errorf("squeue, job %s: gpu count %q; want 1 to %d", strings.TrimSpace(f[0]), m[2], MaxNodeGPUs)
+			}
+			jobs = append(jobs, PendingGPU{ID: strings.TrimSpace(f[0]), Type: m[1], Count: n})
+		}
+	}
+	return jobs, nil
+}
