@@ -48,7 +48,9 @@ type Job struct {
 	Features           string // --constraint
 	MinNodes           uint32 // --nodes (the least)
 	Array              string // --array, e.g. "0-49%10"
-	HetJob             bool   // one component of a heterogeneous job
+	// HetJob marks one component of a heterogeneous job. Components are decided alone,
+	// each by what runs most of it at once; only HetSiblings ties them together.
+	HetJob bool
 	// HetSiblings are the Hosts of the components of the same heterogeneous job decided
 	// before this one, one list per node each takes.
 	HetSiblings [][]string

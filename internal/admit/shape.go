@@ -16,18 +16,13 @@ type shape struct {
 	feat     *featureExpr    // --constraint; nil: none
 	nodes    int64           // nodes the job spans (at least the required ones)
 	want     int64           // tasks wanted at once; 0: a single job, as many as possible
-	het      bool            // a component of a heterogeneous job
-	siblings [][]string      // hosts of each node of the components decided before
-	array    string          // --array as written, for messages
+	siblings [][]string      // hosts of each node of the heterogeneous components decided before
 	features string          // --constraint as written, for messages
 }
 
 // shapeOf reads j's shape; an error is a refusal naming the option at fault.
 func shapeOf(j *Job) (shape, error) {
-	s := shape{nodes: max(int64(j.MinNodes), 1), het: j.HetJob || len(j.HetSiblings) > 0, features: j.Features, array: j.Array}
-	for _, h := range j.HetSiblings {
-		s.siblings = append(s.siblings, h)
-	}
+	s := shape{nodes: max(int64(j.MinNodes), 1), features: j.Features, siblings: j.HetSiblings}
 	if j.ReqNodes != "" {
 		names, err := slurmconf.ExpandHostlist(j.ReqNodes)
 		if err != nil {
