@@ -6,21 +6,13 @@ import (
 	"time"
 )
 
-// Policies for a job that holds more GPU memory than its slice.
+// Policies for a job that holds more GPU memory than its slice. gpumem.conf and
+// gpumemd's flags read them with config.ParseUsagePolicy, case-insensitively.
 const (
 	PolicyRecord = "record" // only measure: metrics and history
 	PolicyWarn   = "warn"   // log, count, and optionally tell the job on its stderr
 	PolicyKill   = "kill"   // warn, then kill its GPU processes once the grace is over
 )
-
-// ParsePolicy checks a policy name from the command line or gpumem.conf.
-func ParsePolicy(s string) (string, error) {
-	switch s {
-	case PolicyRecord, PolicyWarn, PolicyKill:
-		return s, nil
-	}
-	return "", fmt.Errorf("usage policy %q: want %s, %s or %s", s, PolicyRecord, PolicyWarn, PolicyKill)
-}
 
 // Action is one thing the enforcer did, for logs and metrics.
 type Action struct {

@@ -277,9 +277,3 @@ func TestSpikeShorterThanGraceIsForgiven(t *testing.T) {
 		t.Fatalf("kill attempted %d times after a full minute over, want 1", confirmed)
 	}
 }
-
-func TestParsePolicy(t *testing.T) {
-	if _, err := ParsePolicy("kil"); err == nil || !strings.Contains(err.Error(), "record, warn or kill") {
-		t.Fatalf("ParsePolicy(kil) error = %v, want one naming the accepted policies", err)
-	}
-}
