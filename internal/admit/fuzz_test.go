@@ -2,6 +2,7 @@ package admit
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func FuzzAdmit(f *testing.F) {
 func holds(c inventory.Cluster, p string, d Decision) bool {
 	found := false
 	for _, n := range c.Nodes {
-		if !contains(n.Partitions, p) {
+		if !slices.Contains(n.Partitions, p) {
 			continue
 		}
 		for _, g := range n.GPUs {

@@ -2,6 +2,7 @@ package admit
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +29,7 @@ func (a *Admitter) refusal(q *ask, sh *shape, cands []string) error {
 	}
 	var elsewhere []string
 	for _, name := range a.names {
-		if !contains(cands, name) && a.fits(q, sh, name) {
+		if !slices.Contains(cands, name) && a.fits(q, sh, name) {
 			elsewhere = append(elsewhere, name)
 		}
 	}
@@ -277,15 +278,6 @@ func (a *Admitter) fits(q *ask, sh *shape, name string) bool {
 	ps := []*partition{p}
 	for _, o := range a.options(q, ps) {
 		if _, _, ok := a.reachIn(q, sh, p, &o, nil); ok {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
 			return true
 		}
 	}

@@ -2,6 +2,7 @@ package admit
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,12 +169,12 @@ func checkRunnable(t *testing.T, c inventory.Cluster, j Job, d Decision) {
 	for _, p := range d.Serving {
 		var ok int64
 		for _, n := range c.Nodes {
-			if !contains(n.Partitions, p) || sh.exc[n.Name] {
+			if !slices.Contains(n.Partitions, p) || sh.exc[n.Name] {
 				continue
 			}
 			if nodeHolds(n, d) {
 				ok++
-			} else if contains(sh.req, n.Name) {
+			} else if slices.Contains(sh.req, n.Name) {
 				t.Fatalf("%+v -> %s in %s: required node %s cannot hold it", j, d.GRES, p, n.Name)
 			}
 		}

@@ -3,6 +3,7 @@ package history
 import (
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,7 +77,7 @@ func (s *Store) endMissing(tx *sql.Tx, jobs []usage.Job) error {
 		return fmt.Errorf("history: end jobs: %w", err)
 	}
 	for id := range s.gpus {
-		if !contains(seen, id) {
+		if !slices.Contains(seen, any(id)) {
 			delete(s.gpus, id)
 		}
 	}
@@ -113,13 +114,4 @@ func (s *Store) mergeGPUs(tx *sql.Tx, j *usage.Job) (string, error) {
 	merged := strings.Join(parts, ",")
 	s.gpus[j.ID] = merged
 	return merged, nil
-}
-
-func contains(list []any, id string) bool {
-	for _, x := range list {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package mig
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,14 +48,14 @@ func ParseLayout(s string) (Layout, error) {
 // its instance limit.
 func (m Model) Validate(l Layout) error {
 	var used [Slots]string
-	slices := 0
+	slicesUsed := 0
 	count := map[string]int{}
 	for _, pl := range l {
 		p, err := m.Profile(pl.Profile)
 		if err != nil {
 			return err
 		}
-		if !containsInt(p.Starts, pl.Start) {
+		if !slices.Contains(p.Starts, pl.Start) {
 			return fmt.Errorf("mig: %s: %s cannot start at slot %d; valid starts: %s", m.Key, p.Name, pl.Start, joinInts(p.Starts))
 		}
 		for s := pl.Start; s < pl.Start+p.Mem; s++ {
@@ -66,13 +67,13 @@ func (m Model) Validate(l Layout) error {
 			}
 			used[s] = p.Name + "@" + strconv.Itoa(pl.Start)
 		}
-		slices += p.Slices
+		slicesUsed += p.Slices
 		if count[p.Name]++; count[p.Name] > p.Max {
 			return fmt.Errorf("mig: %s: more than %d instance(s) of %s", m.Key, p.Max, p.Name)
 		}
 	}
-	if slices > Slices {
-		return fmt.Errorf("mig: %s: layout %s uses %d compute slices; a GPU has %d", m.Key, l, slices, Slices)
+	if slicesUsed > Slices {
+		return fmt.Errorf("mig: %s: layout %s uses %d compute slices; a GPU has %d", m.Key, l, slicesUsed, Slices)
 	}
 	return nil
 }
@@ -121,15 +122,6 @@ func (m Model) add(l Layout, p Profile) (Layout, bool) {
 		}
 	}
 	return l, false
-}
-
-func containsInt(list []int, x int) bool {
-	for _, v := range list {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func joinInts(list []int) string {

@@ -160,7 +160,7 @@ func fragOf(v *nodeView, shapes []Shape) float64 {
 			fit, small := 0, int64(0)
 			for _, g := range v.gpus {
 				switch {
-				case len(m.Models) > 0 && !contains(m.Models, g.model):
+				case len(m.Models) > 0 && !slices.Contains(m.Models, g.model):
 				case g.free >= m.Units:
 					fit++
 				default:
@@ -173,7 +173,7 @@ func fragOf(v *nodeView, shapes []Shape) float64 {
 			// Free share on GPUs of a model the shape may not use is lost to it too.
 			if fit >= m.GPUs && len(m.Models) > 0 {
 				for _, g := range v.gpus {
-					if !contains(m.Models, g.model) {
+					if !slices.Contains(m.Models, g.model) {
 						lost += g.free
 					}
 				}

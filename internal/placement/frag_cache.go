@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -185,7 +186,7 @@ func (c *fragCache) try(id int32, d *Demand) trial {
 		w.sort()
 		return before - c.frags[c.intern(w)]
 	}
-	allowed := func(g gpuView) bool { return len(d.Models) == 0 || contains(d.Models, g.model) }
+	allowed := func(g gpuView) bool { return len(d.Models) == 0 || slices.Contains(d.Models, g.model) }
 	switch {
 	case d.GPUs == 0:
 		return trial{ok: true, delta: after(func(*nodeView) {})}

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -112,7 +113,7 @@ func (s *State) mayServe(g *group, d *Demand) bool {
 	k, have := d.kinds(), 0
 	for i := range nd.Devices {
 		dv := &nd.Devices[i]
-		if dv.Capacity < d.Units || len(d.Models) > 0 && !contains(d.Models, dv.Model) {
+		if dv.Capacity < d.Units || len(d.Models) > 0 && !slices.Contains(d.Models, dv.Model) {
 			continue
 		}
 		if dv.Profile != "" && k&MIG != 0 || dv.Profile == "" && (k&Whole != 0 || k&Shard != 0 && dv.Shareable) {

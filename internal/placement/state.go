@@ -8,6 +8,7 @@ package placement
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Kind is a kind of GPU slice; a Demand allows a set of them.
@@ -125,7 +126,7 @@ func (s *State) NodeAdmits(n int, d *Demand) bool {
 // DeviceFits reports whether device i of node n can take one unit of d as kind k.
 func (s *State) DeviceFits(n, i int, d *Demand, k Kind) bool {
 	dv := &s.Nodes[n].Devices[i]
-	if dv.Whole || (len(d.Models) > 0 && !contains(d.Models, dv.Model)) {
+	if dv.Whole || (len(d.Models) > 0 && !slices.Contains(d.Models, dv.Model)) {
 		return false
 	}
 	switch k {
@@ -221,18 +222,9 @@ func (s *State) check(c Choice, d *Demand) error {
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func anyIn(have, want []string) bool {
 	for _, w := range want {
-		if contains(have, w) {
+		if slices.Contains(have, w) {
 			return true
 		}
 	}

@@ -1,5 +1,7 @@
 package steer
 
+import "slices"
+
 // wishes is a set of "node a before node b" constraints kept free of cycles, and the
 // ranking that honours them all.
 type wishes struct {
@@ -23,7 +25,7 @@ func (w *wishes) grant(first int, rivals []int) bool {
 		}
 	}
 	for _, r := range rivals {
-		if r != first && !contains(w.after[first], r) {
+		if r != first && !slices.Contains(w.after[first], r) {
 			w.after[first] = append(w.after[first], r)
 			w.before[r] = append(w.before[r], first)
 			w.in[r]++
@@ -77,13 +79,4 @@ func (w *wishes) order(less func(a, b int) bool) []int {
 		}
 	}
 	return out
-}
-
-func contains(list []int, x int) bool {
-	for _, y := range list {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
