@@ -88,7 +88,7 @@ func (a *Admitter) why(q *ask, sh *shape, name string) string {
 		case !known:
 			return "node " + r + " has no GPU gpumem knows"
 		case !p.nodes[r]:
-			return "node " + r + " is not in partition " + name
+			return "node " + r + " is not in partition " + name + a.partitionsOf(r)
 		case sh.exc[r]:
 			return "node " + r + " is both required (--nodelist) and excluded (--exclude)"
 		case !sh.usable(ref.g.features):
@@ -107,10 +107,17 @@ func (a *Admitter) why(q *ask, sh *shape, name string) string {
 		s := "in partition " + name + ", the most that fits " + q.countWords(sh) + " is gpu:mem:" + request.FormatSize(m) + " per GPU (" + by + ")"
 		if k := a.nodesHolding(q, sh, p); sh.nodes > 1 && k > 0 && k < sh.nodes {
 			s += "; only " + strconv.FormatInt(k, 10) + " of its nodes can hold gpu:mem:" + q.size
+			if n := a.mostNodes(q, sh, p); n > 0 {
+				s += " (--nodes=" + strconv.FormatInt(n, 10) + " runs it)"
+			}
 		}
 		return s
 	case sh.nodes > 1:
-		return "partition " + name + " has fewer than " + strconv.FormatInt(sh.nodes, 10) + " nodes the job may use with GPUs of one kind for it (" + strconv.FormatInt(a.nodesHolding(q, sh, p), 10) + " hold it)"
+		s := "partition " + name + " has fewer than " + strconv.FormatInt(sh.nodes, 10) + " nodes the job may use with GPUs of one kind for it (" + strconv.FormatInt(a.nodesHolding(q, sh, p), 10) + " hold it)"
+		if k := a.mostNodes(q, sh, p); k > 0 {
+			s += "; it fits on " + strconv.FormatInt(k, 10) + " (--nodes=" + strconv.FormatInt(k, 10) + ")"
+		}
+		return s
 	case q.gpus > 1 && q.perJob:
 		return "partition " + name + " has no " + strconv.FormatInt(q.gpus, 10) + " GPUs of one type usable by the job"
 	case q.gpus > 1:
@@ -290,4 +297,34 @@ func (a *Admitter) hetRefusal(q *ask, sh *shape) error {
 	return errors.New("gpumem: you asked for " + q.words(sh) + " in a heterogeneous job, whose components each run on nodes of their own; " +
 		"the nodes that can hold it are all needed by the components before it (" + strconv.Itoa(len(sh.siblings)) + " of them). " +
 		"Ask for fewer GPU components, a size more nodes hold, or put the requests in one component")
+}
+
+// partitionsOf says which partitions node is in, for a refusal that names another.
+func (a *Admitter) partitionsOf(node string) string {
+	var in []string
+	for _, name := range a.names {
+		if a.ix.parts[name].nodes[node] {
+			in = append(in, name)
+		}
+	}
+	if len(in) == 0 {
+		return ""
+	}
+	return " (it is in " + strings.Join(in, ", ") + ")"
+}
+
+// mostNodes is the most nodes, fewer than the job asked for, on which q fits in p with
+// the rest of its shape; 0 when none.
+func (a *Admitter) mostNodes(q *ask, sh *shape, p *partition) int64 {
+	probe := *sh
+	ps := []*partition{p}
+	for k := sh.nodes - 1; k >= max(int64(len(sh.req)), 1); k-- {
+		probe.nodes = k
+		for _, o := range a.options(q, ps) {
+			if _, _, ok := a.reachIn(q, &probe, p, &o, nil); ok {
+				return k
+			}
+		}
+	}
+	return 0
 }
