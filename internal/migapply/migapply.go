@@ -1,0 +1,467 @@
+// Package migapply changes one node's MIG layout without losing a job: it checks every
+// GPU concerned first, drains the node in Slurm (an admin's drain stays untouched),
+// waits until no job holds it, repartitions, verifies, regenerates gres.conf, makes
+// Slurm read it and resumes. Each step is journaled, so a gpumemd killed at any point
+// finishes or rolls back the change when it starts again.
+package migapply
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/mig"
+	"github.com/gpumem/gpumem/internal/slurmcli"
+)
+
+// JournalVersion is the version of the journal file; a reader refuses others.
+const JournalVersion = 1
+
+// Reason is the drain reason gpumem sets while it repartitions; a node drained with any
+// other reason is an admin's (or health's) and is never resumed here.
+const Reason = "gpumem: MIG layout change"
+
+// GPUs is the node's MIG hardware (NVML in production, its fake in tests).
+type GPUs interface {
+	Layout(gpu int) (mig.Layout, error)
+	// Check tells, changing nothing, whether gpu can take want now: MIG mode on, no
+	// process, profiles and placements the GPU offers.
+	Check(gpu int, want mig.Layout) error
+	Destroy(gpu int, want mig.Layout) error // every instance
+	Create(gpu int, want mig.Layout) error  // want's instances on an empty GPU
+}
+
+// Slurm drains, resumes and reads this node (health.Scontrol).
+type Slurm interface {
+	Drain(node, reason string) error
+	Resume(node string) error
+	Node(node string) (slurmcli.Node, error)
+}
+
+// Applier applies a desired layout on its node.
+type Applier struct {
+	Node    string
+	GPUs    GPUs
+	Slurm   Slurm  // nil: the node is not in Slurm, nothing is drained or resumed
+	Journal string // the journal file; its directory must exist
+	// Regenerate runs the gres.conf pipeline on the new layout; Reload makes slurmd and
+	// slurmctld read it (restart or reconfigure, as the release needs).
+	Regenerate, Reload func() error
+	IdleTimeout        time.Duration // how long to wait for the node's jobs; 0: 10 minutes
+	Poll               time.Duration // between two looks at the node; 0: 5 seconds
+	Log                io.Writer     // one line per step; nil: none
+	Sleep              func(time.Duration)
+	Now                func() time.Time
+	// crash, in tests, stops the apply right after a step is journaled, as kill -9 would.
+	crash func(step string) bool
+}
+
+// GPUChange is one GPU's change in the journal.
+type GPUChange struct {
+	Index int    `json:"index"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+}
+
+// journal is the apply's state on disk, written (privately) after each step.
+type journal struct {
+	Version int         `json:"version"`
+	Node    string      `json:"node"`
+	Step    string      `json:"step"`    // the last step done
+	Drained bool        `json:"drained"` // this apply drained the node, so it resumes it
+	GPUs    []GPUChange `json:"gpus"`
+	Started time.Time   `json:"started"`
+}
+
+// Steps, in order. Up to stepDrained nothing has changed on a GPU, so a restart rolls
+// back; from stepIdle on the node is drained and idle, so a restart rolls forward.
+const (
+	stepChecked  = "checked"
+	stepDrained  = "drained"
+	stepIdle     = "idle"
+	stepGPU      = "gpu"      // "gpu N destroyed" / "gpu N created"
+	stepVerified = "verified" // NVML reads back the desired layout
+	stepGres     = "gres"     // gres.conf regenerated
+	stepReloaded = "reloaded" // Slurm told
+)
+
+// ErrCrashed is what a crash injected in a test returns.
+var ErrCrashed = errors.New("migapply: crash injected")
+
+// ErrGaveUp means the node's jobs did not end within IdleTimeout; the node was resumed
+// (if this apply drained it) and nothing changed.
+var ErrGaveUp = errors.New("gave up")
+
+// Plan returns the GPUs of want whose layout differs from what they have, checked: a
+// GPU it cannot read or a layout NVML would refuse fails the whole plan.
+func (a *Applier) Plan(want map[int]mig.Layout) ([]GPUChange, error) {
+	idx := make([]int, 0, len(want))
+	for g := range want {
+		idx = append(idx, g)
+	}
+	sort.Ints(idx)
+	var out []GPUChange
+	for _, g := range idx {
+		cur, err := a.GPUs.Layout(g)
+		if err != nil {
+			return nil, fmt.Errorf("GPU %d: %w", g, err)
+		}
+		if mig.SameLayout(cur, want[g]) {
+			continue
+		}
+		out = append(out, GPUChange{Index: g, From: cur.String(), To: want[g].String()})
+	}
+	return out, nil
+}
+
+// Steps describes what Apply would do, for --dry-run.
+func (a *Applier) Steps(changes []GPUChange) []string {
+	if len(changes) == 0 {
+		return []string{"nothing to do: every GPU already has its desired layout"}
+	}
+	var gpus []string
+	for _, c := range changes {
+		gpus = append(gpus, fmt.Sprintf("GPU %d", c.Index))
+	}
+	list := strings.Join(gpus, ", ")
+	steps := []string{fmt.Sprintf("check %s: MIG mode on, no process, layouts NVML accepts (stop here if any fails)", list)}
+	if a.Slurm != nil {
+		steps = append(steps, fmt.Sprintf("drain %s with reason %q (an existing drain is kept and not resumed)", a.Node, Reason),
+			fmt.Sprintf("wait until %s runs no job, at most %s; then give up and resume", a.Node, a.idleTimeout()))
+	}
+	for _, c := range changes {
+		steps = append(steps, fmt.Sprintf("GPU %d: destroy %s, create %s", c.Index, orNone(c.From), orNone(c.To)))
+	}
+	steps = append(steps, "verify every layout through NVML", "regenerate gres.conf", "make slurmd and slurmctld read it")
+	if a.Slurm != nil {
+		steps = append(steps, "resume "+a.Node+" (only if this apply drained it)")
+	}
+	return steps
+}
+
+func orNone(l string) string {
+	if l == "" {
+		return "(no instances)"
+	}
+	return l
+}
+
+// Apply brings the node to want. It first finishes or rolls back an apply a crash left
+// behind. Nothing changes when every GPU already has its layout.
+func (a *Applier) Apply(want map[int]mig.Layout) error {
+	if err := a.Recover(); err != nil {
+		return err
+	}
+	changes, err := a.Plan(want)
+	if err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		a.logf("nothing to do: every GPU already has its desired layout")
+		return nil
+	}
+	// 1. Check every GPU concerned before changing anything.
+	for _, c := range changes {
+		if err := a.GPUs.Check(c.Index, want[c.Index]); err != nil {
+			return fmt.Errorf("GPU %d: %w; nothing was changed", c.Index, err)
+		}
+	}
+	j := &journal{Version: JournalVersion, Node: a.Node, GPUs: changes, Started: a.now()}
+	if err := a.step(j, stepChecked); err != nil {
+		return err
+	}
+	// 2. Drain, unless someone already did.
+	if a.Slurm != nil {
+		n, err := a.Slurm.Node(a.Node)
+		if err != nil {
+			return a.rollBack(j, fmt.Errorf("read node %s: %w", a.Node, err))
+		}
+		if n.Flag("DRAIN") || n.Flag("DOWN") {
+			a.logf("%s is already drained (%q): kept, and not resumed afterwards", a.Node, n.Reason)
+		} else {
+			if err := a.Slurm.Drain(a.Node, Reason); err != nil {
+				return a.rollBack(j, fmt.Errorf("drain %s: %w", a.Node, err))
+			}
+			j.Drained = true
+		}
+	}
+	if err := a.step(j, stepDrained); err != nil {
+		return err
+	}
+	// 3. Wait until no job holds the node and no process the GPUs.
+	if err := a.waitIdle(j, want); err != nil {
+		return a.rollBack(j, err)
+	}
+	if err := a.step(j, stepIdle); err != nil {
+		return err
+	}
+	return a.forward(j)
+}
+
+// waitIdle polls Slurm and NVML until the node runs no job and every GPU concerned can
+// change, or IdleTimeout passes.
+func (a *Applier) waitIdle(j *journal, want map[int]mig.Layout) error {
+	deadline := a.now().Add(a.idleTimeout())
+	for {
+		why := ""
+		if a.Slurm != nil {
+			n, err := a.Slurm.Node(a.Node)
+			switch {
+			case err != nil:
+				why = err.Error()
+			case !n.Flag("IDLE"):
+				why = fmt.Sprintf("%s is %s", a.Node, n.State)
+			}
+		}
+		if why == "" {
+			for _, c := range j.GPUs {
+				if err := a.GPUs.Check(c.Index, want[c.Index]); err != nil {
+					why = fmt.Sprintf("GPU %d: %v", c.Index, err)
+					break
+				}
+			}
+		}
+		if why == "" {
+			return nil
+		}
+		if !a.now().Before(deadline) {
+			return fmt.Errorf("%w after %s: %s", ErrGaveUp, a.idleTimeout(), why)
+		}
+		a.logf("waiting: %s", why)
+		a.sleep(a.poll())
+	}
+}
+
+// forward repartitions, verifies, regenerates gres.conf, tells Slurm and resumes: every
+// part finds what is already done and does the rest, so a restart may run it again.
+func (a *Applier) forward(j *journal) error {
+	for _, c := range j.GPUs {
+		want, _ := mig.ParseLayout(c.To) // written by Plan
+		cur, err := a.GPUs.Layout(c.Index)
+		if err != nil {
+			return a.stuck(j, fmt.Errorf("GPU %d: %w", c.Index, err))
+		}
+		if mig.SameLayout(cur, want) {
+			continue
+		}
+		if len(cur) > 0 {
+			if err := a.GPUs.Destroy(c.Index, want); err != nil {
+				return a.stuck(j, fmt.Errorf("GPU %d: destroy: %w", c.Index, err))
+			}
+		}
+		if err := a.step(j, fmt.Sprintf("%s %d destroyed", stepGPU, c.Index)); err != nil {
+			return err
+		}
+		if err := a.GPUs.Create(c.Index, want); err != nil {
+			return a.stuck(j, fmt.Errorf("GPU %d: create %s: %w", c.Index, c.To, err))
+		}
+		if err := a.step(j, fmt.Sprintf("%s %d created", stepGPU, c.Index)); err != nil {
+			return err
+		}
+	}
+	for _, c := range j.GPUs {
+		want, _ := mig.ParseLayout(c.To)
+		cur, err := a.GPUs.Layout(c.Index)
+		if err != nil || !mig.SameLayout(cur, want) {
+			return a.stuck(j, fmt.Errorf("GPU %d: applied %s but NVML reports %s (%v)", c.Index, c.To, cur, err))
+		}
+	}
+	if err := a.step(j, stepVerified); err != nil {
+		return err
+	}
+	if a.Regenerate != nil {
+		if err := a.Regenerate(); err != nil {
+			return a.stuck(j, fmt.Errorf("regenerate gres.conf: %w", err))
+		}
+	}
+	if err := a.step(j, stepGres); err != nil {
+		return err
+	}
+	if a.Reload != nil {
+		if err := a.Reload(); err != nil {
+			return a.stuck(j, fmt.Errorf("make Slurm read gres.conf: %w", err))
+		}
+	}
+	if err := a.step(j, stepReloaded); err != nil {
+		return err
+	}
+	if err := a.resume(j); err != nil {
+		return a.stuck(j, err)
+	}
+	a.logf("done: %s", summary(j))
+	return a.clear()
+}
+
+// Recover finishes or rolls back an apply a crash left behind; without a journal it
+// does nothing.
+func (a *Applier) Recover() error {
+	j, err := a.read()
+	if err != nil || j == nil {
+		return err
+	}
+	a.logf("found an apply interrupted after step %q: %s", j.Step, summary(j))
+	switch j.Step {
+	case stepChecked, stepDrained:
+		// No GPU changed yet: undo the drain.
+		return a.rollBack(j, nil)
+	default:
+		return a.forward(j)
+	}
+}
+
+// rollBack resumes the node if this apply drained it and forgets the apply; cause, if
+// any, is returned after.
+func (a *Applier) rollBack(j *journal, cause error) error {
+	if err := a.resume(j); err != nil {
+		return errors.Join(cause, err)
+	}
+	if err := a.clear(); err != nil {
+		return errors.Join(cause, err)
+	}
+	if cause != nil {
+		a.logf("rolled back: %v", cause)
+		return fmt.Errorf("%w; nothing was changed", cause)
+	}
+	a.logf("rolled back: no GPU had changed")
+	return nil
+}
+
+// stuck keeps the journal and the node drained after a failure past the point of no
+// return: the next start tries again, and Slurm shows why the node is out (with
+// gpumem's reason, only where the drain is gpumem's).
+func (a *Applier) stuck(j *journal, cause error) error {
+	if a.Slurm != nil && j.Drained {
+		reason := Reason + ": failed, see gpumemd log"
+		if err := a.Slurm.Drain(a.Node, reason); err != nil {
+			cause = errors.Join(cause, err)
+		}
+	}
+	a.logf("failed after step %q, node left drained for the next try: %v", j.Step, cause)
+	return cause
+}
+
+// resume returns the node to service if this apply drained it and the drain is still
+// its own (an admin may have drained it since, with a reason of theirs).
+func (a *Applier) resume(j *journal) error {
+	if a.Slurm == nil || !j.Drained {
+		return nil
+	}
+	n, err := a.Slurm.Node(a.Node)
+	if err != nil {
+		return fmt.Errorf("read node %s: %w", a.Node, err)
+	}
+	if !strings.HasPrefix(n.Reason, Reason) {
+		a.logf("%s was drained again by someone else (%q): not resumed", a.Node, n.Reason)
+		return nil
+	}
+	if err := a.Slurm.Resume(a.Node); err != nil {
+		return fmt.Errorf("resume %s: %w", a.Node, err)
+	}
+	a.logf("resumed %s", a.Node)
+	return nil
+}
+
+func (a *Applier) step(j *journal, step string) error {
+	j.Step = step
+	b, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(a.Journal, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	a.logf("step %s", step)
+	if a.crash != nil && a.crash(step) {
+		return ErrCrashed
+	}
+	return nil
+}
+
+func (a *Applier) read() (*journal, error) {
+	b, err := os.ReadFile(a.Journal)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	var j journal
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("journal %s: %w; move it away once the node is checked by hand", a.Journal, err)
+	}
+	if j.Version != JournalVersion {
+		return nil, fmt.Errorf("journal %s: version %d; this gpumemd reads version %d", a.Journal, j.Version, JournalVersion)
+	}
+	if j.Node != a.Node {
+		return nil, fmt.Errorf("journal %s is node %s's, not %s's", a.Journal, j.Node, a.Node)
+	}
+	for _, c := range j.GPUs {
+		if _, err := mig.ParseLayout(c.To); err != nil {
+			return nil, fmt.Errorf("journal %s: GPU %d: %w", a.Journal, c.Index, err)
+		}
+	}
+	return &j, nil
+}
+
+// Pending reports whether an apply is under way (or was interrupted): gpumemd then
+// leaves gres.conf alone, since the layout it would describe is changing.
+func (a *Applier) Pending() bool {
+	_, err := os.Stat(a.Journal)
+	return err == nil
+}
+
+func (a *Applier) clear() error {
+	if err := os.Remove(a.Journal); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return nil
+}
+
+func summary(j *journal) string {
+	parts := make([]string, len(j.GPUs))
+	for i, c := range j.GPUs {
+		parts[i] = fmt.Sprintf("GPU %d %s -> %s", c.Index, orNone(c.From), orNone(c.To))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (a *Applier) logf(format string, args ...any) {
+	if a.Log != nil {
+		fmt.Fprintf(a.Log, "mig: "+format+"\n", args...)
+	}
+}
+
+func (a *Applier) idleTimeout() time.Duration {
+	if a.IdleTimeout > 0 {
+		return a.IdleTimeout
+	}
+	return 10 * time.Minute
+}
+
+func (a *Applier) poll() time.Duration {
+	if a.Poll > 0 {
+		return a.Poll
+	}
+	return 5 * time.Second
+}
+
+func (a *Applier) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *Applier) sleep(d time.Duration) {
+	if a.Sleep != nil {
+		a.Sleep(d)
+		return
+	}
+	time.Sleep(d)
+}
