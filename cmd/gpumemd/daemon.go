@@ -30,7 +30,8 @@ type daemon struct {
 	owners   *usage.Owners   // which job runs each GPU process, and what it was given
 	notifier *usage.Notifier // nil unless jobs are told of warnings
 	xids     chan health.XIDEvent
-	gres     *gresWriter // nil unless gres.conf or the inventory is written
+	gres     *gresWriter    // nil unless gres.conf or the inventory is written
+	mig      *migReconciler // nil unless --mig-desired
 
 	polls      uint64
 	pollErrors map[string]uint64
@@ -87,9 +88,13 @@ func (d *daemon) poll(now time.Time) {
 	if err != nil {
 		d.fail("health", err)
 	}
-	if d.gres != nil && status.Healthy {
+	if d.mig != nil && status.Healthy {
+		d.mig.maybeStart(now)
+	}
+	if d.gres != nil && status.Healthy && (d.mig == nil || !d.mig.busy()) {
 		// A sick node keeps its last good gres.conf: rewriting it without a lost GPU
-		// would hide the problem from Slurm instead of draining.
+		// would hide the problem from Slurm instead of draining. While a MIG apply runs
+		// the layout is changing: the apply regenerates gres.conf itself once verified.
 		if err := d.gres.maybeWrite(now); err != nil {
 			d.fail("gres", err)
 		}
@@ -142,10 +147,16 @@ func (d *daemon) startNVML() {
 	if d.opt.WriteGres || d.opt.WriteInventory {
 		d.gres = newGresWriter(d.opt, d.node, d.src, d.log)
 	}
+	if d.opt.MIG.Desired != "" {
+		d.mig = newMIG(d.opt, d.node, d)
+	}
 }
 
 // closeNVML waits for the gres.conf hook and closes NVML, once polling has stopped.
 func (d *daemon) closeNVML() {
+	if d.mig != nil {
+		d.mig.wait(30 * time.Second)
+	}
 	if d.gres != nil {
 		d.gres.wait(30 * time.Second)
 	}

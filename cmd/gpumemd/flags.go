@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/gresconf"
@@ -20,6 +21,7 @@ type options struct {
 	Once     bool // write gres.conf and the inventory once and exit
 	Version  bool // print the version and exit
 	Shared   config.Config
+	MIG      migOptions
 }
 
 // parseArgs reads flags twice: once to find --config, then over the file's values,
@@ -99,12 +101,31 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.HistoryBucket, "history-bucket", c.HistoryBucket, "one history sample per job per bucket")
 	fs.DurationVar(&c.HistoryKeepSamples, "history-keep-samples", c.HistoryKeepSamples, "how long samples are kept")
 	fs.DurationVar(&c.HistoryKeepJobs, "history-keep-jobs", c.HistoryKeepJobs, "how long ended jobs are kept")
+	fs.StringVar(&o.MIG.Desired, "mig-desired", o.MIG.Desired, "directory of desired MIG layout files (NODE.json, from gpumemctl mig plan --out); empty leaves MIG alone")
+	fs.BoolVar(&o.MIG.Apply, "mig-apply", o.MIG.Apply, "really repartition this node's GPUs to --mig-desired (drain, wait, apply, resume); without it the steps are only logged")
+	fs.StringVar(&o.MIG.Journal, "mig-journal", orDefault(o.MIG.Journal, "/var/lib/gpumem/mig-journal.json"), "journal of a MIG apply, so a restart finishes or rolls it back")
+	fs.DurationVar(&o.MIG.IdleTimeout, "mig-idle-timeout", orDuration(o.MIG.IdleTimeout, 10*time.Minute), "how long a MIG apply waits for the node's jobs before it gives up and resumes the node")
+	fs.StringVar(&o.MIG.Reload, "mig-reload", o.MIG.Reload, "shell command run after a MIG apply rewrote gres.conf, to make slurmd and slurmctld read it (e.g. 'systemctl restart slurmd && scontrol reconfigure')")
 	fs.Func("fragmentation-sizes", "request sizes fragmentation is measured against (default "+sizes(c.FragmentationSizesMiB)+")", func(v string) error {
 		s, err := config.ParseSizes(v)
 		c.FragmentationSizesMiB = s
 		return err
 	})
 	return fs
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func orDuration(v, def time.Duration) time.Duration {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 func sizes(mib []int64) string {
@@ -117,6 +138,12 @@ func sizes(mib []int64) string {
 
 // check rejects combinations no single key can.
 func (o options) check() error {
+	if o.MIG.Apply && o.MIG.Desired == "" {
+		return fmt.Errorf("--mig-apply applies the layouts of --mig-desired: give that directory too")
+	}
+	if o.MIG.Desired != "" && o.MIG.IdleTimeout <= 0 {
+		return fmt.Errorf("--mig-idle-timeout %s: want a positive duration such as 10m", o.MIG.IdleTimeout)
+	}
 	if o.PollInterval <= 0 {
 		return fmt.Errorf("--poll-interval %s: want a positive duration such as 10s", o.PollInterval)
 	}

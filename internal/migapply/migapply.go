@@ -182,9 +182,15 @@ func (a *Applier) Apply(want map[int]mig.Layout) error {
 		if err != nil {
 			return a.rollBack(j, fmt.Errorf("read node %s: %w", a.Node, err))
 		}
-		if n.Flag("DRAIN") || n.Flag("DOWN") {
+		switch {
+		case n.Flag("DRAIN") && strings.HasPrefix(n.Reason, Reason):
+			j.Drained = true // left by an earlier apply that failed: this one resumes it
+		case n.Flag("DRAIN") && strings.HasPrefix(n.Reason, "gpumem: "):
+			// gpumemd's health monitor drained it: a sick GPU is not repartitioned.
+			return a.rollBack(j, fmt.Errorf("%s is drained by gpumemd's health monitor (%q)", a.Node, n.Reason))
+		case n.Flag("DRAIN") || n.Flag("DOWN"):
 			a.logf("%s is already drained (%q): kept, and not resumed afterwards", a.Node, n.Reason)
-		} else {
+		default:
 			if err := a.Slurm.Drain(a.Node, Reason); err != nil {
 				return a.rollBack(j, fmt.Errorf("drain %s: %w", a.Node, err))
 			}

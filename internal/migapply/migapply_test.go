@@ -210,3 +210,15 @@ func TestCorruptJournalRefused(t *testing.T) {
 	}
 	r.has(before, "journal refused")
 }
+
+func TestHealthDrainRefused(t *testing.T) {
+	r := newRig(t, "")
+	r.slurm.SetNode("IDLE", "gpumem: GPU 1 XID 79")
+	if err := r.applier(nil).Apply(want(after)); err == nil || !strings.Contains(err.Error(), "health monitor") {
+		t.Fatalf("a node health drained: %v", err)
+	}
+	r.has(before, "health drain")
+	if n := r.node(); n.Reason != "gpumem: GPU 1 XID 79" || r.applier(nil).Pending() {
+		t.Errorf("the health drain was touched: %s %q", n.State, n.Reason)
+	}
+}

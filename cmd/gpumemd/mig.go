@@ -1,0 +1,155 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/health"
+	"github.com/gpumem/gpumem/internal/mig"
+	"github.com/gpumem/gpumem/internal/migapply"
+	"github.com/gpumem/gpumem/internal/slurmcli"
+)
+
+// migOptions are the flags of the MIG apply path.
+type migOptions struct {
+	Desired     string        // directory of desired-layout files; "" leaves MIG alone
+	Apply       bool          // really change GPUs; without it the steps are only logged
+	Journal     string        // the apply journal
+	IdleTimeout time.Duration // how long to wait for the node's jobs
+	Reload      string        // shell command that makes slurmd and slurmctld read gres.conf
+}
+
+// migReconciler brings this node's MIG layout to its desired-layout file, one apply at
+// a time, in the background: waiting for jobs may take minutes, and polling goes on.
+type migReconciler struct {
+	opt     migOptions
+	node    string
+	log     *slog.Logger
+	applier *migapply.Applier
+	running atomic.Bool
+	last    time.Time
+	every   time.Duration
+	said    string // the last dry-run plan logged, so it is logged once
+}
+
+func newMIG(opt options, node string, d *daemon) *migReconciler {
+	m := &migReconciler{opt: opt.MIG, node: node, log: d.log, every: opt.GresInterval}
+	m.applier = &migapply.Applier{
+		Node: node, GPUs: migapply.NVML{Src: d.src}, Journal: opt.MIG.Journal, IdleTimeout: opt.MIG.IdleTimeout,
+		Slurm: health.Scontrol{Run: slurmcli.Scontrol(opt.Scontrol)}, Log: logWriter{d.log},
+	}
+	if d.gres != nil {
+		m.applier.Regenerate = d.gres.write // the one gres.conf pipeline, hook included
+	}
+	if opt.MIG.Reload != "" {
+		m.applier.Reload = func() error {
+			out, err := exec.Command("/bin/sh", "-c", opt.MIG.Reload).CombinedOutput()
+			if err != nil {
+				return errors.New(strings.TrimSpace(string(out)) + ": " + err.Error())
+			}
+			return nil
+		}
+	}
+	return m
+}
+
+// busy says gres.conf must be left alone: an apply runs or a crash left one behind.
+func (m *migReconciler) busy() bool { return m.running.Load() || m.applier.Pending() }
+
+// maybeStart looks at the desired layout once per gres interval and starts an apply
+// when the node differs (or finishes one a crash left), unless one runs.
+func (m *migReconciler) maybeStart(now time.Time) {
+	if m.running.Load() || (!m.last.IsZero() && now.Sub(m.last) < m.every) {
+		return
+	}
+	m.last = now
+	want, err := m.desired()
+	if err != nil {
+		m.log.Error("desired MIG layout unreadable; nothing changed", "err", err)
+		return
+	}
+	if want == nil && !m.applier.Pending() {
+		return
+	}
+	if !m.opt.Apply {
+		m.dryRun(want)
+		return
+	}
+	m.running.Store(true)
+	go func() {
+		defer m.running.Store(false)
+		var err error
+		if want == nil {
+			err = m.applier.Recover()
+		} else {
+			err = m.applier.Apply(want)
+		}
+		if err != nil {
+			m.log.Error("MIG apply failed", "err", err)
+		}
+	}()
+}
+
+// dryRun logs the steps an apply would take, once per plan: without --mig-apply gpumemd
+// changes no GPU.
+func (m *migReconciler) dryRun(want map[int]mig.Layout) {
+	var steps []string
+	if m.applier.Pending() {
+		steps = append(steps, "an interrupted apply's journal is at "+m.opt.Journal+": start gpumemd with --mig-apply to finish or roll it back")
+	}
+	if want != nil {
+		changes, err := m.applier.Plan(want)
+		if err != nil {
+			steps = append(steps, "cannot plan: "+err.Error())
+		} else {
+			steps = append(steps, m.applier.Steps(changes)...)
+		}
+	}
+	if s := strings.Join(steps, "\n"); s != m.said {
+		m.said = s
+		m.log.Info("MIG layout differs; without --mig-apply nothing changes. An apply would:\n  " + strings.Join(steps, "\n  "))
+	}
+}
+
+// desired reads this node's file of the desired directory; nil when it has none.
+func (m *migReconciler) desired() (map[int]mig.Layout, error) {
+	b, err := atomicfile.Read(filepath.Join(m.opt.Desired, m.node+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err := mig.DecodeDesired(b)
+	if err != nil {
+		return nil, err
+	}
+	if d.Node != m.node {
+		return nil, errors.New("desired layout file " + m.node + ".json names node " + d.Node)
+	}
+	want, _, err := d.Layouts()
+	return want, err
+}
+
+// wait lets a running apply finish, up to d, so shutdown does not cut it short where
+// avoidable (a cut one is finished from its journal at the next start).
+func (m *migReconciler) wait(d time.Duration) {
+	for end := time.Now().Add(d); m.running.Load() && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// logWriter turns the applier's step lines into log records.
+type logWriter struct{ log *slog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.Info(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
