@@ -11,14 +11,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/discover"
+	"github.com/gpumem/gpumem/internal/health"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/mig"
+	"github.com/gpumem/gpumem/internal/migapply"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -260,43 +261,77 @@ func printPlan(w io.Writer, m mig.Model, layouts []mig.Layout) error {
 	return nil
 }
 
+type migApplyFlags struct {
+	src                nodeSource
+	layouts            []string
+	desired            string
+	node, scontrol     string
+	journal            string
+	idleTimeout        time.Duration
+	yes, dryRun, quiet bool
+}
+
 func newMigApplyCmd() *cobra.Command {
-	var (
-		src     nodeSource
-		layouts []string
-		yes     bool
-		dryRun  bool
-	)
+	var f migApplyFlags
 	cmd := &cobra.Command{
-		Use:   "apply --layout GPU=PROFILE@START,... [--layout ...]",
-		Short: "Repartition idle MIG GPUs through NVML (checked in full before anything changes)",
+		Use:   "apply (--layout GPU=PROFILE@START,... [--layout ...] | --desired NODE.json)",
+		Short: "Repartition this node's MIG GPUs, journaled (checked in full before anything changes)",
 		Long: `Each --layout names a GPU index and its complete new layout, e.g.
---layout 0=3g.40gb@4,2g.20gb@0,2g.20gb@2. Every layout is checked against the GPU model's
-catalog and against what NVML itself offers, and every GPU must be in MIG mode and idle,
-before any instance is destroyed. Afterwards the layout is read back and compared.
+--layout 0=3g.40gb@4,2g.20gb@0,2g.20gb@2; --desired reads a desired-layout file instead.
+Every layout is checked against the GPU model's catalog and against what NVML itself
+offers, and every GPU must be in MIG mode and idle, before any instance is destroyed;
+afterwards the layout is read back and compared. This runs the same journaled apply as
+gpumemd --mig-apply (docs/mig.md): with --node, the node is drained in Slurm first,
+waited for and resumed afterwards. --dry-run prints the steps.
 Regenerate gres.conf and restart slurmd afterwards: Slurm reads MIG devices at start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			want, err := parseLayouts(layouts)
+			want, err := applyInput(f)
 			if err != nil {
 				return err
 			}
-			s, err := nvmlsrc.Open(src.nvml)
+			s, err := nvmlsrc.Open(f.src.nvml)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if s.Kind == nvmlsrc.KindReal && !yes && !dryRun {
+			if s.Kind == nvmlsrc.KindReal && !f.yes && !f.dryRun {
 				return fmt.Errorf("this changes the MIG layout of real GPUs: pass --yes (or --dry-run to only check)")
 			}
-			return applyLayouts(cmd.OutOrStdout(), s, want, dryRun)
+			return applyLayouts(cmd.OutOrStdout(), s, want, f)
 		},
 	}
-	nvmlsrc.AddFlag(cmd.Flags(), &src.nvml)
-	cmd.Flags().StringArrayVar(&layouts, "layout", nil, "GPU=LAYOUT, e.g. 0=3g.40gb@4,2g.20gb@0 (repeat per GPU; 0= alone empties GPU 0)")
-	cmd.Flags().BoolVar(&yes, "yes", false, "really change real GPUs")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check everything, change nothing")
+	nvmlsrc.AddFlag(cmd.Flags(), &f.src.nvml)
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.layouts, "layout", nil, "GPU=LAYOUT, e.g. 0=3g.40gb@4,2g.20gb@0 (repeat per GPU; 0= alone empties GPU 0)")
+	fl.StringVar(&f.desired, "desired", "", "apply this desired-layout file (NODE.json from mig plan --out) instead of --layout")
+	fl.StringVar(&f.node, "node", "", "Slurm node to drain, wait for and resume around the change (empty: the node is not in Slurm or already drained)")
+	fl.StringVar(&f.scontrol, "scontrol", "scontrol", "scontrol binary, with --node")
+	fl.StringVar(&f.journal, "journal", "/var/lib/gpumem/mig-journal.json", "journal of the apply; gpumemd's --mig-journal, so gpumemd leaves gres.conf alone meanwhile")
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", 10*time.Minute, "with --node: wait this long for its jobs, then give up and resume")
+	fl.BoolVar(&f.yes, "yes", false, "really change real GPUs")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "check everything, print the steps, change nothing")
+	fl.BoolVar(&f.quiet, "quiet", false, "print no step lines")
 	return cmd
+}
+
+func applyInput(f migApplyFlags) (map[int]mig.Layout, error) {
+	if f.desired == "" {
+		return parseLayouts(f.layouts)
+	}
+	if len(f.layouts) > 0 {
+		return nil, fmt.Errorf("--desired and --layout: give one")
+	}
+	b, err := atomicfile.Read(f.desired)
+	if err != nil {
+		return nil, err
+	}
+	d, err := mig.DecodeDesired(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.desired, err)
+	}
+	want, _, err := d.Layouts()
+	return want, err
 }
 
 func parseLayouts(args []string) (map[int]mig.Layout, error) {
@@ -322,7 +357,7 @@ func parseLayouts(args []string) (map[int]mig.Layout, error) {
 	return out, nil
 }
 
-func applyLayouts(w io.Writer, s *nvmlsrc.Source, want map[int]mig.Layout, dryRun bool) error {
+func applyLayouts(w io.Writer, s *nvmlsrc.Source, want map[int]mig.Layout, f migApplyFlags) error {
 	before, err := discover.GPUs(s, discover.Options{})
 	if err != nil {
 		return err
@@ -332,49 +367,52 @@ func applyLayouts(w io.Writer, s *nvmlsrc.Source, want map[int]mig.Layout, dryRu
 		gpus = append(gpus, g)
 	}
 	sort.Ints(gpus)
-	// Check every GPU concerned (model, layout, MIG mode, processes, what NVML offers)
-	// before changing any, so a busy or bad second GPU never leaves the first one
-	// repartitioned.
-	devs := map[int]nvml.Device{}
 	for _, g := range gpus {
 		if err := checkLayout(before, g, want[g]); err != nil {
 			return err
 		}
-		if mig.SameLayout(currentLayout(before[g]), want[g]) {
-			continue
+	}
+	a := &migapply.Applier{Node: f.node, GPUs: migapply.NVML{Src: s}, Journal: f.journal, IdleTimeout: f.idleTimeout}
+	if !f.quiet {
+		a.Log = w
+	}
+	if f.node != "" {
+		a.Slurm = health.Scontrol{Run: slurmcli.Runner{Path: f.scontrol, Timeout: 30 * time.Second}}
+	}
+	changes, err := a.Plan(want)
+	if err != nil {
+		return err
+	}
+	if f.dryRun {
+		for _, c := range changes {
+			if err := a.GPUs.Check(c.Index, want[c.Index]); err != nil {
+				return fmt.Errorf("GPU %d: %w; nothing would change", c.Index, err)
+			}
 		}
-		dev, ret := s.NVML.DeviceGetHandleByIndex(g)
-		if err := nvmlsrc.Err(ret, fmt.Sprintf("GPU %d", g)); err != nil {
-			return err
+		for _, c := range changes {
+			fmt.Fprintf(w, "GPU %d: would change %s -> %s\n", c.Index, c.From, c.To)
 		}
-		if err := nvmlsrc.CheckMIG(dev, want[g]); err != nil {
-			return fmt.Errorf("GPU %d: %w; nothing was changed", g, err)
+		for i, step := range a.Steps(changes) {
+			fmt.Fprintf(w, "%d. %s\n", i+1, step)
 		}
-		devs[g] = dev
+		return nil
+	}
+	if err := a.Apply(want); err != nil {
+		return err
 	}
 	for _, g := range gpus {
-		cur := currentLayout(before[g])
-		switch {
-		case devs[g] == nil:
+		changed := false
+		for _, c := range changes {
+			if c.Index == g {
+				fmt.Fprintf(w, "GPU %d: %s -> %s\n", g, c.From, c.To)
+				changed = true
+			}
+		}
+		if !changed {
 			fmt.Fprintf(w, "GPU %d: already %s\n", g, want[g])
-			continue
-		case dryRun:
-			fmt.Fprintf(w, "GPU %d: would change %s -> %s\n", g, cur, want[g])
-			continue
 		}
-		if err := nvmlsrc.ApplyMIG(devs[g], want[g]); err != nil {
-			return fmt.Errorf("GPU %d: %w", g, err)
-		}
-		after, err := discover.GPUs(s, discover.Options{})
-		if err != nil {
-			return err
-		}
-		if got := currentLayout(after[g]); !mig.SameLayout(got, want[g]) {
-			return fmt.Errorf("GPU %d: applied %s but NVML now reports %s", g, want[g], got)
-		}
-		fmt.Fprintf(w, "GPU %d: %s -> %s\n", g, cur, want[g])
 	}
-	if !dryRun {
+	if len(changes) > 0 {
 		fmt.Fprintln(w, "next: gpumemctl gres generate ... and restart slurmd on this node")
 	}
 	return nil

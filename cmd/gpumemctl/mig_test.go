@@ -34,13 +34,15 @@ func TestMigPlan(t *testing.T) {
 	}
 }
 
-func fakeNode(t *testing.T, body string) string {
+// fakeNode writes a fake node and returns the flags naming it and a private journal.
+func fakeNode(t *testing.T, body string) (string, string) {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "node.json")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "node.json")
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return "--nvml=fake:" + p
+	return "--nvml=fake:" + p, "--journal=" + filepath.Join(dir, "journal.json")
 }
 
 const twoMIG = `{"gpus": [
@@ -49,23 +51,30 @@ const twoMIG = `{"gpus": [
   {"model": "h100"}]}`
 
 func TestMigApply(t *testing.T) {
-	nvml := fakeNode(t, twoMIG)
-	out, err := run(t, "mig", "apply", nvml, "--layout", "0=3g.40gb@4,2g.20gb@0,2g.20gb@2")
+	nvml, journal := fakeNode(t, twoMIG)
+	out, err := run(t, "mig", "apply", nvml, journal, "--layout", "0=3g.40gb@4,2g.20gb@0,2g.20gb@2")
 	if err != nil || !strings.Contains(out, "GPU 0: 7g.80gb@0 -> 3g.40gb@4,2g.20gb@0,2g.20gb@2") {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
-	out, err = run(t, "mig", "apply", nvml, "--layout", "0=7g.80gb@0")
+	out, err = run(t, "mig", "apply", nvml, journal, "--layout", "0=7g.80gb@0")
 	if err != nil || !strings.Contains(out, "GPU 0: already 7g.80gb@0") {
 		t.Fatalf("apply of the current layout: %v\n%s", err, out)
 	}
-	out, err = run(t, "mig", "apply", nvml, "--dry-run", "--layout", "0=4g.40gb@0,3g.40gb@4")
-	if err != nil || !strings.Contains(out, "would change") {
+	out, err = run(t, "mig", "apply", nvml, journal, "--dry-run", "--layout", "0=4g.40gb@0,3g.40gb@4")
+	if err != nil || !strings.Contains(out, "GPU 0: would change 7g.80gb@0 -> 4g.40gb@0,3g.40gb@4") ||
+		!strings.Contains(out, "1. check GPU 0: MIG mode on, no process") || !strings.Contains(out, "2. GPU 0: destroy 7g.80gb@0, create 4g.40gb@0,3g.40gb@4") {
 		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	desired := filepath.Join(t.TempDir(), "n1.json")
+	os.WriteFile(desired, []byte(`{"version": 1, "node": "n1", "gpus": [{"index": 0, "model": "h100-80gb", "layout": "7g.80gb@0"}]}`), 0o644)
+	out, err = run(t, "mig", "apply", nvml, journal, "--desired", desired)
+	if err != nil || !strings.Contains(out, "GPU 0: already 7g.80gb@0") || !strings.Contains(out, "nothing to do") {
+		t.Fatalf("apply --desired of the current layout: %v\n%s", err, out)
 	}
 }
 
 func TestMigApplyRefuses(t *testing.T) {
-	nvml := fakeNode(t, twoMIG)
+	nvml, journal := fakeNode(t, twoMIG)
 	for name, c := range map[string]struct {
 		layouts []string
 		want    string
@@ -81,7 +90,7 @@ func TestMigApplyRefuses(t *testing.T) {
 		"same GPU twice":  {[]string{"0=7g.80gb@0", "0=3g.40gb@0"}, "given twice"},
 		"unknown profile": {[]string{"0=5g.50gb@0"}, "5g.50gb"},
 	} {
-		args := []string{"mig", "apply", nvml}
+		args := []string{"mig", "apply", nvml, journal}
 		for _, l := range c.layouts {
 			args = append(args, "--layout", l)
 		}
@@ -93,7 +102,7 @@ func TestMigApplyRefuses(t *testing.T) {
 			t.Errorf("%s: something changed before the refusal:\n%s", name, out)
 		}
 	}
-	if _, err := run(t, "mig", "apply", nvml); err == nil || !strings.Contains(err.Error(), "no --layout") {
+	if _, err := run(t, "mig", "apply", nvml, journal); err == nil || !strings.Contains(err.Error(), "no --layout") {
 		t.Errorf("no layout: %v", err)
 	}
 }
