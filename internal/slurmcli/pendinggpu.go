@@ -8,8 +8,8 @@ import (
 )
 
 // gpuTypeReqRe is one typed gpu GRES of a pending job's TRES per node: gpu:3g.20gb:2,
-// gres/gpu:3g.20gb:2 (24.11 prints the gres/ prefix).
-var gpuTypeReqRe = regexp.MustCompile(`(?:^|,)(?:gres/)?gpu:([^:,]+):(\d+)(?:$|,)`)
+// gres:gpu:3g.20gb:2 or gres/gpu:3g.20gb:2, as releases print it.
+var gpuTypeReqRe = regexp.MustCompile(`(?:^|[,/:])gpu:([^:,]+):(\d+)(?:$|,)`)
 
 // PendingGPU is one pending job's request for GPUs of one type (a MIG profile or a GPU
 // model), as the job_submit plugin wrote it.

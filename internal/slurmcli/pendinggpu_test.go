@@ -6,9 +6,9 @@ import (
 )
 
 func TestParsePendingGPUTypes(t *testing.T) {
-	out := "11|gpu|gres/gpu:3g.20gb:2|(null)|2026-01-02T03:04:05\n12|gpu|gres/shard:20\n13|gpu,mig|gpu:1g.5gb:1,gres/shard:4\n14|gpu|gres/gpu:1\n"
+	out := "11|gpu|gres/gpu:3g.20gb:2|(null)|2026-01-02T03:04:05\n12|gpu|gres/shard:20\n13|gpu,mig|gpu:1g.5gb:1,gres/shard:4\n14|gpu|gres/gpu:1\n15|gpu|gres:gpu:2g.10gb:1\n"
 	got, err := ParsePendingGPUTypes(out)
-	want := []PendingGPU{{"11", "3g.20gb", 2}, {"13", "1g.5gb", 1}}
+	want := []PendingGPU{{"11", "3g.20gb", 2}, {"13", "1g.5gb", 1}, {"15", "2g.10gb", 1}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ParsePendingGPUTypes = %v, %v; want %v", got, err, want)
 	}
