@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/atomicfile"
 )
 
 // stateVersion is the format of the state file; a file of another version is set aside
@@ -62,8 +64,8 @@ func (m *Monitor) load() {
 	m.st = st
 }
 
-// save writes the state file privately (0600) and atomically: a temporary file in the
-// same directory, synced, renamed over the old one. A failure is logged; health goes on.
+// save writes the state file privately (0600) and atomically (atomicfile.Write: a
+// temporary file of its own, synced, renamed over the old one, never through a link). A failure is logged; health goes on.
 func (m *Monitor) save() {
 	if m.State == "" {
 		return
@@ -78,25 +80,10 @@ func writePrivate(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, b, 0o600)
 }
 
 func readCapped(path string, max int64) ([]byte, error) {
