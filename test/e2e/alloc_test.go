@@ -80,7 +80,12 @@ type job struct {
 
 func showJob(t testing.TB, g labGres, id string) job {
 	t.Helper()
-	out := ok(t, "scontrol", "-d", "show", "job", id)
+	return parseJob(t, g, id, ok(t, "scontrol", "-d", "show", "job", id))
+}
+
+// parseJob reads job id from the output of scontrol -d show job.
+func parseJob(t testing.TB, g labGres, id, out string) job {
+	t.Helper()
 	j := job{id: id}
 	if m := fieldRE("JobState").FindStringSubmatch(out); m != nil {
 		j.state = m[1]

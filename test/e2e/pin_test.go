@@ -43,7 +43,8 @@ func typedLab(t *testing.T) bool {
 }
 
 // freshSnapshot writes an empty usage snapshot, taken now, where the lab's plugin
-// reads it, and removes it when the test ends.
+// reads it, waits until the plugin's loader has looked (the lab's ReloadInterval is 2s),
+// and removes it when the test ends.
 func freshSnapshot(t *testing.T) {
 	snap := hostPath("/var/lib/gpumem-lab/" + release + "/usage.json")
 	body := fmt.Sprintf(`{"taken": %q, "gpus": []}`, time.Now().UTC().Format(time.RFC3339))
@@ -51,7 +52,11 @@ func freshSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(snap) })
+	time.Sleep(labReloadInterval + 500*time.Millisecond)
 }
+
+// labReloadInterval is the ReloadInterval test/lab writes into gpumem.conf.
+const labReloadInterval = 2 * time.Second
 
 // TestShardJobsPinnedWithTypedShards (a lab started with LAB_SHARD_TYPES=per-gpu, 24.11):
 // with a fresh snapshot, shard and gpu:mem jobs are pinned to one GPU's typed shards
