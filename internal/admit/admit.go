@@ -56,13 +56,6 @@ type Job struct {
 	HetSiblings [][]string
 }
 
-// Usage is what runs now as far as gpumem knows: the shards taken on each shared GPU (a
-// GPU given whole counts all of them), by node name and NVML index. Admission without
-// one counts every device free.
-type Usage struct {
-	Shards map[string]map[int]int64
-}
-
 // Decision is the job as it should be submitted.
 type Decision struct {
 	Job                    // rewritten; equal to the input when Changed is false

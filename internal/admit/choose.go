@@ -257,18 +257,3 @@ func (a *Admitter) jobs(q *ask, sh *shape, total int64) int64 {
 	}
 	return total / sh.nodes
 }
-
-// lost is the slots the usage view takes from the usable nodes of p.
-func (a *Admitter) lost(q *ask, sh *shape, p *partition, o *option, use *Usage) int64 {
-	var l int64
-	for name, taken := range use.Shards {
-		ref, ok := a.ix.nodes[name]
-		if !ok || !p.nodes[name] || sh.exc[name] || !sh.usable(ref.g.features) {
-			continue
-		}
-		full, _ := a.slots(q, ref.g.cfg, o, nil)
-		now, _ := a.slots(q, ref.g.cfg, o, taken)
-		l += full - now
-	}
-	return l
-}

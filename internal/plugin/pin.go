@@ -54,7 +54,7 @@ type nodeAt struct {
 }
 
 // newPinBase builds the placement state for pinning, or says why there is none.
-func newPinBase(cfg config.Config, inv *inventory.Cluster, snap *steer.Snapshot, types map[string]map[string]bool) (*pinBase, error) {
+func newPinBase(cfg config.Config, core Core, inv *inventory.Cluster, snap *steer.Snapshot, types map[string]map[string]bool) (*pinBase, error) {
 	sizes := cfg.TargetSizesMiB
 	if len(sizes) == 0 {
 		sizes = admit.DefaultTargetSizesMiB
@@ -80,7 +80,7 @@ func newPinBase(cfg config.Config, inv *inventory.Cluster, snap *steer.Snapshot,
 	}
 	cl.State.Reindex()
 	b := &pinBase{gen: pinGen.Add(1), snap: snap, work: cl, policy: policy, types: types, maxAge: cfg.UsageMaxAge,
-		where: map[string]nodeAt{}, use: &admit.Usage{Shards: map[string]map[int]int64{}}}
+		where: map[string]nodeAt{}, use: newUsage(core)}
 	for _, u := range snap.GPUs {
 		b.addUse(u.Node, u.GPU, u.Shards)
 	}
@@ -98,13 +98,15 @@ func newPinBase(cfg config.Config, inv *inventory.Cluster, snap *steer.Snapshot,
 // pinGen numbers pinBases in the order the loader builds them.
 var pinGen atomic.Uint64
 
-func (b *pinBase) addUse(node string, gpu int, shards int64) {
-	m := b.use.Shards[node]
-	if m == nil {
-		m = map[int]int64{}
-		b.use.Shards[node] = m
+func (b *pinBase) addUse(node string, gpu int, shards int64) { b.use.Add(node, gpu, shards) }
+
+// newUsage is the usage view admission reads: indexed for core when core is an
+// Admitter, so that admitting a job never walks the busy nodes.
+func newUsage(core Core) *admit.Usage {
+	if a, ok := core.(interface{ NewUsage() *admit.Usage }); ok {
+		return a.NewUsage()
 	}
-	m[gpu] += shards
+	return &admit.Usage{Shards: map[string]map[int]int64{}}
 }
 
 func pinPolicy(name string, sizes []int64) (placement.Policy, error) {
