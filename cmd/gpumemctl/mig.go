@@ -163,6 +163,9 @@ func planCluster(cmd *cobra.Command, f migPlanFlags, args []string) error {
 	if f.out == "" {
 		return nil
 	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return err
+	}
 	for _, d := range p.DesiredFiles() {
 		b, err := d.Encode()
 		if err != nil {

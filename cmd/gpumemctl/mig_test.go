@@ -127,7 +127,7 @@ func a100Whole(node string) inventory.Node {
 }
 
 func TestMigPlanClusterAndStatus(t *testing.T) {
-	inv, out := t.TempDir(), t.TempDir()
+	inv, out := t.TempDir(), filepath.Join(t.TempDir(), "desired") // --out is created
 	writeInventory(t, inv, a100Whole("n2"))
 	demand := filepath.Join(t.TempDir(), "demand")
 	os.WriteFile(demand, []byte("10G 3 # three jobs of 10 GiB\n4G 2\n"), 0o644)

@@ -103,15 +103,18 @@ func Catalog() []Model {
 	}
 }
 
-// Lookup finds a model by key (case-insensitive) or NVML product name.
+// Lookup finds a model by key (case-insensitive) or NVML product name. go-nvml's mock
+// servers, behind gpumem's fake NVML, name a product "Mock " + its real name; that name
+// is the product's.
 func Lookup(name string) (Model, error) {
 	var keys []string
+	product := strings.TrimPrefix(name, "Mock ")
 	for _, m := range Catalog() {
 		if strings.EqualFold(m.Key, name) {
 			return m, nil
 		}
 		for _, p := range m.Products {
-			if p == name {
+			if p == product {
 				return m, nil
 			}
 		}

@@ -36,6 +36,9 @@ func TestCatalogIsConsistent(t *testing.T) {
 			t.Errorf("lookup by product %q: %v", m.Products[0], err)
 		}
 	}
+	if m, err := Lookup("Mock NVIDIA A100-SXM4-40GB"); err != nil || m.Key != "a100-40gb" {
+		t.Errorf("lookup of a fake NVML's product: %v, %v", m.Key, err)
+	}
 	if _, err := Lookup("H100-80GB"); err != nil {
 		t.Errorf("lookup is case-insensitive: %v", err)
 	}
