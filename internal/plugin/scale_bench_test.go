@@ -71,6 +71,7 @@ func BenchmarkPluginAtScale(b *testing.B) {
 	write("usage.json", sb)
 
 	for _, mode := range []struct{ name, conf string }{
+		{"pinning on (ShardTypes = per-gpu, PinPolicy = gpumem, the default)", "ShardTypes = per-gpu\nPinPolicy = gpumem\n"},
 		{"pinning on (ShardTypes = per-gpu, PinPolicy = best-fit)", "ShardTypes = per-gpu\nPinPolicy = best-fit\n"},
 		{"pinning on (ShardTypes = per-gpu, PinPolicy = first-fit)", "ShardTypes = per-gpu\nPinPolicy = first-fit\n"},
 		{"pinning off", ""},
