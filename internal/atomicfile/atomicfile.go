@@ -111,3 +111,36 @@ func linkError(path string) error {
 	to, _ := os.Readlink(path)
 	return fmt.Errorf("%s is a symbolic link (to %q); gpumem does not replace links: remove it, or point gpumem at the file itself", path, to)
 }
+
+// ErrNotRegular is ReadCapped's answer for a directory, device, socket or FIFO.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ReadCapped reads a regular file of at most limit bytes, for files a daemon reads on a
+// timer (inventory, usage snapshot, its own state). The open never blocks on a FIFO, and
+// the limit holds on what is read, not only on the size stat gave, so a file that grows
+// while it is read is still refused.
+func ReadCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, ErrNotRegular
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%d bytes, more than the %d allowed", fi.Size(), limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("more than the %d bytes allowed", limit)
+	}
+	return b, nil
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -111,5 +112,31 @@ func TestReadRefusesALink(t *testing.T) {
 	os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link"))
 	if _, err := Read(filepath.Join(dir, "link")); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("Read through a link: %v", err)
+	}
+}
+
+// TestReadCappedRefusesWithoutBlocking: a FIFO with no writer, a directory and a file
+// over the cap are refused at once; a file at the cap is read.
+func TestReadCappedRefusesWithoutBlocking(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadCapped(fifo, 10); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("FIFO: %v, want ErrNotRegular", err)
+	}
+	if _, err := ReadCapped(dir, 10); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("directory: %v, want ErrNotRegular", err)
+	}
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, []byte("0123456789x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadCapped(big, 10); err == nil || !strings.Contains(err.Error(), "11 bytes, more than the 10 allowed") {
+		t.Errorf("over the cap: %v", err)
+	}
+	if b, err := ReadCapped(big, 11); err != nil || string(b) != "0123456789x" {
+		t.Errorf("at the cap: %q %v", b, err)
 	}
 }

@@ -43,7 +43,7 @@ func (m *Monitor) load() {
 	if m.State == "" {
 		return
 	}
-	b, err := readCapped(m.State, maxState)
+	b, err := atomicfile.ReadCapped(m.State, maxState)
 	if os.IsNotExist(err) {
 		return
 	}
@@ -84,25 +84,4 @@ func writePrivate(path string, v any) error {
 		return err
 	}
 	return atomicfile.Write(path, b, 0o600)
-}
-
-func readCapped(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > max {
-		return nil, fmt.Errorf("not a regular file of at most %d bytes", max)
-	}
-	b := make([]byte, fi.Size())
-	_, err = f.ReadAt(b, 0)
-	if err != nil && fi.Size() > 0 {
-		return nil, err
-	}
-	return b, nil
 }

@@ -3,12 +3,13 @@ package inventory
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/atomicfile"
 )
 
 // Size caps: a node's file holds a few GPUs (a few KiB), so anything near MaxNodeFileBytes
@@ -75,9 +76,9 @@ func (r *Reader) Read(path string) (c Cluster, skipped []Skipped, err error) {
 	}
 	if !fi.IsDir() {
 		if !fi.Mode().IsRegular() {
-			return Cluster{}, nil, errNotRegular
+			return Cluster{}, nil, atomicfile.ErrNotRegular
 		}
-		b, err := readCapped(path, MaxClusterFileBytes)
+		b, err := atomicfile.ReadCapped(path, MaxClusterFileBytes)
 		if err != nil {
 			return Cluster{}, nil, err
 		}
@@ -140,14 +141,14 @@ func (r *Reader) parse(path string) (parsed, bool) {
 		return parsed{err: err}, true
 	}
 	if !fi.Mode().IsRegular() {
-		return parsed{err: errNotRegular}, true // a FIFO would block the open
+		return parsed{err: atomicfile.ErrNotRegular}, true // a FIFO would block the open
 	}
 	name := filepath.Base(path)
 	if old, ok := r.cache[name]; ok && old.size == fi.Size() && old.mtime.Equal(fi.ModTime()) {
 		return old, true
 	}
 	p := parsed{size: fi.Size(), mtime: fi.ModTime()}
-	b, err := readCapped(path, MaxNodeFileBytes)
+	b, err := atomicfile.ReadCapped(path, MaxNodeFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return parsed{}, false
 	}
@@ -159,34 +160,4 @@ func (r *Reader) parse(path string) (parsed, bool) {
 	}
 	p.err = err
 	return p, true
-}
-
-var errNotRegular = errors.New("not a regular file")
-
-// readCapped reads a regular file of at most limit bytes. The limit is checked on what is
-// read, not only on the size stat gives, so a file that grows while read is still capped.
-func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%d bytes, more than the %d an inventory file may have", fi.Size(), limit)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("more than the %d bytes an inventory file may have", limit)
-	}
-	return b, nil
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/atomicfile"
 )
 
 func nodeJSON(name string) string {
@@ -58,7 +60,7 @@ func TestReadSkipsBadFilesOnly(t *testing.T) {
 	}
 	got := strings.Join(why, "\n")
 	for _, want := range []string{"b.json: inventory: unexpected end of JSON input", "c.json: node c: also in " + filepath.Join(dir, "c-old.json"),
-		"d.json: 4194420 bytes, more than the 4194304 an inventory file may have", "f.json: not a regular file"} {
+		"d.json: 4194420 bytes, more than the 4194304 allowed", "f.json: not a regular file"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("skipped:\n%s\nwant a line with %q", got, want)
 		}
@@ -106,7 +108,7 @@ func TestSingleFileCap(t *testing.T) {
 	if c, err := LoadPath(p); err != nil || names(c) != "a" {
 		t.Fatalf("%s, %v", names(c), err)
 	}
-	if _, err := readCapped(p, 10); err == nil || !strings.Contains(err.Error(), "more than the 10") {
+	if _, err := atomicfile.ReadCapped(p, 10); err == nil || !strings.Contains(err.Error(), "more than the 10") {
 		t.Errorf("cap not applied: %v", err)
 	}
 }

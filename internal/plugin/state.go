@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/atomicfile"
+
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/steer"
@@ -263,7 +265,7 @@ func (p *Plugin) readInventory(path string) (*inventory.Cluster, error) {
 // readUsage reads and decodes the usage snapshot. A missing file is os.ErrNotExist
 // (steering is not running yet), which is not logged.
 func readUsage(path string) (*steer.Snapshot, error) {
-	b, err := readSmall(path, maxUsageBytes)
+	b, err := atomicfile.ReadCapped(path, maxUsageBytes)
 	if err == nil {
 		var s steer.Snapshot
 		if s, err = steer.DecodeSnapshot(b); err == nil {
@@ -279,18 +281,6 @@ func readUsage(path string) (*steer.Snapshot, error) {
 // maxUsageBytes caps the usage snapshot: a few dozen bytes per GPU, so 64 MiB is far
 // beyond any cluster, and a bigger file is not one gpumemctl steer wrote.
 const maxUsageBytes = 64 << 20
-
-// readSmall reads a regular file of at most limit bytes.
-func readSmall(path string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > limit {
-		return nil, fmt.Errorf("not a regular file of at most %d bytes", limit)
-	}
-	return os.ReadFile(path)
-}
 
 // sigOf is signature, with an error folded into the signature so that a file that
 // vanishes or cannot be read also counts as a change.
