@@ -194,7 +194,11 @@ func TestSidecarEndToEnd(t *testing.T) {
 	if !eventually(5*time.Second, func() bool { return strings.Contains(nodeCalls(), "state=drain") }) {
 		t.Fatal("lost GPU 1 did not drain the node")
 	}
-	if m := scrape(t, base+"/metrics"); !strings.Contains(m, "gpumem_sidecar_healthy 0") || !strings.Contains(m, "gpumem_sidecar_node_drained 1") {
+	// The gauges are set after the drain call returns: wait for them as for the call.
+	if !eventually(3*time.Second, func() bool {
+		m := scrape(t, base+"/metrics")
+		return strings.Contains(m, "gpumem_sidecar_healthy 0") && strings.Contains(m, "gpumem_sidecar_node_drained 1")
+	}) {
 		t.Error("lost GPU not shown in gpumem_sidecar_healthy / node_drained")
 	}
 	node(t, fake, job.Process.Pid, 0, false)
