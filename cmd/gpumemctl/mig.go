@@ -16,7 +16,6 @@ import (
 	"github.com/gpumem/gpumem/internal/atomicfile"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/discover"
-	"github.com/gpumem/gpumem/internal/health"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/migapply"
@@ -380,7 +379,7 @@ func applyLayouts(w io.Writer, s *nvmlsrc.Source, want map[int]mig.Layout, f mig
 		a.Log = w
 	}
 	if f.node != "" {
-		a.Slurm = health.Scontrol{Run: slurmcli.Runner{Path: f.scontrol, Timeout: 30 * time.Second}}
+		a.Slurm = slurmcli.ScontrolNode{Run: slurmcli.Runner{Path: f.scontrol, Timeout: 30 * time.Second}}
 	}
 	changes, err := a.Plan(want)
 	if err != nil {

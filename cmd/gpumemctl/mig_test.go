@@ -3,15 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/gpumem/gpumem/internal/slurmcli"
 	"time"
 
-	"github.com/gpumem/gpumem/internal/inventory"
-	"github.com/gpumem/gpumem/internal/mig"
+	"github.com/gpumem/gpumem/internal/slurmcli"
+
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/mig"
 )
 
 func TestMigPlan(t *testing.T) {

@@ -175,7 +175,7 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 		d.notifier = &usage.Notifier{Scontrol: scontrol, Log: log}
 		d.enforcer.Tell = d.notifier.Tell
 	}
-	d.monitor = &health.Monitor{Node: node, Drainer: health.Scontrol{Run: slurmcli.Scontrol(opt.Scontrol)},
+	d.monitor = &health.Monitor{Node: node, Drainer: slurmcli.ScontrolNode{Run: slurmcli.Scontrol(opt.Scontrol)},
 		Drain: opt.Drain, Resume: opt.Resume, XIDHold: opt.XIDHold,
 		DrainAfter: opt.DrainAfter, ResumeAfter: opt.ResumeAfter, State: opt.HealthState, Log: log}
 	if opt.CriticalXIDs != nil {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
-	"github.com/gpumem/gpumem/internal/health"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/migapply"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -43,7 +42,7 @@ func newMIG(opt options, node string, d *daemon) *migReconciler {
 	m := &migReconciler{opt: opt.MIG, node: node, log: d.log, every: opt.GresInterval}
 	m.applier = &migapply.Applier{
 		Node: node, GPUs: migapply.NVML{Src: d.src}, Journal: opt.MIG.Journal, IdleTimeout: opt.MIG.IdleTimeout,
-		Slurm: health.Scontrol{Run: slurmcli.Scontrol(opt.Scontrol)}, Log: logWriter{d.log},
+		Slurm: slurmcli.ScontrolNode{Run: slurmcli.Scontrol(opt.Scontrol)}, Log: logWriter{d.log},
 	}
 	if d.gres != nil {
 		m.applier.Regenerate = d.gres.write // the one gres.conf pipeline, hook included

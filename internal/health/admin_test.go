@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/migapply"
 	"github.com/gpumem/gpumem/internal/usage"
 )
 
@@ -135,5 +136,23 @@ func TestRestartKeepsXIDAndLostGPU(t *testing.T) {
 	m = &Monitor{Node: "n1", Drainer: &recorder{}, State: state}
 	if st, _ := m.Observe(twoGPUs(), nil, now); st.Drained {
 		t.Fatalf("version 99 read as drained: %+v", st)
+	}
+}
+
+// TestMIGApplyDrainIsNotAdopted: while a MIG layout change holds the node drained, GPUs
+// come and go; the monitor neither takes that drain as its own nor resumes the node.
+func TestMIGApplyDrainIsNotAdopted(t *testing.T) {
+	r := &recorder{state: "IDLE+DRAIN", reason: migapply.Reason + " (gpu 0)"}
+	m := &Monitor{Node: "n1", Drainer: r, Drain: true, Resume: true, DrainAfter: 1, ResumeAfter: 1}
+	now := time.Unix(0, 0)
+	m.Observe(twoGPUs(), nil, now)
+	if st, _ := m.Observe(lostGPU1, nil, now); st.Drained {
+		t.Fatalf("lost GPU during a MIG change: %+v; want the apply's drain not adopted", st)
+	}
+	for i := 0; i < 5; i++ {
+		m.Observe(twoGPUs(), nil, now)
+	}
+	if len(r.calls) != 0 || r.state != "IDLE+DRAIN" || !strings.HasPrefix(r.reason, migapply.Reason) {
+		t.Fatalf("calls %q state %s reason %q; want the apply's drain left to the apply", r.calls, r.state, r.reason)
 	}
 }

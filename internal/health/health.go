@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/migapply"
+
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/usage"
 )
@@ -30,13 +32,8 @@ func CriticalXIDs() map[int]bool {
 	return m
 }
 
-// Drainer is how the monitor talks to Slurm; Scontrol in production.
-type Drainer interface {
-	Drain(node, reason string) error
-	Resume(node string) error
-	// Node reads the node's state and reason as Slurm has them now.
-	Node(node string) (slurmcli.Node, error)
-}
+// Drainer is how the monitor talks to Slurm; slurmcli.ScontrolNode in production.
+type Drainer = slurmcli.NodeControl
 
 // Monitor keeps the node's health from poll to poll. Slurm's view of the node wins
 // over the monitor's: it drains only a node whose state allows it and that nobody else
@@ -144,7 +141,7 @@ func (m *Monitor) drain(reason string) error {
 	if err != nil {
 		return err
 	}
-	if n.Flag("DRAIN") && strings.HasPrefix(n.Reason, reasonPrefix) {
+	if n.Flag("DRAIN") && ownReason(n.Reason) {
 		// Its own drain from before a restart that lost the state file: it stays.
 		m.st.Drained = n.Reason
 		m.save()
@@ -184,7 +181,7 @@ func (m *Monitor) followUp(healthy bool, now time.Time) error {
 		m.st = persisted{Version: stateVersion, XIDs: map[string]xidMark{}}
 		m.save()
 		return nil
-	case !strings.HasPrefix(n.Reason, reasonPrefix):
+	case !ownReason(n.Reason):
 		m.log(slog.LevelInfo, "an admin drained the node with a reason of their own; gpumemd will not resume it", "node", m.Node, "reason", n.Reason)
 		m.st.Drained = ""
 		m.save()
@@ -267,6 +264,14 @@ func failed(s usage.Snapshot, idx int) bool {
 // reasonPrefix marks gpumemd's drains, so an admin (and a later resume) can tell them
 // from their own.
 const reasonPrefix = "gpumem: "
+
+// ownReason says whether a drain reason is one the monitor writes. A MIG layout change
+// drains with gpumem's prefix too, but that drain belongs to the apply: were the monitor
+// to adopt it (NVML may well report errors while instances are rebuilt), it would
+// resume the node in the middle of the change.
+func ownReason(reason string) bool {
+	return strings.HasPrefix(reason, reasonPrefix) && !strings.HasPrefix(reason, migapply.Reason)
+}
 
 // Reason is the drain reason Slurm shows, short enough for sinfo -R.
 func Reason(problems []string) string {

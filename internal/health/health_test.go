@@ -135,7 +135,7 @@ func TestScontrolArguments(t *testing.T) {
 	log := filepath.Join(dir, "args")
 	script := filepath.Join(dir, "scontrol")
 	os.WriteFile(script, []byte("#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done >> "+log+"\n"), 0o755)
-	s := Scontrol{Run: slurmcli.Runner{Path: script}}
+	s := slurmcli.ScontrolNode{Run: slurmcli.Runner{Path: script}}
 	if err := s.Drain("gpu-07", "gpumem: GPU 1 XID 79"); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestScontrolArguments(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("scontrol got\n%s\nwant\n%s", b, want)
 	}
-	if err := (Scontrol{Run: slurmcli.Runner{Path: filepath.Join(dir, "missing")}}).Resume("x"); err == nil {
+	if err := (slurmcli.ScontrolNode{Run: slurmcli.Runner{Path: filepath.Join(dir, "missing")}}).Resume("x"); err == nil {
 		t.Fatal("a missing scontrol gave no error")
 	}
 }
@@ -181,12 +181,12 @@ func TestScontrolReason(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "scontrol")
 	os.WriteFile(script, []byte("#!/bin/sh\necho 'NodeName=n1 Arch=x86_64 State=IDLE+DRAIN Partitions=gpu Reason=gpumem: GPU 1 XID 79 [root@2026-11-30T15:44:41]'\n"), 0o755)
-	r, err := Scontrol{Run: slurmcli.Runner{Path: script}}.Reason("n1")
+	r, err := slurmcli.ScontrolNode{Run: slurmcli.Runner{Path: script}}.Reason("n1")
 	if err != nil || r != "gpumem: GPU 1 XID 79" {
 		t.Fatalf("Reason = %q, %v", r, err)
 	}
 	os.WriteFile(script, []byte("#!/bin/sh\necho 'NodeName=n1 State=IDLE Partitions=gpu'\n"), 0o755)
-	if r, err := (Scontrol{Run: slurmcli.Runner{Path: script}}).Reason("n1"); err != nil || r != "" {
+	if r, err := (slurmcli.ScontrolNode{Run: slurmcli.Runner{Path: script}}).Reason("n1"); err != nil || r != "" {
 		t.Fatalf("no reason: %q, %v", r, err)
 	}
 }

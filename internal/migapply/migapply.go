@@ -37,12 +37,8 @@ type GPUs interface {
 	Create(gpu int, want mig.Layout) error  // want's instances on an empty GPU
 }
 
-// Slurm drains, resumes and reads this node (health.Scontrol).
-type Slurm interface {
-	Drain(node, reason string) error
-	Resume(node string) error
-	Node(node string) (slurmcli.Node, error)
-}
+// Slurm drains, resumes and reads this node (slurmcli.ScontrolNode).
+type Slurm = slurmcli.NodeControl
 
 // Applier applies a desired layout on its node.
 type Applier struct {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpumem/gpumem/internal/health"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -56,7 +55,7 @@ func newRig(t *testing.T, gpu1Extra string) *rig {
 func (r *rig) applier(crash func(string) bool) *Applier {
 	return &Applier{
 		Node: "n1", GPUs: NVML{r.src}, Journal: r.journal, Log: &r.log,
-		Slurm:       health.Scontrol{Run: slurmcli.Runner{Path: r.slurm.Scontrol, Timeout: 10 * time.Second}},
+		Slurm:       slurmcli.ScontrolNode{Run: slurmcli.Runner{Path: r.slurm.Scontrol, Timeout: 10 * time.Second}},
 		Regenerate:  func() error { r.regens++; return nil },
 		Reload:      func() error { r.reloads++; return nil },
 		IdleTimeout: time.Minute, Poll: 10 * time.Second,
@@ -88,7 +87,7 @@ func (r *rig) has(m map[int]string, what string) {
 
 func (r *rig) node() slurmcli.Node {
 	r.t.Helper()
-	n, err := health.Scontrol{Run: slurmcli.Runner{Path: r.slurm.Scontrol, Timeout: 10 * time.Second}}.Node("n1")
+	n, err := slurmcli.ScontrolNode{Run: slurmcli.Runner{Path: r.slurm.Scontrol, Timeout: 10 * time.Second}}.Node("n1")
 	if err != nil {
 		r.t.Fatal(err)
 	}

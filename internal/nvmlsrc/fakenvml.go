@@ -2,8 +2,9 @@ package nvmlsrc
 
 import (
 	"fmt"
-	"github.com/gpumem/gpumem/internal/mig"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/mig"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"

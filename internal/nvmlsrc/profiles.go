@@ -3,6 +3,7 @@ package nvmlsrc
 import (
 	"errors"
 	"fmt"
+
 	"github.com/gpumem/gpumem/internal/mig"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"

@@ -7,6 +7,15 @@ import (
 	"strings"
 )
 
+// NodeControl is how gpumem drains, resumes and reads its own node in Slurm: the health
+// monitor and a MIG layout change both go through it (slurmcli.ScontrolNode in production).
+type NodeControl interface {
+	Drain(node, reason string) error
+	Resume(node string) error
+	// Node reads the node's state and reason as Slurm has them now.
+	Node(node string) (Node, error)
+}
+
 // Node is what gpumem reads of one node from `scontrol -o show node`. Every field of a
 // node is the admin's or Slurm's; none is a user's.
 type Node struct {

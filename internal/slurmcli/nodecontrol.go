@@ -1,40 +1,38 @@
-package health
+package slurmcli
 
 import (
 	"context"
-
-	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
-// Scontrol drains and resumes nodes with Slurm's own command, so gpumemd needs no
+// ScontrolNode drains and resumes nodes with Slurm's own command, so gpumemd needs no
 // Slurm library and every change shows in slurmctld's log as an ordinary update.
-type Scontrol struct {
-	Run slurmcli.Runner // its Timeout bounds each call, so a hung slurmctld never stalls polling for long
+type ScontrolNode struct {
+	Run Runner // its Timeout bounds each call, so a hung slurmctld never stalls polling for long
 }
 
 // Drain sets the node to DRAIN with the reason.
-func (s Scontrol) Drain(node, reason string) error {
+func (s ScontrolNode) Drain(node, reason string) error {
 	_, err := s.Run.Run(context.Background(), "update", "nodename="+node, "state=drain", "reason="+reason)
 	return err
 }
 
 // Resume returns the node to service.
-func (s Scontrol) Resume(node string) error {
+func (s ScontrolNode) Resume(node string) error {
 	_, err := s.Run.Run(context.Background(), "update", "nodename="+node, "state=resume")
 	return err
 }
 
 // Node reads the node's state and reason from `scontrol show node NODE -o`.
-func (s Scontrol) Node(node string) (slurmcli.Node, error) {
+func (s ScontrolNode) Node(node string) (Node, error) {
 	out, err := s.Run.Run(context.Background(), "show", "node", node, "-o")
 	if err != nil {
-		return slurmcli.Node{}, err
+		return Node{}, err
 	}
-	return slurmcli.ParseNode(out, node)
+	return ParseNode(out, node)
 }
 
 // Reason returns the node's drain reason ("" when it has none).
-func (s Scontrol) Reason(node string) (string, error) {
+func (s ScontrolNode) Reason(node string) (string, error) {
 	n, err := s.Node(node)
 	return n.Reason, err
 }
