@@ -130,11 +130,7 @@ func (s *slurmCLI) Jobs(ctx context.Context) ([]steer.Use, error) {
 		// A record that cannot be read is left out; Slurm still holds its GPUs.
 		fmt.Fprintf(s.errs, "steer: %v\n", bad)
 	}
-	var uses []steer.Use
-	for _, u := range jobs.Uses() {
-		uses = append(uses, steer.Use(u))
-	}
-	return uses, nil
+	return jobs.Uses(), nil
 }
 
 func (s *slurmCLI) Pending(ctx context.Context) ([]steer.Pending, error) {
@@ -142,15 +138,7 @@ func (s *slurmCLI) Pending(ctx context.Context) ([]steer.Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	queued, err := slurmcli.ParsePending(queue, time.Local)
-	if err != nil {
-		return nil, err
-	}
-	pending := make([]steer.Pending, len(queued))
-	for i, p := range queued {
-		pending[i] = steer.Pending(p)
-	}
-	return pending, nil
+	return slurmcli.ParsePending(queue, time.Local)
 }
 
 func (s *slurmCLI) Weights(ctx context.Context) (map[string]uint32, error) {

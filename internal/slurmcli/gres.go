@@ -5,15 +5,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/slurmjob"
 )
 
 // Use is shards, or whole GPUs, a running job holds on one GPU of one node.
-type Use struct {
-	Node   string
-	GPU    int   // GRES index on the node: the order of its gres.conf lines, NVML order
-	Shards int64 // 0 when Whole
-	Whole  bool  // the GPU is taken as a gpu GRES
-}
+type Use = slurmjob.Use
 
 // Bounds on what one record may expand to. A real job spans at most the cluster and a
 // node has a handful of GPUs; anything larger is a broken or hostile record, refused

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/slurmjob"
 )
 
 // Pending jobs are read through squeue with a format of gpumem's choosing, whose fields
@@ -20,14 +22,7 @@ var shardReqRe = regexp.MustCompile(`(?:^|[,/:])shard(?::([^:,]+))?:(\d+)(?:$|,)
 const PendingFormat = "%i|%P|%b|%n|%V"
 
 // Pending is one pending job that asks for shards.
-type Pending struct {
-	ID         string
-	Partitions []string
-	Shards     int64
-	Type       string    // the shard Type asked for, "" for any
-	ReqNodes   string    // the required node list, "" for none
-	Submitted  time.Time // zero when not read
-}
+type Pending = slurmjob.Pending
 
 // ParsePending reads `squeue -h -t PD -o PendingFormat` (or '%i|%P|%b'), with submit
 // times in loc. Jobs that ask no shards are left out.
