@@ -105,6 +105,7 @@ func (d *daemon) poll(now time.Time) {
 		}
 	}
 	d.exporter.Set(&metrics.State{
+		Node:             d.node,
 		Polled:           true,
 		SampleErr:        sampleErr,
 		Snapshot:         snap,

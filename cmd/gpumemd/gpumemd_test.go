@@ -116,7 +116,7 @@ func TestSidecarEndToEnd(t *testing.T) {
 	fake := filepath.Join(dir, "node.json")
 	node(t, fake, job.Process.Pid, 12*1024, false)
 	slurm := slurmtest.New(t, false)
-	slurm.SetJobs(slurmtest.Job{ID: "501", UID: os.Getuid(), Node: "t1", GPU: 0, Shards: 10, PIDs: []int{job.Process.Pid}})
+	slurm.SetJobs(slurmtest.Job{ID: "501", UID: os.Getuid(), Node: "t1", GPU: 0, Shards: 10, PIDs: []int{job.Process.Pid}, Account: "physics"})
 	scontrol := slurm.Scontrol
 	nodeCalls := func() string {
 		var out []string
@@ -143,15 +143,18 @@ func TestSidecarEndToEnd(t *testing.T) {
 		return strings.Contains(metrics, `jobid="501"`)
 	})
 	for _, want := range []string{
-		`gpumem_job_memory_used_bytes{jobid="501"} 1.2884901888e+10`,
-		`gpumem_job_memory_allocated_bytes{jobid="501",kind="shard"} 1.073741824e+10`,
-		`gpumem_job_over_allocation{jobid="501"} 1`,
-		`gpumem_gpu_temperature_celsius{gpu="0"`,
+		// Slurm's user, account and partition of the job label its series.
+		`gpumem_job_memory_used_bytes{account="physics",jobid="501",partition="p",user="u"} 1.2884901888e+10`,
+		`gpumem_job_memory_allocated_bytes{account="physics",jobid="501",kind="shard",partition="p",user="u"} 1.073741824e+10`,
+		`gpumem_job_over_allocation{account="physics",jobid="501",partition="p",user="u"} 1`,
+		// dcgm-exporter's labels, with the job GPU 0 serves.
+		`gpumem_gpu_temperature_celsius{Hostname="t1",UUID="`,
+		`gpu="0",hpc_job="501",modelName="`,
 		`gpumem_sidecar_healthy 1`,
 		`process_resident_memory_bytes`,
 	} {
 		if !strings.Contains(metrics, want) {
-			t.Errorf("/metrics lacks %s", want)
+			t.Errorf("/metrics lacks %s\n%s", want, metrics)
 		}
 	}
 

@@ -19,7 +19,8 @@ const namespace = "gpumem"
 // State is what one poll learned; the daemon builds a fresh one per poll and never
 // changes it after Set.
 type State struct {
-	Polled       bool // at least one poll has run
+	Node         string // the Slurm node name, the Hostname label of GPU series
+	Polled       bool   // at least one poll has run
 	SampleErr    error
 	Snapshot     usage.Snapshot
 	Jobs         []usage.Job
@@ -105,6 +106,17 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(e.duration, prometheus.GaugeValue, time.Since(start).Seconds(), name)
 		ch <- prometheus.MustNewConstMetric(e.success, prometheus.GaugeValue, ok, name)
 	}
+}
+
+// jobsByGPU lists the jobs on each GPU index, in job order.
+func (st *State) jobsByGPU() map[int][]string {
+	out := map[int][]string{}
+	for _, j := range st.Jobs {
+		for _, g := range j.GPUs {
+			out[g.GPU] = append(out[g.GPU], j.ID)
+		}
+	}
+	return out
 }
 
 // allocByGPU sums the jobs' allocations per GPU index.

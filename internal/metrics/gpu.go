@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -11,11 +12,18 @@ import (
 // gpuCollector reports each physical GPU. Names and meanings follow dcgm-exporter where
 // users already chart them (DCGM_FI_DEV_FB_USED and friends), in Prometheus units:
 // bytes, watts, ratios.
+//
+// The labels are dcgm-exporter's own, so a site's DCGM series and these join on them
+// without label_replace: gpu (the NVML index), UUID, modelName, Hostname (the Slurm
+// node name, which is the short host name unless a site says otherwise) and hpc_job,
+// the job the GPU serves. dcgm-exporter repeats a GPU's series once per job; here a
+// GPU shared by several jobs carries their ids joined by commas in one series, so
+// sums over GPUs stay right, and a GPU that serves no job has no hpc_job.
 type gpuCollector struct {
 	total, used, free, alloc, unattributed, temp, power, util, mig, xid *prometheus.Desc
 }
 
-var gpuLabels = []string{"gpu", "uuid", "model"}
+var gpuLabels = []string{"gpu", "UUID", "modelName", "Hostname", "hpc_job"}
 
 func gpuDesc(name, help string) *prometheus.Desc {
 	return prometheus.NewDesc(namespace+"_gpu_"+name, help, gpuLabels, nil)
@@ -33,7 +41,7 @@ func newGPUCollector() *gpuCollector {
 		util:         gpuDesc("utilization_ratio", "Fraction of the last sample period the GPU was busy, 0-1 (DCGM_FI_DEV_GPU_UTIL / 100)."),
 		mig:          gpuDesc("mig_instances", "MIG GPU instances on this GPU; 0 outside MIG mode."),
 		xid: prometheus.NewDesc(namespace+"_gpu_xid_errors_total", "XID error events since gpumemd started, by XID (DCGM_FI_DEV_XID_ERRORS holds only the last XID).",
-			[]string{"gpu", "xid"}, nil),
+			[]string{"gpu", "Hostname", "xid"}, nil),
 	}
 }
 
@@ -47,19 +55,20 @@ var errNoPoll = errors.New("no successful NVML poll yet")
 
 func (c *gpuCollector) collect(st *State, ch chan<- prometheus.Metric) error {
 	for k, n := range st.XIDs {
-		ch <- prometheus.MustNewConstMetric(c.xid, prometheus.CounterValue, float64(n), strconv.Itoa(k[0]), strconv.Itoa(k[1]))
+		ch <- prometheus.MustNewConstMetric(c.xid, prometheus.CounterValue, float64(n), strconv.Itoa(k[0]), st.Node, strconv.Itoa(k[1]))
 	}
 	if !st.Polled || st.SampleErr != nil {
 		return errNoPoll
 	}
 	alloc := st.allocByGPU()
+	jobs := st.jobsByGPU()
 	var failed bool
 	for _, g := range st.Snapshot.GPUs {
 		if g.Err != nil {
 			failed = true
 			continue
 		}
-		l := []string{strconv.Itoa(g.Index), g.UUID, g.Name}
+		l := []string{strconv.Itoa(g.Index), g.UUID, g.Name, st.Node, strings.Join(jobs[g.Index], ",")}
 		gauge(ch, c.total, float64(g.Total), l)
 		gauge(ch, c.used, float64(g.Used), l)
 		gauge(ch, c.free, float64(g.Free), l)

@@ -6,21 +6,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// jobCollector reports what each Slurm job uses against what it was given.
+// jobCollector reports what each Slurm job uses against what it was given. Every job
+// series carries the job's user, account and partition as Slurm's record of the job
+// has them (never anything the job set about itself), so usage can be summed by user or
+// account, and jobid as hpc_job on the GPU series.
 type jobCollector struct {
 	used, alloc, gpuUsed, over, actions *prometheus.Desc
 }
 
+var jobLabels = []string{"jobid", "user", "account", "partition"}
+
 func newJobCollector() *jobCollector {
 	return &jobCollector{
 		used: prometheus.NewDesc(namespace+"_job_memory_used_bytes",
-			"GPU memory held by the job's processes on this node.", []string{"jobid"}, nil),
+			"GPU memory held by the job's processes on this node.", jobLabels, nil),
 		alloc: prometheus.NewDesc(namespace+"_job_memory_allocated_bytes",
-			"GPU memory Slurm allocated to the job on this node; kind is shard, mig or gpu.", []string{"jobid", "kind"}, nil),
+			"GPU memory Slurm allocated to the job on this node; kind is shard, mig or gpu.", append(jobLabels, "kind"), nil),
 		gpuUsed: prometheus.NewDesc(namespace+"_job_gpu_memory_used_bytes",
-			"GPU memory held by the job's processes on one GPU.", []string{"jobid", "gpu"}, nil),
+			"GPU memory held by the job's processes on one GPU.", append(jobLabels, "gpu"), nil),
 		over: prometheus.NewDesc(namespace+"_job_over_allocation",
-			"1 when the job holds more GPU memory than it was allocated.", []string{"jobid"}, nil),
+			"1 when the job holds more GPU memory than it was allocated.", jobLabels, nil),
 		actions: prometheus.NewDesc(namespace+"_enforcement_actions_total",
 			"Actions taken on jobs over their allocation since gpumemd started (warn, kill).", []string{"action"}, nil),
 	}
@@ -37,15 +42,16 @@ func (c *jobCollector) collect(st *State, ch chan<- prometheus.Metric) error {
 		ch <- prometheus.MustNewConstMetric(c.actions, prometheus.CounterValue, float64(st.Actions[a]), a)
 	}
 	for _, j := range st.Jobs {
-		ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, float64(j.Used), j.ID)
-		ch <- prometheus.MustNewConstMetric(c.alloc, prometheus.GaugeValue, float64(j.Alloc), j.ID, j.Kind)
+		l := []string{j.ID, j.Meta.User, j.Meta.Account, j.Meta.Partition}
+		ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, float64(j.Used), l...)
+		ch <- prometheus.MustNewConstMetric(c.alloc, prometheus.GaugeValue, float64(j.Alloc), append(l, j.Kind)...)
 		over := 0.0
 		if j.Over() {
 			over = 1
 		}
-		ch <- prometheus.MustNewConstMetric(c.over, prometheus.GaugeValue, over, j.ID)
+		ch <- prometheus.MustNewConstMetric(c.over, prometheus.GaugeValue, over, l...)
 		for _, g := range j.GPUs {
-			ch <- prometheus.MustNewConstMetric(c.gpuUsed, prometheus.GaugeValue, float64(g.Used), j.ID, strconv.Itoa(g.GPU))
+			ch <- prometheus.MustNewConstMetric(c.gpuUsed, prometheus.GaugeValue, float64(g.Used), append(l, strconv.Itoa(g.GPU))...)
 		}
 	}
 	return nil

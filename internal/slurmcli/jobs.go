@@ -17,7 +17,26 @@ type Job struct {
 	UID   int      // the job's user id; -1 when Slurm did not say
 	Nodes []string // the nodes it holds, expanded
 	Uses  []Use    // its GPUs and shards on each node (needs -d / SHOW_DETAIL)
+	Meta  Meta     // who runs it, where, and how; read for jobs that hold their allocation
 }
+
+// Meta is what labels a job in metrics and history and what an idle-reclaim exemption
+// is decided on. User, Account, QOS and Partition are Slurm's own fields (resolved and
+// validated by slurmctld); Name is free text the user chose, read only to group jobs by
+// and never to decide anything. A field Slurm did not say, or whose reading could have
+// been steered by free text, is "" (Batch: BatchUnknown).
+type Meta struct {
+	Name, User, Account, QOS, Partition string
+	Batch                               int // BatchScript, BatchInteractive or BatchUnknown
+}
+
+// Values of Meta.Batch: a batch script (sbatch), an interactive allocation (salloc,
+// srun outside one), or not known.
+const (
+	BatchUnknown = iota
+	BatchScript
+	BatchInteractive
+)
 
 // Holds reports whether the job holds its allocation: running, completing or suspended.
 func (j Job) Holds() bool {
@@ -104,6 +123,12 @@ func jobJSON(raw json.RawMessage) (Job, error) {
 		UserID     *number         `json:"user_id"`
 		Nodes      string          `json:"nodes"`
 		GresDetail []string        `json:"gres_detail"`
+		Name       string          `json:"name"`
+		UserName   string          `json:"user_name"`
+		Account    string          `json:"account"`
+		QOS        string          `json:"qos"`
+		Partition  string          `json:"partition"`
+		BatchFlag  json.RawMessage `json:"batch_flag"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return Job{}, err
@@ -127,6 +152,15 @@ func jobJSON(raw json.RawMessage) (Job, error) {
 	}
 	if !j.Holds() {
 		return j, nil
+	}
+	j.Meta = Meta{Name: r.Name, User: null(r.UserName), Account: null(r.Account), QOS: null(r.QOS), Partition: null(r.Partition)}
+	var batch bool
+	var flag int
+	switch {
+	case json.Unmarshal(r.BatchFlag, &batch) == nil:
+		j.Meta.Batch = batchOf(batch)
+	case json.Unmarshal(r.BatchFlag, &flag) == nil:
+		j.Meta.Batch = batchOf(flag != 0)
 	}
 	nodes, err := slurmconf.ExpandHostlistMax(r.Nodes, MaxJobNodes)
 	if err != nil {
@@ -244,6 +278,7 @@ func jobText(line string) (Job, error) {
 	if !j.Holds() {
 		return j, nil
 	}
+	j.Meta = textMeta(line, one["UserId"])
 	nodes, err := slurmconf.ExpandHostlistMax(one["NodeList"], MaxJobNodes)
 	if err != nil {
 		return bad("%v", err)
@@ -306,6 +341,50 @@ func valueAt(line string, i int, key string) string {
 	v := line[i+len(key)+2:]
 	if k := strings.IndexByte(v, ' '); k >= 0 {
 		v = v[:k]
+	}
+	return v
+}
+
+// textMeta reads a job's Meta from its `scontrol -o show job` line, whose UserId=,
+// JobState= and NodeList= were found once each and in order. Slurm prints Account= and
+// QOS= between UserId= and JobState=, BatchFlag= and Partition= between JobState= and
+// NodeList=, where only its own fields are printed; a key found more than once (a job
+// name holding " Account=x") or elsewhere leaves its field unknown. The name is what
+// lies between JobName= and UserId=.
+func textMeta(line, userID string) Meta {
+	user, state, nodes := keyAt(line, "UserId")[0], keyAt(line, "JobState")[0], keyAt(line, "NodeList")[0]
+	between := func(key string, from, to int) string {
+		k := keyAt(line, key)
+		if len(k) != 1 || k[0] < from || k[0] > to {
+			return ""
+		}
+		return null(valueAt(line, k[0], key))
+	}
+	m := Meta{Account: between("Account", user, state), QOS: between("QOS", user, state), Partition: between("Partition", state, nodes)}
+	m.User, _, _ = strings.Cut(userID, "(")
+	if name, ok := strings.CutPrefix(line[len(idOf(line))+len("JobId="):user], " JobName="); ok {
+		m.Name = name
+	}
+	switch between("BatchFlag", state, nodes) {
+	case "1":
+		m.Batch = BatchScript
+	case "0":
+		m.Batch = BatchInteractive
+	}
+	return m
+}
+
+func batchOf(batch bool) int {
+	if batch {
+		return BatchScript
+	}
+	return BatchInteractive
+}
+
+// null is Slurm's "(null)" (and "N/A") as the empty string.
+func null(v string) string {
+	if v == "(null)" || v == "N/A" {
+		return ""
 	}
 	return v
 }

@@ -26,7 +26,8 @@ func TestJSONIgnoresFieldsInNameAndComment(t *testing.T) {
 		t.Fatalf("24.11 JSON: %+v, %v", js, err)
 	}
 	j := js.Jobs[0]
-	want := Job{ID: "1", State: "RUNNING", UID: 2001, Nodes: []string{"n3"}, Uses: []Use{{Node: "n3", GPU: 0, Shards: 4}}}
+	want := Job{ID: "1", State: "RUNNING", UID: 2001, Nodes: []string{"n3"}, Uses: []Use{{Node: "n3", GPU: 0, Shards: 4}},
+		Meta: Meta{Name: "x JobState=COMPLETED Nodes=n[ GRES=shard:80(80/80)", User: "gpumemlab", Partition: "inference", Batch: BatchScript}}
 	if !reflect.DeepEqual(j, want) {
 		t.Errorf("job\n got %+v\nwant %+v (running, 4 shards: the name's JobState=COMPLETED and GRES=shard:80 are only a name)", j, want)
 	}
@@ -165,5 +166,31 @@ func TestNodeState(t *testing.T) {
 	}
 	if nodes[2].Flag("DRAIN") || nodes[2].Reason != "" {
 		t.Errorf("n5: %+v", nodes[2])
+	}
+}
+
+// TestTextMeta: user, account, QOS, partition and batch flag come from where Slurm
+// prints them; a job name that repeats one of those keys leaves that field unknown
+// instead of setting it.
+func TestTextMeta(t *testing.T) {
+	line := strings.NewReplacer("NAME", "my run", "COMMENT", "c", "Account=(null) QOS=(null)", "Account=physics QOS=long",
+		"Dependency=(null)", "Dependency=(null) BatchFlag=0").Replace(textLine)
+	js := ParseJobsText(line)
+	if len(js.Jobs) != 1 {
+		t.Fatalf("%v", js.Bad)
+	}
+	want := Meta{Name: "my run", User: "u", Account: "physics", QOS: "long", Partition: "p", Batch: BatchInteractive}
+	if got := js.Jobs[0].Meta; got != want {
+		t.Errorf("meta %+v, want %+v", got, want)
+	}
+	forged := strings.Replace(line, "JobName=my run", "JobName=x Account=root QOS=exempt", 1)
+	forged = strings.Replace(forged, "WorkDir=/w", "WorkDir=/w BatchFlag=1 Partition=admin", 1)
+	js = ParseJobsText(forged)
+	if len(js.Jobs) != 1 {
+		t.Fatalf("%v", js.Bad)
+	}
+	want = Meta{Name: "x Account=root QOS=exempt", User: "u"}
+	if got := js.Jobs[0].Meta; got != want {
+		t.Errorf("forged meta %+v, want %+v (each repeated key unknown, never the forged value)", got, want)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
 // Slice kinds a job's allocation can be, as Slurm hands them out.
@@ -23,6 +25,7 @@ type Job struct {
 	Alloc uint64 // bytes the job was given on this node
 	Used  uint64 // bytes its processes hold, summed over GPUs
 	GPUs  []JobGPU
+	Meta  slurmcli.Meta // from Slurm's record of the job
 }
 
 // JobGPU is one job's share of one GPU.
@@ -64,7 +67,7 @@ func Account(s Snapshot, owner OwnerFunc, unit uint64) (jobs []Job, unattributed
 			}
 			j := byID[o.JobID]
 			if j == nil {
-				j = &Job{ID: o.JobID}
+				j = &Job{ID: o.JobID, Meta: o.Meta}
 				byID[o.JobID] = j
 				devAlloc[o.JobID] = map[string]uint64{}
 			}

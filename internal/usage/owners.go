@@ -52,6 +52,7 @@ type Owners struct {
 type jobRecord struct {
 	uid     int
 	shards  int
+	meta    slurmcli.Meta
 	unknown bool      // the record could not be read
 	askedAt time.Time // when unknown: when it was last asked
 }
@@ -115,7 +116,7 @@ func (o *Owners) Owners(ctx context.Context, s Snapshot, now time.Time) (OwnerFu
 				continue
 			}
 		}
-		result[pid] = Owner{JobID: job, Shards: rec.shards, Unknown: rec.unknown}
+		result[pid] = Owner{JobID: job, Shards: rec.shards, Unknown: rec.unknown, Meta: rec.meta}
 	}
 	for id := range o.known {
 		if !seen[id] {
@@ -211,7 +212,7 @@ func (o *Owners) record(ctx context.Context, job string, now time.Time) (jobReco
 	rec = jobRecord{unknown: true, askedAt: now, uid: -1}
 	jobs, err := o.jobs.Show(ctx, job)
 	if j, found := jobs.ByID()[job]; err == nil && found && j.Holds() && j.UID >= 0 {
-		rec = jobRecord{uid: j.UID}
+		rec = jobRecord{uid: j.UID, meta: j.Meta}
 		for _, u := range j.Uses {
 			if u.Node == o.Node && !u.Whole {
 				rec.shards += int(u.Shards)

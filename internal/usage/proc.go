@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
 // Owner is the Slurm job that runs a process and the shards it holds on this node.
@@ -16,6 +18,9 @@ type Owner struct {
 	// Unknown is set when Slurm runs the process in JobID but its allocation could
 	// not be read: the job is measured, and no policy acts on it.
 	Unknown bool
+	// Meta labels the job (user, account, partition); empty where Slurm's record did
+	// not say.
+	Meta slurmcli.Meta
 }
 
 // processUID is the real uid of a process, from /proc/PID/status, which the kernel

@@ -53,7 +53,7 @@ func TestGpumemdDrainsOnCriticalXID(t *testing.T) {
 		t.Errorf("drain reason %q; want one starting \"gpumem: \" that names XID 79", reason)
 	}
 	if m := s.metrics(t); !strings.Contains(m, "gpumem_sidecar_node_drained 1") ||
-		!strings.Contains(m, `gpumem_gpu_xid_errors_total{gpu="1"`) {
+		!strings.Contains(m, `gpumem_gpu_xid_errors_total{Hostname="`+node+`",gpu="1",xid="79"}`) {
 		t.Errorf("/metrics does not show the drain and the XID:\n%s", m)
 	}
 	// Slurm pings a resumed node before it counts as responding again; the next test

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -127,7 +128,16 @@ Scontrol = %s
 
 func (s *sidecar) log() string { b, _ := os.ReadFile(s.logf); return string(b) }
 
+// metrics is a scrape with the user, account and partition labels of job series left
+// out, so the per-job tests name a series by its job alone; rawMetrics keeps them.
 func (s *sidecar) metrics(t *testing.T) string {
+	t.Helper()
+	return strings.ReplaceAll(jobMetaLabels.ReplaceAllString(s.rawMetrics(t), ""), ",}", "}")
+}
+
+var jobMetaLabels = regexp.MustCompile(`(?:account|partition|user)="[^"]*",?`)
+
+func (s *sidecar) rawMetrics(t *testing.T) string {
 	t.Helper()
 	m, err := get(s.base + "/metrics")
 	if err != nil {

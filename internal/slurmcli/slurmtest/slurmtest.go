@@ -21,6 +21,9 @@ type Job struct {
 	GPU    int   // the GPU index its shards are on
 	Shards int   // 0 for a whole GPU
 	PIDs   []int // the processes listpids names for it
+	// Account, QOS and Interactive are Slurm's fields of the job (user "u", partition "p").
+	Account, QOS string
+	Interactive  bool
 }
 
 // Slurm is one fake cluster: its scripts and their files.
@@ -91,12 +94,17 @@ func (s *Slurm) SetJobs(jobs ...Job) {
 		}
 		gres := s.gres(j)
 		fmt.Fprintf(&summary, "%s|%d|RUNNING|%s\n", j.ID, j.UID, perNode(j))
-		line := fmt.Sprintf("JobId=%s JobName=%s UserId=u(%d) GroupId=u(%d) MCS_label=N/A Priority=1 Nice=0 Account=(null) QOS=(null) JobState=RUNNING Reason=None Dependency=(null) Partition=p NodeList=%s BatchHost=%s NumNodes=1 NumCPUs=1 TRES=cpu=1 JOB_GRES=%s   Nodes=%s CPU_IDs=0 Mem=0 GRES=%s MinCPUsNode=1 Features=(null) Command=(null) WorkDir=/tmp StdErr=/dev/null StdOut=/dev/null TresPerNode=%s\n",
-			j.ID, j.Name, j.UID, j.UID, j.Node, j.Node, strings.SplitN(gres, "(", 2)[0], j.Node, gres, perNode(j))
+		batch := 1
+		if j.Interactive {
+			batch = 0
+		}
+		line := fmt.Sprintf("JobId=%s JobName=%s UserId=u(%d) GroupId=u(%d) MCS_label=N/A Priority=1 Nice=0 Account=%s QOS=%s JobState=RUNNING Reason=None Dependency=(null) Requeue=1 Restarts=0 BatchFlag=%d Partition=p NodeList=%s BatchHost=%s NumNodes=1 NumCPUs=1 TRES=cpu=1 JOB_GRES=%s   Nodes=%s CPU_IDs=0 Mem=0 GRES=%s MinCPUsNode=1 Features=(null) Command=(null) WorkDir=/tmp StdErr=/dev/null StdOut=/dev/null TresPerNode=%s\n",
+			j.ID, j.Name, j.UID, j.UID, orNull(j.Account), orNull(j.QOS), batch, j.Node, j.Node, strings.SplitN(gres, "(", 2)[0], j.Node, gres, perNode(j))
 		text.WriteString(line)
 		s.file("job-"+j.ID+".txt", line)
 		rec := map[string]any{"job_id": atoi(j.ID), "name": j.Name, "job_state": []string{"RUNNING"}, "user_id": j.UID,
-			"nodes": j.Node, "gres_detail": []string{gres}, "comment": j.Name}
+			"nodes": j.Node, "gres_detail": []string{gres}, "comment": j.Name,
+			"user_name": "u", "account": j.Account, "qos": j.QOS, "partition": "p", "batch_flag": !j.Interactive}
 		all = append(all, rec)
 		s.file("job-"+j.ID+".json", mustJSON(map[string]any{"jobs": []any{rec}}))
 	}
@@ -193,4 +201,11 @@ func atoi(s string) int {
 	var n int
 	fmt.Sscan(s, &n)
 	return n
+}
+
+func orNull(v string) string {
+	if v == "" {
+		return "(null)"
+	}
+	return v
 }
