@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/spf13/cobra"
+
+	"github.com/gpumem/gpumem/internal/clusterview"
+	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/metrics"
+	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/slurmcli"
+)
+
+func init() { subcommands = append(subcommands, newExporterCmd) }
+
+type exporterFlags struct {
+	listen, inventory, webConfig string
+	unitMiB                      int64
+	sizes                        []int64
+	interval                     time.Duration
+}
+
+func newExporterCmd() *cobra.Command {
+	var f exporterFlags
+	c := &cobra.Command{
+		Use:   "exporter",
+		Short: "Serve the cluster view to Prometheus: pending GPU-memory demand, waits, reasons, fragmentation, memory per partition",
+		Long: `Runs on the controller (or any host with Slurm's client commands and the inventory).
+Every --interval it reads the running jobs (scontrol -d show job), the pending ones
+(squeue) and the inventory, and serves on --listen /metrics:
+
+  gpumem_cluster_pending_jobs{size}, gpumem_cluster_pending_memory_bytes{size}
+  gpumem_cluster_pending_oldest_wait_seconds{size}, ..._mean_wait_seconds{size}
+  gpumem_cluster_pending_reason_jobs{reason}
+  gpumem_cluster_free_memory_bytes, gpumem_cluster_stranded_memory_bytes,
+  gpumem_cluster_fragmentation_ratio, gpumem_cluster_fragmentation_blocked_jobs
+  gpumem_partition_memory_total_bytes{partition}, gpumem_partition_memory_allocated_bytes{partition}
+
+Sizes are classes: the request rounded up to a power of two GiB. A scrape reads the
+last view and never waits on Slurm. See docs/monitoring.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.interval <= 0 || f.unitMiB <= 0 {
+				return fmt.Errorf("--interval %s, --shard-unit-mib %d: want a positive duration such as 30s and a positive size such as 1024", f.interval, f.unitMiB)
+			}
+			if f.webConfig != "" {
+				if err := web.Validate(f.webConfig); err != nil {
+					return fmt.Errorf("--web.config.file %s: %w", f.webConfig, err)
+				}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runExporter(ctx, f, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.listen, "listen", ":9403", "address for /metrics (HOST:PORT or :PORT)")
+	fl.StringVar(&f.inventory, "inventory", "/etc/slurm/gpumem.d", "the plugins' inventory (file or directory of NODE.json)")
+	fl.Int64Var(&f.unitMiB, "shard-unit-mib", shard.DefaultUnitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
+	fl.Int64SliceVar(&f.sizes, "sizes", []int64{10, 20, 40}, "sizes in shards fragmentation is measured against when no shard job pends")
+	fl.DurationVar(&f.interval, "interval", 30*time.Second, "time between two readings of Slurm")
+	fl.StringVar(&f.webConfig, "web.config.file", "", "Prometheus exporter-toolkit web config for TLS and basic auth")
+	return c
+}
+
+func runExporter(ctx context.Context, f exporterFlags, log *slog.Logger) error {
+	e := clusterview.NewExporter()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(e, metrics.NewBuildInfo())
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", f.listen, err)
+	}
+	served := make(chan error, 1)
+	go func() {
+		systemd := false
+		err := web.Serve(ln, srv, &web.FlagConfig{WebListenAddresses: &[]string{ln.Addr().String()},
+			WebSystemdSocket: &systemd, WebConfigFile: &f.webConfig}, log)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		served <- err
+	}()
+	log.Info("gpumemctl exporter started", "listen", ln.Addr().String(), "interval", f.interval)
+	r := &clusterReader{f: f, reader: slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")}, squeue: slurmRunner("squeue")}
+	for {
+		if source, err := r.read(ctx, e); err != nil {
+			e.Fail(source)
+			log.Error("cluster view", "source", source, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shut)
+			return <-served
+		case err := <-served:
+			return err
+		case <-time.After(f.interval):
+		}
+	}
+}
+
+// clusterReader reads one cluster view from Slurm's commands and the inventory.
+type clusterReader struct {
+	f      exporterFlags
+	reader slurmcli.JobReader
+	squeue slurmcli.Runner
+}
+
+// read publishes a new view, or returns what failed (a clusterview.Sources entry).
+func (r *clusterReader) read(ctx context.Context, e *clusterview.Exporter) (string, error) {
+	in := clusterview.Input{UnitMiB: r.f.unitMiB, Sizes: r.f.sizes, Reasons: map[string]int{}, Now: time.Now()}
+	var err error
+	if in.Inventory, err = inventory.LoadPath(r.f.inventory); err != nil {
+		return "inventory", err
+	}
+	jobs, err := r.reader.Show(ctx, "")
+	if err != nil {
+		return "slurm", err
+	}
+	for _, j := range jobs.Jobs {
+		if j.Holds() {
+			in.Running = append(in.Running, j)
+		}
+	}
+	queue, err := r.squeue.Run(ctx, "-h", "-t", "PD", "-o", slurmcli.PendingFormat)
+	if err != nil {
+		return "slurm", err
+	}
+	if in.Pending, err = slurmcli.ParsePending(queue, time.Local); err != nil {
+		return "slurm", err
+	}
+	// %r is Slurm's reason, one of its own words: no user text.
+	reasons, err := r.squeue.Run(ctx, "-h", "-t", "PD", "-o", "%r")
+	if err != nil {
+		return "slurm", err
+	}
+	for _, l := range strings.Split(reasons, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			in.Reasons[l]++
+		}
+	}
+	v, err := clusterview.Compute(in)
+	if err != nil {
+		return "compute", err
+	}
+	e.Set(v, in.Now)
+	return "", nil
+}
