@@ -25,6 +25,7 @@ type daemon struct {
 	log      *slog.Logger
 	exporter *metrics.Exporter
 	enforcer *usage.Enforcer
+	idle     *usage.Reclaimer // nil with IdlePolicy = off
 	monitor  *health.Monitor
 	hist     *history.Store  // nil without history
 	owners   *usage.Owners   // which job runs each GPU process, and what it was given
@@ -75,13 +76,17 @@ func (d *daemon) poll(now time.Time) {
 		d.fail("nvml", sampleErr)
 	}
 	var jobs []usage.Job
+	var idle []usage.IdleJob
 	var unattributed map[int]uint64
 	if sampleErr == nil {
-		owner, _ := d.owners.Owners(context.Background(), snap, now)
+		owner, ownersPoll := d.owners.Owners(context.Background(), snap, now)
 		jobs, unattributed = usage.Account(snap, owner, d.unit)
 		for _, a := range d.enforcer.Step(jobs, now) {
 			d.actions[a.Kind]++
 			d.log.Warn(a.Detail, "job", a.Job, "action", a.Kind)
+		}
+		if d.idle != nil {
+			idle = d.idle.Step(context.Background(), snap, jobs, unattributed, ownersPoll.Err != nil, now)
 		}
 	}
 	status, err := d.monitor.Observe(snap, sampleErr, now)
@@ -110,6 +115,8 @@ func (d *daemon) poll(now time.Time) {
 		SampleErr:        sampleErr,
 		Snapshot:         snap,
 		Jobs:             jobs,
+		Idle:             idle,
+		IdleActions:      d.idleActions(),
 		Unattributed:     unattributed,
 		Health:           status,
 		XIDs:             maps.Clone(d.monitor.XIDCounts),
@@ -193,4 +200,11 @@ func fragSizes(mib []int64) []uint64 {
 		out = append(out, uint64(m)<<20)
 	}
 	return out
+}
+
+func (d *daemon) idleActions() map[string]uint64 {
+	if d.idle == nil {
+		return nil
+	}
+	return maps.Clone(d.idle.Actions)
 }

@@ -106,6 +106,28 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.MIG.Journal, "mig-journal", orDefault(o.MIG.Journal, "/var/lib/gpumem/mig-journal.json"), "journal of a MIG apply, so a restart finishes or rolls it back")
 	fs.DurationVar(&o.MIG.IdleTimeout, "mig-idle-timeout", orDuration(o.MIG.IdleTimeout, 10*time.Minute), "how long a MIG apply waits for the node's jobs before it gives up and resumes the node")
 	fs.StringVar(&o.MIG.Reload, "mig-reload", o.MIG.Reload, "shell command run after a MIG apply rewrote gres.conf, to make slurmd and slurmctld read it (e.g. 'systemctl restart slurmd && scontrol reconfigure')")
+	fs.Func("idle-policy", "what to do with a job holding GPU memory it does not use: off, record, warn, requeue or cancel (default "+c.IdlePolicy+")", func(v string) error {
+		p, err := config.ParseIdlePolicy(v)
+		c.IdlePolicy = p
+		return err
+	})
+	fs.DurationVar(&c.IdleAfter, "idle-after", c.IdleAfter, "how long a job may hold GPU memory idle before the idle policy acts")
+	fs.DurationVar(&c.IdleGrace, "idle-grace", c.IdleGrace, "from the idle warning to requeue or cancel")
+	fs.Func("idle-utilization", "a job with GPU processes counts as idle when its GPUs are busy less than this fraction (0: never)", func(v string) error {
+		f, err := config.ParseRatio(v)
+		c.IdleUtilization = f
+		return err
+	})
+	fs.DurationVar(&c.IdleInterval, "idle-interval", c.IdleInterval, "how often the jobs running here are listed for the idle policy")
+	fs.Func("idle-exempt-qos", "comma-separated QOS whose jobs the idle policy never acts on", func(v string) error {
+		c.IdleExemptQOS = config.ParseList(v)
+		return nil
+	})
+	fs.Func("idle-exempt-accounts", "comma-separated accounts whose jobs the idle policy never acts on", func(v string) error {
+		c.IdleExemptAccounts = config.ParseList(v)
+		return nil
+	})
+	fs.BoolVar(&c.IdleInteractive, "idle-interactive", c.IdleInteractive, "let the idle policy act on interactive jobs (salloc, srun) too")
 	fs.Func("fragmentation-sizes", "request sizes fragmentation is measured against (default "+sizes(c.FragmentationSizesMiB)+")", func(v string) error {
 		s, err := config.ParseSizes(v)
 		c.FragmentationSizesMiB = s
@@ -149,6 +171,9 @@ func (o options) check() error {
 	}
 	if o.UsagePolicy == "kill" && o.UsageGrace < o.PollInterval {
 		return fmt.Errorf("--usage-grace %s is shorter than --poll-interval %s: a job would be killed on the first poll that saw it over; give it at least one poll", o.UsageGrace, o.PollInterval)
+	}
+	if (o.IdlePolicy == "requeue" || o.IdlePolicy == "cancel") && o.IdleAfter < o.PollInterval {
+		return fmt.Errorf("--idle-after %s is shorter than --poll-interval %s: a job would be %sed on the first poll that saw it idle", o.IdleAfter, o.PollInterval, o.IdlePolicy)
 	}
 	if o.Once && !o.WriteGres && !o.WriteInventory {
 		return fmt.Errorf("--once writes gres.conf or the inventory and exits: add --write-gres, --write-inventory or both")

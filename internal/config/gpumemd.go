@@ -48,6 +48,19 @@ type Gpumemd struct {
 	HistoryKeepJobs    time.Duration
 
 	FragmentationSizesMiB []int64 // request sizes fragmentation is measured against
+
+	// Idle reclaim: a job that holds GPU memory here with no GPU process on it (or, with
+	// IdleUtilization, its GPUs busy less than that) for IdleAfter is counted and, by
+	// IdlePolicy, warned (warn), or warned and IdleGrace later requeued or cancelled with
+	// the reason in its AdminComment. off does not look for idle jobs at all.
+	IdlePolicy         string        // off, record, warn, requeue or cancel
+	IdleAfter          time.Duration // idle time before the policy acts
+	IdleGrace          time.Duration // from the warning to requeue or cancel
+	IdleUtilization    float64       // 0-1; 0: only jobs without a GPU process are idle
+	IdleInterval       time.Duration // how often the jobs running here are listed
+	IdleExemptQOS      []string      // QOS whose jobs are never acted on
+	IdleExemptAccounts []string      // accounts whose jobs are never acted on
+	IdleInteractive    bool          // interactive jobs (salloc, srun) may be acted on too
 }
 
 // DefaultGpumemd is what gpumemd runs with when neither file nor flag says otherwise:
@@ -73,6 +86,10 @@ func DefaultGpumemd() Gpumemd {
 		HistoryKeepSamples:    7 * 24 * time.Hour,
 		HistoryKeepJobs:       90 * 24 * time.Hour,
 		FragmentationSizesMiB: []int64{5 << 10, 10 << 10, 20 << 10, 40 << 10},
+		IdlePolicy:            "record",
+		IdleAfter:             30 * time.Minute,
+		IdleGrace:             10 * time.Minute,
+		IdleInterval:          time.Minute,
 	}
 }
 
@@ -90,7 +107,8 @@ var gpumemdSection = section[Gpumemd]{name: "gpumemd", def: DefaultGpumemd, sett
 const gpumemdKeys = "NVML, Listen, APIPublic, WebConfigFile, NodeName, PollInterval, WriteGres, GresConf, " +
 	"WriteInventory, InventoryDir, GresInterval, GresHook, GresDevPrefix, SlurmVersion, UsagePolicy, UsageGrace, UsageNotify, " +
 	"Drain, Resume, CriticalXIDs, XIDHold, DrainAfter, ResumeAfter, HealthState, Scontrol, HistoryDB, HistoryBucket, HistoryKeepSamples, " +
-	"HistoryKeepJobs, FragmentationSizes"
+	"HistoryKeepJobs, FragmentationSizes, IdlePolicy, IdleAfter, IdleGrace, IdleUtilization, IdleInterval, IdleExemptQOS, " +
+	"IdleExemptAccounts, IdleInteractive"
 
 var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 	"nvml":          func(c *Gpumemd, v string) error { return assign(&c.NVML, v, nonEmpty) },
@@ -133,6 +151,49 @@ var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 		return assign(&c.HistoryKeepJobs, v, durationIn(time.Minute, 3650*24*time.Hour))
 	},
 	"fragmentationsizes": func(c *Gpumemd, v string) error { return assign(&c.FragmentationSizesMiB, v, ParseSizes) },
+	"idlepolicy":         func(c *Gpumemd, v string) error { return assign(&c.IdlePolicy, v, ParseIdlePolicy) },
+	"idleafter":          func(c *Gpumemd, v string) error { return assign(&c.IdleAfter, v, durationIn(0, 30*24*time.Hour)) },
+	"idlegrace":          func(c *Gpumemd, v string) error { return assign(&c.IdleGrace, v, durationIn(0, 30*24*time.Hour)) },
+	"idleutilization":    func(c *Gpumemd, v string) error { return assign(&c.IdleUtilization, v, ParseRatio) },
+	"idleinterval": func(c *Gpumemd, v string) error {
+		return assign(&c.IdleInterval, v, durationIn(time.Second, time.Hour))
+	},
+	"idleexemptqos":      func(c *Gpumemd, v string) error { c.IdleExemptQOS = ParseList(v); return nil },
+	"idleexemptaccounts": func(c *Gpumemd, v string) error { c.IdleExemptAccounts = ParseList(v); return nil },
+	"idleinteractive":    func(c *Gpumemd, v string) error { return assign(&c.IdleInteractive, v, parseBool) },
+}
+
+// ParseIdlePolicy checks IdlePolicy.
+func ParseIdlePolicy(v string) (string, error) {
+	switch p := strings.ToLower(v); p {
+	case "off", "record", "warn", "requeue", "cancel":
+		return p, nil
+	}
+	return "", errors.New("want off, record, warn, requeue or cancel")
+}
+
+// ParseRatio reads a fraction from 0 to 1, or a percentage (25%).
+func ParseRatio(v string) (float64, error) {
+	s, pct := strings.CutSuffix(strings.TrimSpace(v), "%")
+	f, err := strconv.ParseFloat(s, 64)
+	if pct {
+		f /= 100
+	}
+	if err != nil || f < 0 || f > 1 {
+		return 0, errors.New("want a fraction from 0 to 1 or a percentage, e.g. 0.05 or 5%")
+	}
+	return f, nil
+}
+
+// ParseList reads a comma-separated list of names; empty gives none.
+func ParseList(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ParseUsagePolicy checks UsagePolicy.

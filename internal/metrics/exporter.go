@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -24,7 +25,9 @@ type State struct {
 	SampleErr    error
 	Snapshot     usage.Snapshot
 	Jobs         []usage.Job
-	Unattributed map[int]uint64 // GPU index -> bytes of processes of no Slurm job
+	Idle         []usage.IdleJob   // jobs holding GPU memory here that they leave idle
+	IdleActions  map[string]uint64 // idle policy action -> count since start
+	Unattributed map[int]uint64    // GPU index -> bytes of processes of no Slurm job
 	Health       health.Status
 	XIDs         map[[2]int]uint64 // (GPU, XID) -> events since start
 	Actions      map[string]uint64 // enforcement action kind -> count since start
@@ -63,6 +66,7 @@ func NewExporter() *Exporter {
 			"job":     newJobCollector(),
 			"node":    newNodeCollector(),
 			"sidecar": newSidecarCollector(),
+			"idle":    newIdleCollector(),
 		},
 		success: prometheus.NewDesc(namespace+"_scrape_collector_success",
 			"Whether a collector succeeded (1) or failed (0) in this scrape.", []string{"collector"}, nil),
@@ -116,6 +120,13 @@ func (st *State) jobsByGPU() map[int][]string {
 			out[g.GPU] = append(out[g.GPU], j.ID)
 		}
 	}
+	for _, j := range st.Idle {
+		for _, g := range j.GPUs {
+			if !slices.Contains(out[g], j.ID) {
+				out[g] = append(out[g], j.ID)
+			}
+		}
+	}
 	return out
 }
 
@@ -127,5 +138,24 @@ func (st *State) allocByGPU() map[int]uint64 {
 			alloc[g.GPU] += g.Alloc
 		}
 	}
+	// Jobs without a GPU process hold their allocation all the same.
+	for _, j := range st.Idle {
+		if st.running(j.ID) {
+			continue
+		}
+		for _, g := range j.GPUs {
+			alloc[g] += j.Alloc / uint64(len(j.GPUs))
+		}
+	}
 	return alloc
+}
+
+// running reports whether job has processes on the GPUs this poll.
+func (st *State) running(job string) bool {
+	for _, j := range st.Jobs {
+		if j.ID == job {
+			return true
+		}
+	}
+	return false
 }

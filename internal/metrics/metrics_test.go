@@ -52,7 +52,7 @@ func pollState() *State {
 	return &State{
 		Node:   "g1",
 		Polled: true,
-		Snapshot: usage.Snapshot{GPUs: []usage.GPU{
+		Snapshot: usage.Snapshot{Time: time.Unix(1090, 0), GPUs: []usage.GPU{
 			{Index: 0, UUID: "GPU-0", Name: "NVIDIA H100 80GB HBM3", Total: 80 * gib, Used: 35 * gib, Free: 45 * gib, TempC: 40, PowerW: 310.5, UtilPct: 55},
 			{Index: 1, UUID: "GPU-1", Name: "NVIDIA H100 80GB HBM3", Total: 80 * gib, Free: 80 * gib, TempC: nan, PowerW: nan, UtilPct: nan},
 			{Index: 2, UUID: "GPU-2", Name: "NVIDIA H100 80GB HBM3", Total: 80 * gib, MIG: true, Instances: []usage.Instance{{GI: 1, Total: 40 * gib}}, TempC: 30, PowerW: nan, UtilPct: nan},
@@ -61,6 +61,10 @@ func pollState() *State {
 			{ID: "41", Meta: slurmcli.Meta{User: "ana", Account: "physics", Partition: "gpu"}, Kind: usage.KindShard, Alloc: 25 * gib, Used: 28 * gib, GPUs: []usage.JobGPU{{GPU: 0, Used: 28 * gib, Alloc: 25 * gib, PIDs: []int{9}}}},
 			{ID: "42", Kind: usage.KindMIG, Alloc: 40 * gib, Used: 10 * gib, GPUs: []usage.JobGPU{{GPU: 2, Used: 10 * gib, Alloc: 40 * gib}}},
 		},
+		// Job 43 holds 8 GiB of GPU 1 with no process there, idle for 90s.
+		Idle: []usage.IdleJob{{ID: "43", Meta: slurmcli.Meta{User: "bo", Account: "bio", Partition: "gpu"}, Alloc: 8 * gib, GPUs: []int{1},
+			Since: time.Unix(1000, 0)}},
+		IdleActions:      map[string]uint64{"warn": 1},
 		Unattributed:     map[int]uint64{0: 2 * gib},
 		Health:           health.Status{Healthy: true},
 		XIDs:             map[[2]int]uint64{{1, 43}: 2},
@@ -83,10 +87,10 @@ func TestLintAndValues(t *testing.T) {
 	want := `
 # HELP gpumem_node_available_memory_bytes GPU memory of shared GPUs neither allocated to jobs nor in use.
 # TYPE gpumem_node_available_memory_bytes gauge
-gpumem_node_available_memory_bytes 1.34217728e+11
+gpumem_node_available_memory_bytes 1.25627793408e+11
 # HELP gpumem_node_fragmented_memory_bytes Available GPU memory that no configured request size can use, summed over shared GPUs.
 # TYPE gpumem_node_fragmented_memory_bytes gauge
-gpumem_node_fragmented_memory_bytes 5.36870912e+09
+gpumem_node_fragmented_memory_bytes 7.516192768e+09
 # HELP gpumem_job_over_allocation 1 when the job holds more GPU memory than it was allocated.
 # TYPE gpumem_job_over_allocation gauge
 gpumem_job_over_allocation{account="physics",jobid="41",partition="gpu",user="ana"} 1
@@ -94,12 +98,19 @@ gpumem_job_over_allocation{account="",jobid="42",partition="",user=""} 0
 # HELP gpumem_sidecar_unknown_allocation_jobs_total Jobs since start that Slurm runs on this node but whose allocation could not be read from Slurm; they are measured and never acted on.
 # TYPE gpumem_sidecar_unknown_allocation_jobs_total counter
 gpumem_sidecar_unknown_allocation_jobs_total 2
+# HELP gpumem_job_idle_seconds How long the job has held GPU memory on this node with no GPU process (or under the utilisation threshold); exempt says why no policy acts on it (empty when one may).
+# TYPE gpumem_job_idle_seconds gauge
+gpumem_job_idle_seconds{account="bio",exempt="",jobid="43",partition="gpu",user="bo"} 90
+# HELP gpumem_node_idle_memory_bytes GPU memory Slurm allocated to jobs that leave it idle.
+# TYPE gpumem_node_idle_memory_bytes gauge
+gpumem_node_idle_memory_bytes 8.589934592e+09
 `
 	// GPU 0: 80 - max(25 allocated, 35 used) = 45 GiB, of which 5 GiB no 10 or 20 GiB
-	// request can use; GPU 1: 80 GiB; MIG GPU 2 left out.
+	// request can use; GPU 1: 80 - 8 held by idle job 43 = 72 GiB, 2 of them unusable;
+	// MIG GPU 2 left out.
 	if err := testutil.CollectAndCompare(e, strings.NewReader(want),
 		"gpumem_node_available_memory_bytes", "gpumem_node_fragmented_memory_bytes", "gpumem_job_over_allocation",
-		"gpumem_sidecar_unknown_allocation_jobs_total"); err != nil {
+		"gpumem_sidecar_unknown_allocation_jobs_total", "gpumem_job_idle_seconds", "gpumem_node_idle_memory_bytes"); err != nil {
 		t.Fatal(err)
 	}
 	if n := testutil.CollectAndCount(e, "gpumem_gpu_temperature_celsius"); n != 2 {
@@ -114,6 +125,7 @@ func TestFailedPollMarksCollectorsFailed(t *testing.T) {
 # HELP gpumem_scrape_collector_success Whether a collector succeeded (1) or failed (0) in this scrape.
 # TYPE gpumem_scrape_collector_success gauge
 gpumem_scrape_collector_success{collector="gpu"} 0
+gpumem_scrape_collector_success{collector="idle"} 0
 gpumem_scrape_collector_success{collector="job"} 1
 gpumem_scrape_collector_success{collector="node"} 0
 gpumem_scrape_collector_success{collector="sidecar"} 1
@@ -139,10 +151,11 @@ func TestScrapeOverHTTPPassesPromtool(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	// dcgm-exporter's labels; GPU 1 serves no job, GPU 2 job 42 through a MIG instance.
+	// dcgm-exporter's labels; GPU 1 serves idle job 43, GPU 2 job 42 through a MIG instance.
 	for _, want := range []string{
 		`gpumem_gpu_memory_used_bytes{Hostname="g1",UUID="GPU-0",gpu="0",hpc_job="41",modelName="NVIDIA H100 80GB HBM3"} 3.758096384e+10`,
-		`gpumem_gpu_memory_used_bytes{Hostname="g1",UUID="GPU-1",gpu="1",hpc_job="",modelName="NVIDIA H100 80GB HBM3"} 0`,
+		`gpumem_gpu_memory_used_bytes{Hostname="g1",UUID="GPU-1",gpu="1",hpc_job="43",modelName="NVIDIA H100 80GB HBM3"} 0`,
+		`gpumem_gpu_memory_allocated_bytes{Hostname="g1",UUID="GPU-1",gpu="1",hpc_job="43",modelName="NVIDIA H100 80GB HBM3"} 8.589934592e+09`,
 		`gpumem_gpu_memory_allocated_bytes{Hostname="g1",UUID="GPU-2",gpu="2",hpc_job="42",modelName="NVIDIA H100 80GB HBM3"} 4.294967296e+10`,
 		`gpumem_gpu_xid_errors_total{Hostname="g1",gpu="1",xid="43"} 2`,
 	} {

@@ -30,6 +30,7 @@ type Job struct {
 type Slurm struct {
 	Dir              string
 	Scontrol, Squeue string
+	Scancel          string // logs its calls as "scancel ARGS"
 	t                testing.TB
 }
 
@@ -45,6 +46,8 @@ func New(t testing.TB, text bool) *Slurm {
 	s.file("node.state", "IDLE")
 	write(t, s.Scontrol, fmt.Sprintf(scontrolScript, dir), 0o755)
 	write(t, s.Squeue, fmt.Sprintf(squeueScript, dir), 0o755)
+	s.Scancel = filepath.Join(dir, "scancel")
+	write(t, s.Scancel, fmt.Sprintf("#!/bin/sh\nprintf 'scancel %%s\\n' \"$*\" >> %s/calls.log\n", dir), 0o755)
 	s.SetJobs()
 	return s
 }
@@ -57,7 +60,7 @@ case "$1" in
 listpids) [ -f $D/listpids.fail ] && { echo "slurm_load_job error" >&2; exit 1; }
 	echo "PID      JOBID    STEPID   LOCALID GLOBALID"
 	if [ "$2" = "*" ]; then cat $D/listpids; else grep " $2 " $D/listpids; fi; exit 0 ;;
-notify) exit 0 ;;
+notify|requeue) exit 0 ;;
 update) case "$3" in
 	state=drain) printf '%%s' "${4#reason=}" > $D/node.reason; printf '%%s+DRAIN' "$(cat $D/node.base 2>/dev/null || echo IDLE)" > $D/node.state ;;
 	state=resume) rm -f $D/node.reason; cat $D/node.base 2>/dev/null > $D/node.state || echo IDLE > $D/node.state ;;
