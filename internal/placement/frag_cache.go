@@ -16,12 +16,13 @@ type fragCache struct {
 	views  []nodeView
 	frags  []float64 // by view id
 
-	withMem  bool    // views hold memory left: some shape needs memory
-	nodeView []int32 // by node: its current view id
-	seenCPU  []int64 // by node: UsedCPU when its view was taken
-	seenMem  []int64 // by node: UsedMem when its view was taken
-	seenDev  []int64 // all devices' Used, node after node
-	devAt    []int   // by node: offset of its devices in seenDev
+	log      *changeLog // the state's log when the views were taken: another means start over
+	withMem  bool       // views hold memory left: some shape needs memory
+	nodeView []int32    // by node: its current view id
+	seenCPU  []int64    // by node: UsedCPU when its view was taken
+	seenMem  []int64    // by node: UsedMem when its view was taken
+	seenDev  []int64    // all devices' Used, node after node
+	devAt    []int      // by node: offset of its devices in seenDev
 
 	demands map[string]int32 // demand key -> demand id
 	trials  map[[2]int32]trial
@@ -73,9 +74,10 @@ func (c *fragCache) intern(v nodeView) int32 {
 	return id
 }
 
-// sync starts over when s is not the cluster the views were taken of.
+// sync starts over when s is not the cluster the views were taken of: another state, or
+// one reindexed after its nodes were edited.
 func (c *fragCache) sync(s *State) {
-	if len(c.nodeView) != len(s.Nodes) {
+	if c.log != s.currentLog() || len(c.nodeView) != len(s.Nodes) {
 		c.rebuild(s)
 		return
 	}
@@ -102,7 +104,7 @@ func (c *fragCache) refresh(s *State, n int) {
 }
 
 func (c *fragCache) rebuild(s *State) {
-	c.byNode = nil
+	c.byNode, c.log = nil, s.currentLog()
 	if m := milliPerUnit(s); m != c.toMilli {
 		c.toMilli, c.trials = m, map[[2]int32]trial{} // memoised scores used the old scale
 	}

@@ -9,16 +9,24 @@ type useOrder struct {
 	first []int // by node: 1, 2, ... in order of first use; 0 = not seen in use yet
 	uses  int
 	last  int // node of the last choice, -1 before any
+	// numbered lists the nodes given a number since the candidates' index last read it:
+	// their place in the ranking changed.
+	numbered []int
 }
 
 // begin readies the order for a call on s, numbering the node chosen last time first:
 // it was put in use before any node this call may come across.
 func (u *useOrder) begin(s *State) {
-	if len(u.first) != len(s.Nodes) {
-		u.first, u.uses, u.last = make([]int, len(s.Nodes)), 0, -1
-	}
+	u.size(s)
 	if u.last >= 0 {
 		u.of(s, u.last)
+	}
+}
+
+// size starts the order over when s has another number of nodes than it was made for.
+func (u *useOrder) size(s *State) {
+	if len(u.first) != len(s.Nodes) {
+		u.first, u.uses, u.last, u.numbered = make([]int, len(s.Nodes)), 0, -1, nil
 	}
 }
 
@@ -27,6 +35,7 @@ func (u *useOrder) of(s *State, n int) int {
 	if u.first[n] == 0 && s.Nodes[n].UsedCPU > 0 {
 		u.uses++
 		u.first[n] = u.uses
+		u.numbered = append(u.numbered, n)
 	}
 	return u.first[n]
 }

@@ -66,6 +66,7 @@ func (s *State) Reindex() {
 		}
 	}
 	s.idx = x
+	s.log = &changeLog{} // Nodes may have changed in ways no log entry says
 }
 
 // shapeKey names what a node has, not what is allocated on it.
@@ -78,8 +79,10 @@ func shapeKey(nd *Node) string {
 	return b.String()
 }
 
-// touch refreshes node n's path to its group's root after its allocation changed.
+// touch refreshes node n's path to its group's root after its allocation changed, and
+// logs the change.
 func (s *State) touch(n int) {
+	s.logChange(n)
 	if s.idx == nil || s.idx.n != len(s.Nodes) {
 		return // built lazily, from the then current state
 	}

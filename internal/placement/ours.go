@@ -27,6 +27,8 @@ type Ours struct {
 	cache *fragCache
 	order useOrder
 	rank  []uint64 // by node: its place among idle nodes (hash of its name)
+	cands candidates
+	scan  bool // look at every node on every call: the reference the index is tested against
 }
 
 // NewOurs makes the policy for a target workload's shapes (TargetShapes, best with
@@ -46,11 +48,44 @@ func newOurs(shapes []Shape, step float64) *Ours {
 
 func (*Ours) Name() string { return OursName }
 
+// Place takes the best node from the candidates' index (see candidates) when it can, else
+// scores every node that admits d. Both give the same node.
 func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 	o.order.begin(s)
 	if len(o.rank) != len(s.Nodes) {
 		o.rank = nameRanks(s)
 	}
+	bestN, indexed := -1, false
+	if o.scan {
+		o.order.numbered = o.order.numbered[:0] // no index reads them
+	} else {
+		bestN, indexed = o.cands.best(o, s, d)
+	}
+	if !indexed {
+		bestN = o.scanAll(s, d)
+	}
+	if bestN < 0 {
+		return Choice{}, false
+	}
+	o.order.last = bestN
+	c := o.cache
+	return c.choice(s, bestN, d, c.trial(c.nodeView[bestN], c.demandID(d), d))
+}
+
+// Prepare builds the candidates' index for each of ds on s ahead of time, so that the
+// first Place of such a demand costs no pass over the cluster either.
+func (o *Ours) Prepare(s *State, ds []Demand) {
+	o.order.size(s)
+	if len(o.rank) != len(s.Nodes) {
+		o.rank = nameRanks(s)
+	}
+	for i := range ds {
+		o.cands.prepare(o, s, &ds[i])
+	}
+}
+
+// scanAll scores every node that admits d and returns the best, or -1.
+func (o *Ours) scanAll(s *State, d *Demand) int {
 	share := d.kinds()&Shard != 0 && d.GPUs == 1
 	best, bestN, bestOrder := trial{}, -1, 0
 	var bestIdle int64
@@ -68,11 +103,7 @@ func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 			best, bestN, bestOrder, bestIdle = t, n, order, idle
 		}
 	})
-	if bestN < 0 {
-		return Choice{}, false
-	}
-	o.order.last = bestN
-	return o.cache.choice(s, bestN, d, best)
+	return bestN
 }
 
 // before reports whether node a wins a tie against node b: in use before idle, then

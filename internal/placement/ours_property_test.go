@@ -100,19 +100,33 @@ func TestOursIsDeterministic(t *testing.T) {
 	}
 }
 
-// TestFragCacheFollowsOutsideChanges: the cache must notice state it did not see change,
-// such as a release by the caller, instead of scoring a stale view.
+// TestFragCacheFollowsOutsideChanges: the policy must notice state it did not change,
+// such as a release and a commit by the caller, or nodes edited and then reindexed,
+// instead of scoring a stale view.
 func TestFragCacheFollowsOutsideChanges(t *testing.T) {
 	shapes := []Shape{{CPU: 1000, GPUs: 1, Units: 1000, Freq: 1}}
-	p := NewOurs(shapes)
-	s := twoNodes()
 	d := Demand{CPU: 1000, Mem: 10, GPUs: 1, Units: 500, Kinds: Shard}
-	if c, _ := p.Place(s, &d); c.Node != 0 {
-		t.Fatalf("first choice node %d, want 0", c.Node)
-	}
-	// Node 0's GPU frees up and node 1's becomes half used: the better place moves.
-	s.Nodes[0].Devices[0].Used, s.Nodes[1].Devices[0].Used = 0, 500
-	if c, _ := p.Place(s, &d); c.Node != 1 {
-		t.Fatalf("after the change node %d, want 1", c.Node)
+	for _, how := range []string{"release and commit", "edit and reindex"} {
+		p := NewOurs(shapes)
+		s := twoNodes()
+		if c, _ := p.Place(s, &d); c.Node != 0 {
+			t.Fatalf("%s: first choice node %d, want 0", how, c.Node)
+		}
+		// Node 0's GPU frees up and node 1's becomes half used: the better place moves.
+		half := Demand{GPUs: 1, Units: 500, Kinds: Shard}
+		if how == "release and commit" {
+			if err := s.Release(Choice{Node: 0, Kind: Shard, Devices: []int{0}}, &half); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Commit(Choice{Node: 1, Kind: Shard, Devices: []int{0}}, &half); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			s.Nodes[0].Devices[0].Used, s.Nodes[1].Devices[0].Used = 0, 500
+			s.Reindex()
+		}
+		if c, _ := p.Place(s, &d); c.Node != 1 {
+			t.Fatalf("%s: after the change node %d, want 1", how, c.Node)
+		}
 	}
 }

@@ -85,11 +85,12 @@ type Policy interface {
 type State struct {
 	Nodes []Node
 	idx   *index
+	log   *changeLog // nodes changed through Commit and Release, for policies that follow
 }
 
 // NewState copies nodes into a fresh state.
 func NewState(nodes []Node) *State {
-	s := &State{Nodes: make([]Node, len(nodes))}
+	s := &State{Nodes: make([]Node, len(nodes)), log: &changeLog{}}
 	for i, n := range nodes {
 		n.Pools = append([]string(nil), n.Pools...)
 		n.Devices = append([]Device(nil), n.Devices...)
