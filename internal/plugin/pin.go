@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,8 +54,11 @@ type nodeAt struct {
 	dev map[int]int
 }
 
-// newPinBase builds the placement state for pinning, or says why there is none.
-func newPinBase(cfg config.Config, core Core, inv *inventory.Cluster, snap *steer.Snapshot, types map[string]map[string]bool) (*pinBase, error) {
+// newPinBase builds the placement state for pinning, or says why there is none. A policy
+// that keeps an index per demand (placement.Ours) gets it built here, off the submit
+// path, for the target sizes in the default partitions and for the demands asked lately
+// (asked), so that no job pays for a pass over the cluster.
+func newPinBase(cfg config.Config, core Core, inv *inventory.Cluster, snap *steer.Snapshot, types map[string]map[string]bool, defParts []string, asked []placement.Demand) (*pinBase, error) {
 	sizes := cfg.TargetSizesMiB
 	if len(sizes) == 0 {
 		sizes = admit.DefaultTargetSizesMiB
@@ -79,6 +83,15 @@ func newPinBase(cfg config.Config, core Core, inv *inventory.Cluster, snap *stee
 		_ = cl.Take(u.Node, u.GPU, u.Shards) // a GPU gone from the inventory holds no job we could place
 	}
 	cl.State.Reindex()
+	if p, ok := policy.(interface {
+		Prepare(*placement.State, []placement.Demand)
+	}); ok {
+		ds := append([]placement.Demand(nil), asked...)
+		for _, u := range target {
+			ds = append(ds, pinDemand(u, defParts))
+		}
+		p.Prepare(cl.State, ds)
+	}
 	b := &pinBase{gen: pinGen.Add(1), snap: snap, work: cl, policy: policy, types: types, maxAge: cfg.UsageMaxAge,
 		where: map[string]nodeAt{}, use: newUsage(core)}
 	for _, u := range snap.GPUs {
@@ -117,13 +130,42 @@ func pinPolicy(name string, sizes []int64) (placement.Policy, error) {
 	return placement.ByName(name, 1, shapes...)
 }
 
+// pinDemand is the placement demand of a job of shards that may use the partitions
+// parts (empty: any).
+func pinDemand(shards int64, parts []string) placement.Demand {
+	return placement.Demand{GPUs: 1, Units: shards, Kinds: placement.Shard, Pools: parts}
+}
+
 // pinner holds the pins made since the adopted base's snapshot, and the base itself.
 // Pinning takes mu to write; an admission that reads the usage view takes it to read, so
 // alike jobs are admitted in parallel and never see a pin half made.
 type pinner struct {
-	mu   sync.RWMutex
-	base *pinBase
-	pins []pin
+	mu    sync.RWMutex
+	base  *pinBase
+	pins  []pin
+	asked []placement.Demand // the demands pinned lately, distinct, oldest first
+}
+
+// maxAsked is how many recent demands the loader indexes ahead for the next base.
+const maxAsked = 32
+
+// recent returns the demands pinned lately, for the loader.
+func (pn *pinner) recent() []placement.Demand {
+	pn.mu.RLock()
+	defer pn.mu.RUnlock()
+	return slices.Clone(pn.asked)
+}
+
+// ask notes d as the latest demand pinned. mu is held for writing.
+func (pn *pinner) ask(d placement.Demand) {
+	i := slices.IndexFunc(pn.asked, func(e placement.Demand) bool { return e.Units == d.Units && slices.Equal(e.Pools, d.Pools) })
+	switch {
+	case i >= 0:
+		pn.asked = slices.Delete(pn.asked, i, i+1)
+	case len(pn.asked) >= maxAsked:
+		pn.asked = slices.Delete(pn.asked, 0, 1)
+	}
+	pn.asked = append(pn.asked, pinDemand(d.Units, slices.Clone(d.Pools)))
 }
 
 type pin struct {
@@ -245,7 +287,8 @@ func (pn *pinner) choose(st *state, shards int64, parts []string, now time.Time)
 	pn.adopt(b)
 	b = pn.base // st's, or a later one
 	s := b.work.State
-	d := placement.Demand{GPUs: 1, Units: shards, Kinds: placement.Shard, Pools: parts}
+	d := pinDemand(shards, parts)
+	pn.ask(d)
 	c, ok := b.policy.Place(s, &d)
 	if !ok || len(c.Devices) != 1 {
 		return "", "", fmt.Errorf("%d shards fit on no GPU now", shards)

@@ -227,7 +227,7 @@ func (p *Plugin) load(full bool) {
 	if confChanged || invChanged || slurmChanged || usageChanged {
 		s.pin, s.pinErr = nil, nil
 		if p.pinning(cfg) {
-			s.pin, s.pinErr = newPinBase(cfg, s.core, s.cluster, s.usage, s.types)
+			s.pin, s.pinErr = newPinBase(cfg, s.core, s.cluster, s.usage, s.types, s.defParts, p.pins.recent())
 			if s.pinErr != nil && (confChanged || first) {
 				p.log.errorf("%v; shard jobs are not pinned", s.pinErr)
 			}
