@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gpumem/gpumem/internal/history/api"
 )
@@ -60,15 +61,20 @@ bucket). Nodes are given as gpumemd URLs; with TLS or basic auth (the node's
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringSliceVar(&f.urls, "url", []string{"http://localhost:9402"}, "gpumemd base URL(s), e.g. https://gpu01:9402 (repeat or comma-separate for several nodes)")
-	fs.DurationVar(&f.since, "since", 24*time.Hour, "list jobs seen within this long")
-	fs.IntVar(&f.limit, "limit", 100, "at most this many jobs per node (1-10000)")
+	f.addFlags(fs, 24*time.Hour, 100)
 	fs.BoolVar(&f.asJSON, "json", false, "print the API's JSON instead of a table")
+	return cmd
+}
+
+// addFlags adds the flags that reach the nodes' gpumemd and bound what is read.
+func (f *jobsFlags) addFlags(fs *pflag.FlagSet, since time.Duration, limit int) {
+	fs.StringSliceVar(&f.urls, "url", []string{"http://localhost:9402"}, "gpumemd base URL(s), e.g. https://gpu01:9402 (repeat or comma-separate for several nodes)")
+	fs.DurationVar(&f.since, "since", since, "jobs seen within this long")
+	fs.IntVar(&f.limit, "limit", limit, "at most this many jobs per node (1-10000)")
 	fs.StringVar(&f.user, "user", "", "basic auth user")
 	fs.StringVar(&f.passwordFile, "password-file", "", "file holding the basic auth password")
 	fs.StringVar(&f.caFile, "ca-file", "", "CA certificate (PEM) that signed the nodes' TLS certificates")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on the nodes after this long")
-	return cmd
 }
 
 func (f jobsFlags) clients() ([]api.Client, error) {

@@ -19,7 +19,7 @@ type (
 // ErrNoJob is returned for a job the history does not hold.
 var ErrNoJob = errors.New("no such job in this node's history")
 
-const jobCols = `job_id, kind, alloc_bytes, peak_bytes, sum_bytes, samples, gpus, start_unix, end_unix, running`
+const jobCols = `job_id, kind, alloc_bytes, peak_bytes, sum_bytes, samples, gpus, start_unix, end_unix, running, user, account, partition, name`
 
 // Jobs lists jobs seen since sinceUnix, most recent first, at most limit.
 func (s *Store) Jobs(sinceUnix int64, limit int) ([]Job, error) {
@@ -71,7 +71,7 @@ func scanJob(r scanner) (Job, error) {
 	var sum float64
 	var n int64
 	var gpus string
-	if err := r.Scan(&j.ID, &j.Kind, &j.AllocBytes, &j.PeakBytes, &sum, &n, &gpus, &j.Start, &j.End, &j.Running); err != nil {
+	if err := r.Scan(&j.ID, &j.Kind, &j.AllocBytes, &j.PeakBytes, &sum, &n, &gpus, &j.Start, &j.End, &j.Running, &j.User, &j.Account, &j.Partition, &j.Name); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return Job{}, err
 		}

@@ -29,12 +29,15 @@ func (s *Store) Record(now time.Time, jobs []usage.Job) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(`INSERT INTO jobs(job_id, kind, alloc_bytes, peak_bytes, sum_bytes, samples, gpus, start_unix, end_unix, running)
-			VALUES(?, ?, ?, ?, ?, 1, ?, ?, ?, 1)
+		m := j.Meta
+		if _, err := tx.Exec(`INSERT INTO jobs(job_id, kind, alloc_bytes, peak_bytes, sum_bytes, samples, gpus, start_unix, end_unix, running,
+				user, account, partition, name)
+			VALUES(?, ?, ?, ?, ?, 1, ?, ?, ?, 1, ?, ?, ?, ?)
 			ON CONFLICT(job_id) DO UPDATE SET kind = excluded.kind, alloc_bytes = excluded.alloc_bytes,
 				peak_bytes = max(peak_bytes, excluded.peak_bytes), sum_bytes = sum_bytes + excluded.sum_bytes,
-				samples = samples + 1, gpus = excluded.gpus, end_unix = excluded.end_unix, running = 1`,
-			j.ID, j.Kind, int64(j.Alloc), int64(j.Used), float64(j.Used), gpus, t, t); err != nil {
+				samples = samples + 1, gpus = excluded.gpus, end_unix = excluded.end_unix, running = 1,
+				user = excluded.user, account = excluded.account, partition = excluded.partition, name = excluded.name`,
+			j.ID, j.Kind, int64(j.Alloc), int64(j.Used), float64(j.Used), gpus, t, t, m.User, m.Account, m.Partition, m.Name); err != nil {
 			return fmt.Errorf("history: job %s: %w", j.ID, err)
 		}
 		if _, err := tx.Exec(`INSERT INTO samples(job_id, t_unix, used_bytes) VALUES(?, ?, ?)

@@ -86,6 +86,10 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
+	if err := addLabels(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
 	// The API reads through connections of its own, opened read-only: in WAL mode they
 	// never wait for the writer nor make it wait, and cannot change the file.
 	r := url.Values{}
@@ -132,4 +136,34 @@ func (s *Store) IntegrityCheck() (string, error) {
 	var r string
 	err := s.db.QueryRow("PRAGMA integrity_check").Scan(&r)
 	return r, err
+}
+
+// labelCols are the jobs table's columns from Slurm's record of the job (its user,
+// account, partition and name), added after the first release: a database written
+// before them gets them, empty for the jobs it already holds.
+var labelCols = []string{"user", "account", "partition", "name"}
+
+func addLabels(db *sql.DB) error {
+	rows, err := db.Query(`SELECT name FROM pragma_table_info('jobs')`)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			rows.Close()
+			return err
+		}
+		have[c] = true
+	}
+	rows.Close()
+	for _, c := range labelCols {
+		if !have[c] {
+			if _, err := db.Exec(`ALTER TABLE jobs ADD COLUMN ` + c + ` TEXT NOT NULL DEFAULT ''`); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/history/api"
+	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/usage"
 )
 
@@ -186,4 +188,41 @@ func TestPrivateFilesAndReadOnlyAPI(t *testing.T) {
 		t.Error("an API read waited for the poll's open transaction")
 	}
 	tx.Rollback()
+}
+
+// TestLabelsAndOlderDatabase: Slurm's user, account, partition and job name are kept
+// with each job, and a database written before those columns gains them on open.
+func TestLabelsAndOlderDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	old, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(`CREATE TABLE jobs (job_id TEXT PRIMARY KEY, kind TEXT NOT NULL, alloc_bytes INTEGER NOT NULL,
+		peak_bytes INTEGER NOT NULL, sum_bytes REAL NOT NULL, samples INTEGER NOT NULL, gpus TEXT NOT NULL,
+		start_unix INTEGER NOT NULL, end_unix INTEGER NOT NULL, running INTEGER NOT NULL);
+		INSERT INTO jobs VALUES ('5', 'shard', 1, 1, 1, 1, '0', 1, 2, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	j := job("6", 0, 3*gib)
+	j.Meta = slurmcli.Meta{User: "ana", Account: "physics", Partition: "gpu", Name: "train"}
+	if err := s.Record(time.Unix(100, 0), []usage.Job{j}); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := s.Jobs(0, 10)
+	if err != nil || len(jobs) != 2 {
+		t.Fatalf("%+v %v", jobs, err)
+	}
+	if got := jobs[0]; got.ID != "6" || got.User != "ana" || got.Account != "physics" || got.Partition != "gpu" || got.Name != "train" {
+		t.Errorf("job 6: %+v", got)
+	}
+	if got := jobs[1]; got.ID != "5" || got.User != "" {
+		t.Errorf("job 5 from the older database: %+v", got)
+	}
 }

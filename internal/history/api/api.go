@@ -25,6 +25,12 @@ type Job struct {
 	Start      int64   `json:"start_unix"`
 	End        int64   `json:"end_unix"` // last poll that saw the job
 	Running    bool    `json:"running"`
+	// From Slurm's record of the job; empty where it could not be read (and in
+	// history written before these fields). Name is the user's free text.
+	User      string `json:"user,omitempty"`
+	Account   string `json:"account,omitempty"`
+	Partition string `json:"partition,omitempty"`
+	Name      string `json:"name,omitempty"`
 }
 
 // Sample is a job's highest use within one bucket.

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpumem/gpumem/internal/advise"
+	"github.com/gpumem/gpumem/internal/history/api"
+	"github.com/gpumem/gpumem/internal/shard"
+)
+
+func init() { subcommands = append(subcommands, newAdviseCmd) }
+
+func newAdviseCmd() *cobra.Command {
+	var f jobsFlags
+	var o advise.Options
+	var output string
+	var running bool
+	cmd := &cobra.Command{
+		Use:   "advise",
+		Short: "Right-size gpu:mem requests from every node's job history: asked vs peak, the size that holds p95, GiB-hours over-asked",
+		Long: `Reads the job history of every node's gpumemd (--url, one per node), counts each job
+once however many nodes it ran on, and for each user, account or job name (--by)
+prints what its jobs asked per GPU (median), their peak per GPU (median, --percentile,
+maximum), the gpu:mem size that would have held --percentile of them (whole shard
+units), and the GiB-hours the asking beyond the peak held from other jobs. Only shard
+jobs count: a whole GPU or MIG instance is the device's size whatever was asked. Jobs
+still running are left out unless --running. Groups are sorted by GiB-hours over-asked.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "table" && output != "json" {
+				return fmt.Errorf("-o %q: want table or json", output)
+			}
+			clients, err := f.clients()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+			defer cancel()
+			jobs, err := collectHistory(ctx, clients, time.Now().Add(-f.since).Unix(), f.limit, running)
+			if err != nil {
+				return err
+			}
+			rows, err := advise.Advise(jobs, o)
+			if err != nil {
+				return err
+			}
+			return printAdvice(cmd.OutOrStdout(), rows, o, output)
+		},
+	}
+	fs := cmd.Flags()
+	f.addFlags(fs, 7*24*time.Hour, 10000)
+	fs.StringVar(&o.By, "by", "user", "group jobs by user, account or name (the job name)")
+	fs.Float64Var(&o.Percentile, "percentile", 95, "the share of a group's jobs (by peak) the advised size must hold")
+	fs.IntVar(&o.MinJobs, "min-jobs", 3, "groups with fewer jobs get no advised size")
+	fs.Int64Var(&o.UnitMiB, "shard-unit-mib", shard.DefaultUnitMiB, "sizes are advised in whole units of this, as gpumem.conf ShardUnit")
+	fs.BoolVar(&running, "running", false, "count jobs still running too")
+	fs.StringVarP(&output, "output", "o", "table", "table or json")
+	return cmd
+}
+
+// collectHistory reads every node's jobs; a node that does not answer fails the whole
+// advice rather than silently leaving its jobs out.
+func collectHistory(ctx context.Context, clients []api.Client, since int64, limit int, running bool) ([]advise.NodeJob, error) {
+	var out []advise.NodeJob
+	for _, c := range clients {
+		l, err := c.Jobs(ctx, since, limit)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range l.Jobs {
+			if running || !j.Running {
+				out = append(out, advise.NodeJob{Node: jobHost(c.Base), Job: j})
+			}
+		}
+	}
+	return out, nil
+}
+
+func printAdvice(w io.Writer, rows []advise.Row, o advise.Options, output string) error {
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			By         string       `json:"by"`
+			Percentile float64      `json:"percentile"`
+			Rows       []advise.Row `json:"groups"`
+		}{o.By, o.Percentile, append([]advise.Row{}, rows...)})
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\tJOBS\tASKED\tPEAK p50\tPEAK p%g\tPEAK MAX\tADVISED\tOVER-ASKED GiB·h\n", map[string]string{"user": "USER", "account": "ACCOUNT", "name": "JOB NAME"}[o.By], o.Percentile)
+	for _, r := range rows {
+		adv := "-"
+		if r.Advised != "" {
+			adv = "gpu:mem:" + r.Advised
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.1f\n", r.Group, r.Jobs, jobGiB(float64(r.AskedBytes)), jobGiB(float64(r.PeakP50Bytes)),
+			jobGiB(float64(r.PeakPctBytes)), jobGiB(float64(r.PeakMaxBytes)), adv, r.OverGiBHours)
+	}
+	return tw.Flush()
+}
