@@ -51,6 +51,10 @@ for f in LICENSE NOTICE THIRD_PARTY_NOTICES.md CHANGELOG.md SECURITY.md packagin
 	install -D -m 0644 "$top/$f" "$doc/$(basename "$f")"
 done
 install -d -m 0755 "$root/var/lib/gpumem"
+# Prometheus rules, their unit tests, a scrape example and the Grafana dashboard.
+for f in gpumem-rules.yml gpumem-rules.test.yml prometheus.yml gpumem-dashboard.json; do
+	install -D -m 0644 "$here/monitoring/$f" "$root/usr/share/gpumem/monitoring/$f"
+done
 
 mkdir -p "$root/DEBIAN"
 size=$(du -sk "$root" | cut -f1)

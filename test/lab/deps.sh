@@ -11,6 +11,7 @@ PKGS=(
 	debootstrap                                        # the 24.11 (trixie) chroot lab
 	gcc libc6-dev make pkg-config                      # cgo plugins and the submit benchmark
 	procps iproute2 ca-certificates
+	prometheus # promtool for the rules' unit tests; the lab's own Prometheus
 )
 
 missing=()
@@ -35,5 +36,14 @@ apt-get "${apt_opts[@]}" install --no-install-recommends "${missing[@]}" >/dev/n
 # runs its own, so stop the packaged services where systemd is present.
 if [ -d /run/systemd/system ]; then
 	systemctl disable --now slurmctld slurmd >/dev/null 2>&1 || true
+fi
+# The same for a Prometheus this run installed (never one the machine already had):
+# the lab starts its own, on its own port and data directory.
+if [[ " ${missing[*]} " == *" prometheus "* ]]; then
+	if [ -d /run/systemd/system ]; then
+		systemctl disable --now prometheus >/dev/null 2>&1 || true
+	elif [ -x /etc/init.d/prometheus ]; then
+		/etc/init.d/prometheus stop >/dev/null 2>&1 || true
+	fi
 fi
 echo "deps: done"
