@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpumem/gpumem/internal/config"
+	"github.com/gpumem/gpumem/internal/policy"
+)
+
+func init() { subcommands = append(subcommands, newPolicyCmd) }
+
+type policyFlags struct {
+	src        nodeSource
+	shardUnit  string
+	shardTypes string
+	quotas     []string
+	print      string
+}
+
+func newPolicyCmd() *cobra.Command {
+	var f policyFlags
+	cmd := &cobra.Command{
+		Use:   "policy",
+		Short: "Print the Slurm accounting lines that make GPU memory (GiB) a quota, a bill and a report unit",
+		Long: `Print, from the GPU inventory, the slurm.conf and sacctmgr lines that make Slurm's
+billing TRES count GiB of GPU memory: AccountingStorageTRES with gres/shard, every MIG
+profile and every whole-GPU type; TRESBillingWeights giving each its GiB (a shard its
+unit, a MIG instance the size its profile is named for, a whole GPU all its shards); and,
+for each --quota, the sacctmgr command that caps billing, so a quota in GiB holds for
+slices, MIG instances and whole GPUs alike. See docs/policy.md.
+
+--print tres or --print weights prints only that value, for scripts.`,
+		Example: `  gpumemctl policy --inventory /etc/slurm/gpumem.d --quota account:teama=160g --quota qos:normal=80g
+  gpumemctl policy --inventory /etc/slurm/gpumem.d --print weights`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
+	}
+	f.src.addFlags(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&f.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for, as gpumem.conf's ShardUnit")
+	fs.StringVar(&f.shardTypes, "shard-types", "none", "gpumem.conf's ShardTypes: none or per-gpu (whole GPUs then carry per-GPU types)")
+	fs.StringArrayVar(&f.quotas, "quota", nil, "a GPU-memory quota: account:NAME=SIZE, user:NAME@ACCOUNT=SIZE or qos:NAME=SIZE (per user); repeatable")
+	fs.StringVar(&f.print, "print", "all", "all, tres (AccountingStorageTRES's value) or weights (TRESBillingWeights's value)")
+	return cmd
+}
+
+// options reads --shard-unit and --shard-types.
+func (f *policyFlags) options() (policy.Options, error) {
+	unit, err := config.ParseMiB(f.shardUnit)
+	if err != nil {
+		return policy.Options{}, fmt.Errorf("--shard-unit: %w", err)
+	}
+	opt := policy.Options{ShardUnitMiB: unit}
+	switch f.shardTypes {
+	case "none":
+	case "per-gpu":
+		opt.ShardTypes = true
+	default:
+		return opt, fmt.Errorf("--shard-types %q: want none or per-gpu", f.shardTypes)
+	}
+	return opt, nil
+}
+
+func (f *policyFlags) run(cmd *cobra.Command) error {
+	opt, err := f.options()
+	if err != nil {
+		return err
+	}
+	var quotas []policy.Quota
+	for _, s := range f.quotas {
+		q, err := policy.ParseQuota(s, parseGiB)
+		if err != nil {
+			return err
+		}
+		quotas = append(quotas, q)
+	}
+	c, err := f.src.load(cmd)
+	if err != nil {
+		return err
+	}
+	eq, err := policy.Equivalents(c, opt)
+	if err != nil {
+		return err
+	}
+	if len(eq) == 0 {
+		return fmt.Errorf("the inventory has no GPUs: nothing to weigh")
+	}
+	w := cmd.OutOrStdout()
+	switch f.print {
+	case "tres":
+		fmt.Fprintln(w, policy.AccountingTRES(eq))
+	case "weights":
+		fmt.Fprintln(w, policy.BillingWeights(eq))
+	case "all":
+		writePolicy(w, eq, quotas)
+	default:
+		return fmt.Errorf("--print %q: want all, tres or weights", f.print)
+	}
+	return nil
+}
+
+// parseGiB reads a quota size with its unit (60g, 1t, 512GiB) as whole GiB.
+func parseGiB(s string) (int64, error) {
+	if strings.Trim(s, "0123456789") == "" {
+		return 0, fmt.Errorf("%s has no unit: write it as %sg (GiB)", s, s)
+	}
+	mib, err := config.ParseMiB(s)
+	if err != nil {
+		return 0, err
+	}
+	if mib%1024 != 0 {
+		return 0, fmt.Errorf("%s is not a whole number of GiB", s)
+	}
+	return mib / 1024, nil
+}
+
+func writePolicy(w io.Writer, eq []policy.Equiv, quotas []policy.Quota) {
+	fmt.Fprintln(w, "# GPU memory as Slurm's billing TRES: one billing unit = 1 GiB of GPU memory.")
+	fmt.Fprintln(w, "# GiB equivalents from the inventory:")
+	for _, e := range eq {
+		fmt.Fprintf(w, "#   %-24s %6s GiB  (%s)\n", e.TRES, policy.Num(e.GiB), e.Kind)
+	}
+	fmt.Fprintln(w, "\n# slurm.conf")
+	fmt.Fprintln(w, "AccountingStorageType=accounting_storage/slurmdbd")
+	fmt.Fprintln(w, "AccountingStorageTRES="+policy.AccountingTRES(eq))
+	fmt.Fprintln(w, "AccountingStorageEnforce=associations,limits,qos")
+	fmt.Fprintln(w, "# append to every GPU partition's PartitionName= line:")
+	fmt.Fprintf(w, "TRESBillingWeights=%q\n", policy.BillingWeights(eq))
+	if len(quotas) > 0 {
+		fmt.Fprintln(w, "\n# GPU-memory quotas (limits on billing = GiB)")
+		for _, q := range quotas {
+			fmt.Fprintln(w, q.Command())
+		}
+	}
+}
