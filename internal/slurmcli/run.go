@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ type Runner struct {
 	Path      string        // the binary, by path or name
 	Timeout   time.Duration // per call; DefaultTimeout when zero
 	MaxOutput int           // bytes of stdout; DefaultMaxOutput when zero
+	Env       []string      // KEY=VALUE added to this process's environment, e.g. SLURM_TIME_FORMAT
 }
 
 // Scontrol is a Runner for path, "scontrol" when empty.
@@ -63,6 +65,9 @@ func (r Runner) Run(ctx context.Context, args ...string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.Path, args...)
 	cmd.WaitDelay = waitDelay
+	if len(r.Env) > 0 {
+		cmd.Env = append(os.Environ(), r.Env...)
+	}
 	out := &capped{max: max, over: cancel}
 	errOut := &capped{max: stderrCap}
 	cmd.Stdout, cmd.Stderr = out, errOut
