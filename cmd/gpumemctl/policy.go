@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/config"
+	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/policy"
 )
 
@@ -39,13 +40,50 @@ slices, MIG instances and whole GPUs alike. See docs/policy.md.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
+	f.addFlags(cmd)
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.quotas, "quota", nil, "a GPU-memory quota: account:NAME=SIZE, user:NAME@ACCOUNT=SIZE or qos:NAME=SIZE (per user); repeatable")
+	fs.StringVar(&f.print, "print", "all", "all, tres (AccountingStorageTRES's value) or weights (TRESBillingWeights's value)")
+	return cmd
+}
+
+// addFlags adds the flags naming the inventory and how its GRES are named, which
+// policy, report and quota share.
+func (f *policyFlags) addFlags(cmd *cobra.Command) {
 	f.src.addFlags(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&f.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for, as gpumem.conf's ShardUnit")
 	fs.StringVar(&f.shardTypes, "shard-types", "none", "gpumem.conf's ShardTypes: none or per-gpu (whole GPUs then carry per-GPU types)")
-	fs.StringArrayVar(&f.quotas, "quota", nil, "a GPU-memory quota: account:NAME=SIZE, user:NAME@ACCOUNT=SIZE or qos:NAME=SIZE (per user); repeatable")
-	fs.StringVar(&f.print, "print", "all", "all, tres (AccountingStorageTRES's value) or weights (TRESBillingWeights's value)")
-	return cmd
+}
+
+// defaultInventory is where gpumemd writes the nodes' inventory (gpumem.conf's
+// InventoryPath default): report and quota read it unless --inventory or --nvml says
+// otherwise.
+const defaultInventory = "/etc/slurm/gpumem.d"
+
+// equivalents is the TRES -> GiB table of the inventory the flags name (by default the
+// cluster's, at defaultInventory).
+func (f *policyFlags) equivalents(cmd *cobra.Command) (map[string]float64, error) {
+	if f.src.inventory == "" && !cmd.Flags().Changed(nvmlsrc.FlagName) {
+		f.src.inventory = defaultInventory
+	}
+	opt, err := f.options()
+	if err != nil {
+		return nil, err
+	}
+	c, err := f.src.load(cmd)
+	if err != nil {
+		return nil, err
+	}
+	list, err := policy.Equivalents(c, opt)
+	if err != nil {
+		return nil, err
+	}
+	eq := map[string]float64{}
+	for _, e := range list {
+		eq[e.TRES] = e.GiB
+	}
+	return eq, nil
 }
 
 // options reads --shard-unit and --shard-types.

@@ -14,17 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/history/api"
-	"github.com/gpumem/gpumem/internal/nvmlsrc"
-	"github.com/gpumem/gpumem/internal/policy"
 	memreport "github.com/gpumem/gpumem/internal/report"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
 func init() { subcommands = append(subcommands, newReportCmd) }
-
-// defaultInventory is where gpumemd writes the nodes' inventory (gpumem.conf's
-// InventoryPath default); report reads it unless --inventory or --nvml says otherwise.
-const defaultInventory = "/etc/slurm/gpumem.d"
 
 // reportVersion is the version of report's JSON; a reader checks it.
 const reportVersion = 1
@@ -60,10 +54,8 @@ was measured.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
-	f.pol.src.addFlags(cmd)
+	f.pol.addFlags(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&f.pol.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for, as gpumem.conf's ShardUnit")
-	fs.StringVar(&f.pol.shardTypes, "shard-types", "none", "gpumem.conf's ShardTypes: none or per-gpu")
 	fs.StringVarP(&f.start, "start", "S", "", "period start: YYYY-MM-DD[THH:MM[:SS]] (local time); default 7 days before --end")
 	fs.StringVarP(&f.end, "end", "E", "", "period end, as --start; default now")
 	fs.StringVar(&f.by, "by", "account,user,partition", "group rows by these, comma-separated")
@@ -125,9 +117,6 @@ func (f *reportFlags) run(cmd *cobra.Command) error {
 	default:
 		return fmt.Errorf("-o %q: want table, json or csv", f.output)
 	}
-	if f.pol.src.inventory == "" && !cmd.Flags().Changed(nvmlsrc.FlagName) {
-		f.pol.src.inventory = defaultInventory
-	}
 	eq, err := f.pol.equivalents(cmd)
 	if err != nil {
 		return err
@@ -160,27 +149,6 @@ func (f *reportFlags) run(cmd *cobra.Command) error {
 	}
 	rows := memreport.Summarize(runs, eq, group, from, to, now, used)
 	return writeReport(cmd.OutOrStdout(), f.output, rows, group, from, to)
-}
-
-// equivalents is the TRES -> GiB table of the inventory the flags name.
-func (f *policyFlags) equivalents(cmd *cobra.Command) (map[string]float64, error) {
-	opt, err := f.options()
-	if err != nil {
-		return nil, err
-	}
-	c, err := f.src.load(cmd)
-	if err != nil {
-		return nil, err
-	}
-	list, err := policy.Equivalents(c, opt)
-	if err != nil {
-		return nil, err
-	}
-	eq := map[string]float64{}
-	for _, e := range list {
-		eq[e.TRES] = e.GiB
-	}
-	return eq, nil
 }
 
 // gpumemdUse reads each node's job history and values a run by the mean memory its

@@ -1,6 +1,6 @@
 # The Slurm 24.11 lab's Debian trixie chroot (sourced by lab.sh): made once by
 # debootstrap and cached, mounted while the lab is up.
-CHROOT_PKGS=slurmctld,slurmd,slurm-client,munge,libslurm-dev,slurm-wlm-basic-plugins,gcc,libc6-dev
+CHROOT_PKGS=slurmctld,slurmd,slurm-client,munge,libslurm-dev,slurm-wlm-basic-plugins,slurmdbd,gcc,libc6-dev
 
 chroot_ensure() {
 	[ -x "$ROOT/usr/sbin/slurmctld" ] && return 0

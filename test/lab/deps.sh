@@ -7,6 +7,7 @@ set -euo pipefail
 PKGS=(
 	slurmctld slurmd slurm-client munge libslurm-dev # the 22.05 lab and the plugins' headers
 	slurm-wlm-basic-plugins                            # job_submit/lua for the benchmark
+	slurmdbd mariadb-server-core mariadb-client-core   # the lab's accounting (no packaged server is started)
 	lua5.1                                             # a lua for checking the benchmark's script
 	debootstrap                                        # the 24.11 (trixie) chroot lab
 	gcc libc6-dev make pkg-config                      # cgo plugins and the submit benchmark
@@ -35,7 +36,7 @@ apt-get "${apt_opts[@]}" install --no-install-recommends "${missing[@]}" >/dev/n
 # Debian starts the freshly installed daemons with its own (empty) config; the lab
 # runs its own, so stop the packaged services where systemd is present.
 if [ -d /run/systemd/system ]; then
-	systemctl disable --now slurmctld slurmd >/dev/null 2>&1 || true
+	systemctl disable --now slurmctld slurmd slurmdbd >/dev/null 2>&1 || true
 fi
 # The same for a Prometheus this run installed (never one the machine already had):
 # the lab starts its own, on its own port and data directory.

@@ -61,6 +61,8 @@ lab_in() {
 . "$REPO/test/lab/chroot.sh"
 # shellcheck source=test/lab/gres.sh
 . "$REPO/test/lab/gres.sh"
+# shellcheck source=test/lab/accounting.sh
+. "$REPO/test/lab/accounting.sh"
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 pidfile_pid() { cat "$1" 2>/dev/null || true; }
@@ -169,7 +171,7 @@ plugin_lines() {
 }
 
 # The files the lab writes into $CONF; a machine's own copies are never overwritten.
-LAB_FILES=(slurm.conf gres.conf gres.conf.prev job_submit.lua gpumem.conf gpumem.d cgroup.conf slurm.key)
+LAB_FILES=(slurm.conf gres.conf gres.conf.prev job_submit.lua gpumem.conf gpumem.d cgroup.conf slurm.key slurmdbd.conf)
 MARK=.gpumem-lab
 BACKUP=$LAB/etc-backup
 
@@ -239,12 +241,23 @@ render_conf() {
 	nodes=$(node_lines "$STATE/node-gres")
 	parts=$(partition_lines)
 	plugins=$(plugin_lines)
-	local f
+	local f acct tres="" weights=""
+	# GPU memory as the billing TRES: AccountingStorageTRES and each partition's
+	# TRESBillingWeights come from `gpumemctl policy`, as an admin would get them.
+	if acct_on; then
+		tres=$(lab_in "$LAB/bin/gpumemctl" policy --inventory "$LAB/inv" --shard-types "$SHARD_TYPES" --print tres) ||
+			die "gpumemctl policy --print tres failed"
+		weights=$(lab_in "$LAB/bin/gpumemctl" policy --inventory "$LAB/inv" --shard-types "$SHARD_TYPES" --print weights) ||
+			die "gpumemctl policy --print weights failed"
+		parts=$(printf '%s\n' "$parts" | sed "s|\$| TRESBillingWeights=\"$weights\"|")
+	fi
+	acct=$(acct_conf_lines "$tres")
 	f=$(sed -e "s|@RELEASE@|$REL|; s|@CLUSTER@|gpumem${REL/./}|; s|@HOST@|$HOST|" \
 		-e "s|@CTLD_PORT@|$CTLD_PORT|; s|@SLURMD_PORT@|$SLURMD_PORT|" \
 		-e "s|@AUTH@|$AUTH|; s|@CRED@|$CRED|; s|@LAB@|$LAB|g" \
 		-e "s|@PLUGINDIR@|$DEBIAN_PLUGINDIR:$LAB/plugins|" \
 		"$REPO/slurm-conf/slurm.conf.lab.in")
+	f=${f/@ACCOUNTING@/$acct}
 	f=${f/@PLUGINS@/$plugins}
 	f=${f/@NODES@/$nodes}
 	f=${f/@PARTITIONS@/$parts}
@@ -256,6 +269,7 @@ render_conf() {
 		fi
 	fi
 	install -m 0644 "$REPO/slurm-conf/job_submit.lab.lua" "$etc/job_submit.lua"
+	acct_render
 	gres_install
 	gpumem_conf "$etc"
 	return 0
@@ -275,8 +289,10 @@ cmd_up() {
 	install -d "$ROOT$LAB"/{ctld,spool,log,run}
 	fake_devices
 	plugin_dir
+	acct_check
 	render_conf
 	start_munge
+	acct_start
 	lab_in slurmctld -c -i
 	wait_for 30 "slurmctld" lab_in scontrol ping
 	local i

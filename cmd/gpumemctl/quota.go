@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpumem/gpumem/internal/policy"
+	"github.com/gpumem/gpumem/internal/slurmcli"
+)
+
+func init() { subcommands = append(subcommands, newQuotaCmd) }
+
+func newQuotaCmd() *cobra.Command {
+	var (
+		pol              policyFlags
+		squeue, scontrol string
+	)
+	cmd := &cobra.Command{
+		Use:   "quota JOBID",
+		Short: "Say which GPU-memory quota holds a job, how much of it is held and how much is left",
+		Long: `For a job, list every GPU-memory quota that applies to it (its user's association,
+its account and the parents of that account, its QOS's per-user limit) with its size,
+what the running jobs under it hold and what is left, in GiB, next to what the job needs
+(its GRES at their GiB equivalents, gpumemctl policy). Slurm's own reason for such a wait
+is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user may run it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			if _, err := strconv.ParseUint(id, 10, 64); err != nil {
+				return fmt.Errorf("job id %q: want a Slurm job number such as 1234", id)
+			}
+			eq, err := pol.equivalents(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			// Only fields a user cannot fill with free text (no job name, no comment).
+			out, err := slurmcli.Runner{Path: squeue}.Run(ctx, "-h", "-j", id, "-o", "%u|%U|%a|%q|%T|%r|%D|%b")
+			if err != nil {
+				return err
+			}
+			f := strings.Split(strings.TrimSpace(out), "|")
+			if len(f) != 8 {
+				return fmt.Errorf("job %s: not in the queue (squeue printed %q)", id, strings.TrimSpace(out))
+			}
+			user, uid, account, qos, state, reason := f[0], f[1], f[2], f[3], f[4], f[5]
+			nodes, _ := strconv.ParseInt(f[6], 10, 64)
+			need := policy.GresGiB(f[7], eq) * max(nodes, 1)
+			sc := slurmcli.Runner{Path: scontrol}
+			assocOut, err := sc.Run(ctx, "show", "assoc_mgr", "flags=assoc")
+			if err != nil {
+				return err
+			}
+			qosOut, err := sc.Run(ctx, "show", "assoc_mgr", "flags=qos", "qos="+qos)
+			if err != nil {
+				return err
+			}
+			assocs, _, err := policy.ParseAssocMgr(assocOut)
+			if err != nil {
+				return err
+			}
+			_, users, err := policy.ParseAssocMgr(qosOut)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "job %s (user %s, account %s, QOS %s): %s, reason %s; it needs %d GiB of GPU memory\n", id, user, account, qos, state, reason, need)
+			limits := policy.Applies(assocs, users, user, uid, account, qos)
+			if len(limits) == 0 {
+				fmt.Fprintln(w, "no GPU-memory quota applies to it")
+				return nil
+			}
+			for _, l := range policy.Explain(limits, need) {
+				fmt.Fprintln(w, "  "+l)
+			}
+			return nil
+		},
+	}
+	pol.addFlags(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&squeue, "squeue", "squeue", "the squeue command")
+	fs.StringVar(&scontrol, "scontrol", "scontrol", "the scontrol command")
+	return cmd
+}
