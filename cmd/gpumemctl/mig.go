@@ -31,8 +31,24 @@ func newMigCmd() *cobra.Command {
 		Use:   "mig",
 		Short: "Plan MIG layouts from demand and apply them through NVML",
 	}
+	cmd.PersistentFlags().String("config", config.DefaultPath, "gpumem.conf, whose [mig] section gives the defaults of --keep-whole, --desired, --journal and --idle-timeout")
 	cmd.AddCommand(newMigPlanCmd(), newMigApplyCmd(), newMigStatusCmd())
 	return cmd
+}
+
+// migDefaults fills the flags the command line left out from gpumem.conf's [mig]
+// section (a flag given wins); each target is a flag name and where it goes.
+func migDefaults(cmd *cobra.Command, set func(c config.MIG, changed func(string) bool)) error {
+	path, err := cmd.Flags().GetString("config")
+	if err != nil {
+		return err
+	}
+	c, err := config.LoadMIG(path)
+	if err != nil {
+		return err
+	}
+	set(c, func(name string) bool { return cmd.Flags().Changed(name) })
+	return nil
 }
 
 type migPlanFlags struct {
@@ -41,6 +57,10 @@ type migPlanFlags struct {
 	fromQueue                     bool
 	keepWhole                     float64
 	unitMiB                       int64
+	fromHistory                   []string
+	historyWindow                 time.Duration
+	historyWeight                 float64
+	historySize                   string
 }
 
 func newMigPlanCmd() *cobra.Command {
@@ -53,12 +73,21 @@ func newMigPlanCmd() *cobra.Command {
 print in the form mig apply --layout takes.
 
 With --inventory, the cluster's GPUs in MIG mode are planned for the demand: SIZE
-arguments (weight 1 each), a --demand file ("SIZE [WEIGHT]" a line) and, with
---from-queue, the pending jobs (their shards, or the MIG type they wait for). A share of
+arguments (weight 1 each), a --demand file ("SIZE [WEIGHT]" a line), with
+--from-queue the pending jobs (their shards, or the MIG type they wait for), and with
+--from-history the jobs gpumemd recorded within --history-window (each node's history
+database, or its URL), each counting --history-weight. A share of
 MIG GPUs stays one full instance (--keep-whole); GPUs out of MIG mode are never planned.
 The plan and its explanation print; with --out, one desired-layout file per node
 (NODE.json) is written there for review, for gpumemd --mig-desired to apply.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := migDefaults(cmd, func(c config.MIG, changed func(string) bool) {
+				if !changed("keep-whole") {
+					f.keepWhole = c.KeepWhole
+				}
+			}); err != nil {
+				return err
+			}
 			if f.inventory == "" {
 				return planByHand(cmd.OutOrStdout(), f, args)
 			}
@@ -71,9 +100,13 @@ The plan and its explanation print; with --out, one desired-layout file per node
 	fl.StringVar(&f.inventory, "inventory", "", "plan the MIG GPUs of this inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.demand, "demand", "", "demand file: SIZE [WEIGHT] a line")
 	fl.BoolVar(&f.fromQueue, "from-queue", false, "add the pending jobs' requests (squeue) to the demand")
-	fl.Float64Var(&f.keepWhole, "keep-whole", 0.25, "share of MIG GPUs kept as one full instance (0-1)")
+	fl.Float64Var(&f.keepWhole, "keep-whole", config.DefaultMIG().KeepWhole, "share of MIG GPUs kept as one full instance (0-1); [mig] KeepWhole")
 	fl.Int64Var(&f.unitMiB, "shard-unit-mib", shard.DefaultUnitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit (reads pending shard jobs)")
 	fl.StringVar(&f.out, "out", "", "write one desired-layout file per node (NODE.json) into this directory")
+	fl.StringSliceVar(&f.fromHistory, "from-history", nil, "add the jobs gpumemd recorded: a history database (gpumemd --history-db) or a gpumemd URL such as http://gpu01:9402 (repeat or comma-separate)")
+	fl.DurationVar(&f.historyWindow, "history-window", 7*24*time.Hour, "with --from-history: jobs seen within this long")
+	fl.Float64Var(&f.historyWeight, "history-weight", 1, "with --from-history: what one past job counts against one pending job")
+	fl.StringVar(&f.historySize, "history-size", "alloc", "with --from-history: size a past job by what Slurm gave it (alloc) or the most it held (peak)")
 	return cmd
 }
 
@@ -142,8 +175,15 @@ func planCluster(cmd *cobra.Command, f migPlanFlags, args []string) error {
 		}
 		demand = append(demand, ds...)
 	}
+	if len(f.fromHistory) > 0 {
+		ds, err := f.historyDemand(cmd.Context(), time.Now())
+		if err != nil {
+			return err
+		}
+		demand = append(demand, ds...)
+	}
 	if len(demand) == 0 {
-		return fmt.Errorf("no demand: give sizes, --demand FILE or --from-queue")
+		return fmt.Errorf("no demand: give sizes, --demand FILE, --from-queue or --from-history")
 	}
 	gpus, notes := migGPUs(c)
 	for _, n := range notes {
@@ -288,6 +328,16 @@ waited for and resumed afterwards. --dry-run prints the steps.
 Regenerate gres.conf and restart slurmd afterwards: Slurm reads MIG devices at start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := migDefaults(cmd, func(c config.MIG, changed func(string) bool) {
+				if !changed("journal") {
+					f.journal = c.Journal
+				}
+				if !changed("idle-timeout") {
+					f.idleTimeout = c.IdleTimeout
+				}
+			}); err != nil {
+				return err
+			}
 			want, err := applyInput(f)
 			if err != nil {
 				return err
@@ -309,8 +359,8 @@ Regenerate gres.conf and restart slurmd afterwards: Slurm reads MIG devices at s
 	fl.StringVar(&f.desired, "desired", "", "apply this desired-layout file (NODE.json from mig plan --out) instead of --layout")
 	fl.StringVar(&f.node, "node", "", "Slurm node to drain, wait for and resume around the change (empty: the node is not in Slurm or already drained)")
 	fl.StringVar(&f.scontrol, "scontrol", "scontrol", "scontrol binary, with --node")
-	fl.StringVar(&f.journal, "journal", "/var/lib/gpumem/mig-journal.json", "journal of the apply; gpumemd's --mig-journal, so gpumemd leaves gres.conf alone meanwhile")
-	fl.DurationVar(&f.idleTimeout, "idle-timeout", 10*time.Minute, "with --node: wait this long for its jobs, then give up and resume")
+	fl.StringVar(&f.journal, "journal", config.DefaultMIG().Journal, "journal of the apply; gpumemd's --mig-journal, so gpumemd leaves gres.conf alone meanwhile; [mig] Journal")
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", config.DefaultMIG().IdleTimeout, "with --node: wait this long for its jobs, then give up and resume; [mig] IdleTimeout")
 	fl.BoolVar(&f.yes, "yes", false, "really change real GPUs")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check everything, print the steps, change nothing")
 	fl.BoolVar(&f.quiet, "quiet", false, "print no step lines")
@@ -457,6 +507,13 @@ writes, and prints per GPU the desired and actual layouts: "ok" where they agree
 lacks the node or GPU.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := migDefaults(cmd, func(c config.MIG, changed func(string) bool) {
+				if !changed("desired") && c.Desired != "" {
+					desired = c.Desired
+				}
+			}); err != nil {
+				return err
+			}
 			c, err := inventory.LoadPath(inv)
 			if err != nil {
 				return err
@@ -497,7 +554,7 @@ lacks the node or GPU.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&desired, "desired", "/etc/slurm/gpumem-mig.d", "directory of desired-layout files (NODE.json)")
+	cmd.Flags().StringVar(&desired, "desired", "/etc/slurm/gpumem-mig.d", "directory of desired-layout files (NODE.json); [mig] Desired")
 	cmd.Flags().StringVar(&inv, "inventory", "/etc/slurm/gpumem.d", "the inventory gpumemd writes (file or directory of NODE.json)")
 	return cmd
 }

@@ -12,8 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpumem/gpumem/internal/history"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/mig"
+	"github.com/gpumem/gpumem/internal/usage"
 )
 
 func TestMigPlan(t *testing.T) {
@@ -189,5 +191,83 @@ func TestQueueDemand(t *testing.T) {
 	want := []mig.Demand{{MiB: 12 * 1024, Weight: 1}, {MiB: 20096, Weight: 2}}
 	if err != nil || fmt.Sprint(ds) != fmt.Sprint(want) {
 		t.Errorf("queueDemand = %v, %v; want %v (the whole-GPU job carries no size)", ds, err, want)
+	}
+}
+
+// TestMigPlanFromHistory plans from the jobs a gpumemd recorded in its SQLite history:
+// the shard and MIG jobs of the window count, whole-GPU jobs and older ones do not.
+func TestMigPlanFromHistory(t *testing.T) {
+	inv := t.TempDir()
+	writeInventory(t, inv, a100Whole("n2"))
+	db := filepath.Join(t.TempDir(), "history.db")
+	s, err := history.Open(db, history.Options{KeepJobs: 365 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const gib = 1 << 30
+	now := time.Now()
+	rec := func(at time.Time, jobs ...usage.Job) {
+		if err := s.Record(at, jobs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := now.Add(-30 * 24 * time.Hour)
+	rec(old, usage.Job{ID: "1", Kind: usage.KindShard, Alloc: 30 * gib, Used: gib, GPUs: []usage.JobGPU{{GPU: 0}}})
+	rec(old.Add(time.Minute))
+	var recent []usage.Job
+	for i := 0; i < 3; i++ {
+		recent = append(recent, usage.Job{ID: fmt.Sprint(10 + i), Kind: usage.KindShard, Alloc: 10 * gib, Used: 2 * gib, GPUs: []usage.JobGPU{{GPU: 0}}})
+	}
+	recent = append(recent, usage.Job{ID: "20", Kind: usage.KindGPU, Alloc: 40 * gib, Used: 30 * gib, GPUs: []usage.JobGPU{{GPU: 1}}})
+	rec(now.Add(-time.Hour), recent...)
+	rec(now.Add(-time.Hour + time.Minute))
+	s.Close()
+
+	got, err := run(t, "mig", "plan", "--inventory", inv, "--from-history", db, "--history-window", "168h", "--keep-whole", "0")
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, got)
+	}
+	// Three 10 GiB jobs of the last week; the 30 GiB one is a month old, the whole-GPU
+	// one asked for no size.
+	for _, want := range []string{"serves 100.0 % of the demand (3 of 3)", "requests ≤ 20096 MiB (3g.20gb): 3 of 3 served"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("plan lacks %q:\n%s", want, got)
+		}
+	}
+	got, err = run(t, "mig", "plan", "--inventory", inv, "--from-history", db, "--history-window", "1000h", "--history-size", "peak", "--keep-whole", "0")
+	if err != nil || !strings.Contains(got, "of the demand (4 of 4)") || !strings.Contains(got, "(1g.5gb): 4 of 4 served") {
+		t.Errorf("a 1000h window by peak should count four jobs of at most 2 GiB: %v\n%s", err, got)
+	}
+	for _, bad := range [][]string{
+		{"--from-history", filepath.Join(t.TempDir(), "none.db")},
+		{"--from-history", db, "--history-size", "mean"},
+		{"--from-history", db, "--history-window", "0s"},
+		{"--from-history", db, "--history-weight", "-1"},
+	} {
+		args := append([]string{"mig", "plan", "--inventory", inv}, bad...)
+		if out, err := run(t, args...); err == nil {
+			t.Errorf("%v accepted:\n%s", bad, out)
+		}
+	}
+}
+
+// TestMigConfigSection: gpumem.conf's [mig] KeepWhole is the default of --keep-whole,
+// and the flag wins over it.
+func TestMigConfigSection(t *testing.T) {
+	inv := t.TempDir()
+	writeInventory(t, inv, a100Whole("n2"))
+	conf := filepath.Join(t.TempDir(), "gpumem.conf")
+	os.WriteFile(conf, []byte("ShardUnit = 1GiB\n[mig]\nKeepWhole = 0\n"), 0o644)
+	fromFile, err := run(t, "mig", "plan", "--config", conf, "--inventory", inv, "10G", "10G", "10G", "4G", "4G")
+	if err != nil || !strings.Contains(fromFile, "2 of 2 MIG GPUs change") {
+		t.Fatalf("KeepWhole = 0 from the file should free both GPUs: %v\n%s", err, fromFile)
+	}
+	flag, err := run(t, "mig", "plan", "--config", conf, "--keep-whole", "0.5", "--inventory", inv, "10G", "10G", "10G", "4G", "4G")
+	if err != nil || !strings.Contains(flag, "1 of 2 MIG GPUs change") {
+		t.Fatalf("--keep-whole 0.5 should win over the file and keep one GPU whole: %v\n%s", err, flag)
+	}
+	os.WriteFile(conf, []byte("[mig]\nKeepWhole = most\n"), 0o644)
+	if _, err := run(t, "mig", "plan", "--config", conf, "--inventory", inv, "20G"); err == nil || !strings.Contains(err.Error(), "want a share from 0 to 1") {
+		t.Fatalf("a bad [mig] key: %v", err)
 	}
 }

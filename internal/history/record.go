@@ -16,6 +16,9 @@ import (
 // its sample for the current bucket (keeping the bucket's maximum), and marks jobs no
 // longer seen as ended. Old rows are pruned once per bucket.
 func (s *Store) Record(now time.Time, jobs []usage.Job) error {
+	if s.db == nil {
+		return fmt.Errorf("history: opened read-only (OpenReadOnly): nothing recorded")
+	}
 	tx, err := s.db.Begin()
 	if err != nil {
 		return fmt.Errorf("history: %w", err)

@@ -92,16 +92,11 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	// The API reads through connections of its own, opened read-only: in WAL mode they
 	// never wait for the writer nor make it wait, and cannot change the file.
-	r := url.Values{}
-	r.Add("mode", "ro")
-	r.Add("_busy_timeout", "5000")
-	r.Add("_query_only", "1")
-	ro, err := sql.Open("sqlite3", "file:"+path+"?"+r.Encode())
+	ro, err := openRO(path, 2)
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("history %s: %w", path, err)
+		return nil, err
 	}
-	ro.SetMaxOpenConns(2)
 	return &Store{db: db, ro: ro, opts: opts, gpus: map[string]string{}}, nil
 }
 
@@ -122,9 +117,45 @@ func private(path string) error {
 	return nil
 }
 
+// OpenReadOnly opens an existing database for reading only, as gpumemctl reads the
+// history a node's gpumemd recorded: it never creates, migrates or changes the file, so
+// it is safe beside the gpumemd that writes it. Only the query methods work on it.
+func OpenReadOnly(path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	ro, err := openRO(path, 1)
+	if err != nil {
+		return nil, err
+	}
+	// A file that is not a gpumemd history (or not SQLite) fails here, not mid-query.
+	if _, err := ro.Exec(`SELECT ` + jobCols + ` FROM jobs LIMIT 0`); err != nil {
+		ro.Close()
+		return nil, fmt.Errorf("history %s: not a gpumemd history database: %w", path, err)
+	}
+	return &Store{ro: ro}, nil
+}
+
+// openRO opens read-only connections to path, at most conns of them.
+func openRO(path string, conns int) (*sql.DB, error) {
+	r := url.Values{}
+	r.Add("mode", "ro")
+	r.Add("_busy_timeout", "5000")
+	r.Add("_query_only", "1")
+	ro, err := sql.Open("sqlite3", "file:"+path+"?"+r.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	ro.SetMaxOpenConns(conns)
+	return ro, nil
+}
+
 // Close closes the database.
 func (s *Store) Close() error {
 	rerr := s.ro.Close()
+	if s.db == nil {
+		return rerr
+	}
 	if err := s.db.Close(); err != nil {
 		return err
 	}
@@ -134,7 +165,11 @@ func (s *Store) Close() error {
 // IntegrityCheck runs SQLite's own check and returns its verdict ("ok" when sound).
 func (s *Store) IntegrityCheck() (string, error) {
 	var r string
-	err := s.db.QueryRow("PRAGMA integrity_check").Scan(&r)
+	db := s.db
+	if db == nil {
+		db = s.ro
+	}
+	err := db.QueryRow("PRAGMA integrity_check").Scan(&r)
 	return r, err
 }
 

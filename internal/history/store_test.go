@@ -226,3 +226,35 @@ func TestLabelsAndOlderDatabase(t *testing.T) {
 		t.Errorf("job 5 from the older database: %+v", got)
 	}
 }
+
+func TestOpenReadOnlyReadsAndNeverWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	w, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	w.Record(t0, []usage.Job{job("7", 0, 5*gib)})
+	w.Record(t0.Add(time.Minute), nil)
+	r, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	jobs, err := r.Jobs(0, 10)
+	if err != nil || len(jobs) != 1 || jobs[0].ID != "7" || jobs[0].AllocBytes != 20*gib {
+		t.Fatalf("read-only jobs = %+v, %v; want job 7 with 20 GiB", jobs, err)
+	}
+	if err := r.Record(t0.Add(2*time.Minute), nil); err == nil {
+		t.Fatal("a read-only store recorded a poll")
+	}
+	w.Close()
+	if _, err := OpenReadOnly(filepath.Join(t.TempDir(), "none.db")); err == nil {
+		t.Fatal("a missing database opened")
+	}
+	bad := filepath.Join(t.TempDir(), "bad.db")
+	os.WriteFile(bad, []byte("not sqlite"), 0o600)
+	if _, err := OpenReadOnly(bad); err == nil || !strings.Contains(err.Error(), "not a gpumemd history") {
+		t.Fatalf("a file that is not a history: %v", err)
+	}
+}
