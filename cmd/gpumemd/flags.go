@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/gresconf"
@@ -21,14 +20,14 @@ type options struct {
 	Once     bool // write gres.conf and the inventory once and exit
 	Version  bool // print the version and exit
 	Shared   config.Config
-	MIG      migOptions
+	MIG      config.MIG // the [mig] section, with the --mig-* flags on top
 }
 
 // parseArgs reads flags twice: once to find --config, then over the file's values,
 // so a flag given on the command line wins over the file and the file over defaults.
 func parseArgs(args []string, stderr io.Writer) (options, error) {
 	var o options
-	o.Gpumemd = config.DefaultGpumemd()
+	o.Gpumemd, o.MIG = config.DefaultGpumemd(), config.DefaultMIG()
 	if err := newFlags(&o, stderr).Parse(args); err != nil || o.Version {
 		return o, err
 	}
@@ -37,6 +36,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	o.Gpumemd = file
+	if o.MIG, err = config.LoadMIG(o.ConfPath); err != nil {
+		return o, err
+	}
 	if err := newFlags(&o, io.Discard).Parse(args); err != nil {
 		return o, err
 	}
@@ -103,8 +105,8 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.HistoryKeepJobs, "history-keep-jobs", c.HistoryKeepJobs, "how long ended jobs are kept")
 	fs.StringVar(&o.MIG.Desired, "mig-desired", o.MIG.Desired, "directory of desired MIG layout files (NODE.json, from gpumemctl mig plan --out); empty leaves MIG alone")
 	fs.BoolVar(&o.MIG.Apply, "mig-apply", o.MIG.Apply, "really repartition this node's GPUs to --mig-desired (drain, wait, apply, resume); without it the steps are only logged")
-	fs.StringVar(&o.MIG.Journal, "mig-journal", orDefault(o.MIG.Journal, "/var/lib/gpumem/mig-journal.json"), "journal of a MIG apply, so a restart finishes or rolls it back")
-	fs.DurationVar(&o.MIG.IdleTimeout, "mig-idle-timeout", orDuration(o.MIG.IdleTimeout, 10*time.Minute), "how long a MIG apply waits for the node's jobs before it gives up and resumes the node")
+	fs.StringVar(&o.MIG.Journal, "mig-journal", o.MIG.Journal, "journal of a MIG apply, so a restart finishes or rolls it back")
+	fs.DurationVar(&o.MIG.IdleTimeout, "mig-idle-timeout", o.MIG.IdleTimeout, "how long a MIG apply waits for the node's jobs before it gives up and resumes the node")
 	fs.StringVar(&o.MIG.Reload, "mig-reload", o.MIG.Reload, "shell command run after a MIG apply rewrote gres.conf, to make slurmd and slurmctld read it (e.g. 'systemctl restart slurmd && scontrol reconfigure')")
 	fs.Func("idle-policy", "what to do with a job holding GPU memory it does not use: off, record, warn, requeue or cancel (default "+c.IdlePolicy+")", func(v string) error {
 		p, err := config.ParseIdlePolicy(v)
@@ -134,20 +136,6 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 		return err
 	})
 	return fs
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
-}
-
-func orDuration(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 func sizes(mib []int64) string {

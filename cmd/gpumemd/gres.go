@@ -65,10 +65,11 @@ func (w *gresWriter) write() error {
 	}
 	if w.opt.WriteGres {
 		p.Render = func() (gresconf.Options, error) {
+			var opt gresconf.Options
 			var err error
-			rel, err = w.release()
-			return gresconf.Options{ShardUnitMiB: w.opt.Shared.ShardUnitMiB, DevPrefix: w.opt.GresDevPrefix,
-				Slurm: rel, ShardTypes: w.opt.Shared.ShardTypes == config.ShardTypesPerGPU}, err
+			opt, err = w.renderOptions()
+			rel = opt.Slurm
+			return opt, err
 		}
 	}
 	// Without slurm.conf slurmd -G has no node to check against; the file still goes
@@ -90,6 +91,27 @@ func (w *gresWriter) write() error {
 		return c, nil
 	})
 	return err
+}
+
+// renderOptions are how gres.conf and the node's Gres= are written here.
+func (w *gresWriter) renderOptions() (gresconf.Options, error) {
+	rel, err := w.release()
+	return gresconf.Options{ShardUnitMiB: w.opt.Shared.ShardUnitMiB, DevPrefix: w.opt.GresDevPrefix,
+		Slurm: rel, ShardTypes: w.opt.Shared.ShardTypes == config.ShardTypesPerGPU}, err
+}
+
+// nodeGres is this node's slurm.conf Gres= value for the GPUs it has now, written as
+// gres.conf is.
+func (w *gresWriter) nodeGres() (string, error) {
+	opt, err := w.renderOptions()
+	if err != nil {
+		return "", err
+	}
+	node, err := discover.Node(w.src, discover.OptionsFor(w.src, w.node))
+	if err != nil {
+		return "", err
+	}
+	return gresconf.NodeGres(node, opt)
 }
 
 // release is the Slurm release gres.conf is for, asked of slurmd once: releases

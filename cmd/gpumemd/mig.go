@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -11,24 +12,16 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/migapply"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
-// migOptions are the flags of the MIG apply path.
-type migOptions struct {
-	Desired     string        // directory of desired-layout files; "" leaves MIG alone
-	Apply       bool          // really change GPUs; without it the steps are only logged
-	Journal     string        // the apply journal
-	IdleTimeout time.Duration // how long to wait for the node's jobs
-	Reload      string        // shell command that makes slurmd and slurmctld read gres.conf
-}
-
 // migReconciler brings this node's MIG layout to its desired-layout file, one apply at
 // a time, in the background: waiting for jobs may take minutes, and polling goes on.
 type migReconciler struct {
-	opt     migOptions
+	opt     config.MIG
 	node    string
 	log     *slog.Logger
 	applier *migapply.Applier
@@ -43,20 +36,34 @@ func newMIG(opt options, node string, d *daemon) *migReconciler {
 	m.applier = &migapply.Applier{
 		Node: node, GPUs: migapply.NVML{Src: d.src}, Journal: opt.MIG.Journal, IdleTimeout: opt.MIG.IdleTimeout,
 		Slurm: slurmcli.ScontrolNode{Run: slurmcli.Scontrol(opt.Scontrol)}, Log: logWriter{d.log},
+		Poll: opt.PollInterval,
 	}
 	if d.gres != nil {
 		m.applier.Regenerate = d.gres.write // the one gres.conf pipeline, hook included
-	}
-	if opt.MIG.Reload != "" {
-		m.applier.Reload = func() error {
-			out, err := exec.Command("/bin/sh", "-c", opt.MIG.Reload).CombinedOutput()
-			if err != nil {
-				return errors.New(strings.TrimSpace(string(out)) + ": " + err.Error())
-			}
-			return nil
+		if opt.WriteGres {
+			m.applier.NodeGres = d.gres.nodeGres
 		}
 	}
+	if opt.MIG.Reload != "" {
+		m.applier.Reload = func(nodeGres string) error { return runReload(opt.MIG.Reload, node, nodeGres) }
+	}
 	return m
+}
+
+// runReload runs the admin's reload command with the node and its new slurm.conf Gres=
+// in its environment (GPUMEM_NODE, GPUMEM_NODE_GRES): slurmctld takes a changed count
+// only from slurm.conf, which is the admin's to change, never gpumemd's.
+func runReload(command, node, nodeGres string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd.Env = append(os.Environ(), "GPUMEM_NODE="+node, "GPUMEM_NODE_GRES="+nodeGres)
+	cmd.WaitDelay = 5 * time.Second // a daemon the command starts may keep the pipe open
+	out, err := cmd.CombinedOutput()
+	if err != nil && !errors.Is(err, exec.ErrWaitDelay) { // a daemon it started may hold the pipe
+		return errors.New(strings.TrimSpace(string(out)) + ": " + err.Error())
+	}
+	return nil
 }
 
 // busy says gres.conf must be left alone: an apply runs or a crash left one behind.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,10 @@ func TestMIGApplyFromDesired(t *testing.T) {
 		t.Fatalf("without --mig-apply the GPU or node changed:\n%s\n%s", b, slurm.Calls())
 	}
 
-	start(t, append(args, "--mig-apply")...)
+	// The reload stands for the admin's: it puts the node's new Gres= where slurmctld
+	// reports it (the fake scontrol's file), from what gpumemd hands it.
+	reload := "printf %s \"$GPUMEM_NODE_GRES\" > " + filepath.Join(slurm.Dir, "node.gres") + " && test \"$GPUMEM_NODE\" = n1"
+	start(t, append(args, "--mig-apply", "--mig-reload", reload)...)
 	ok := eventually(10*time.Second, func() bool {
 		b, _ := os.ReadFile(gres)
 		_, err := os.Stat(journal)
@@ -49,5 +53,31 @@ func TestMIGApplyFromDesired(t *testing.T) {
 	}
 	if calls := slurm.Calls(); !strings.Contains(calls, "state=drain reason=gpumem: MIG layout change") {
 		t.Errorf("the node was not drained first:\n%s", calls)
+	}
+	if g, _ := os.ReadFile(filepath.Join(slurm.Dir, "node.gres")); string(g) != "gpu:3g.20gb:2" {
+		t.Errorf("the reload was handed Gres=%q, want gpu:3g.20gb:2", g)
+	}
+}
+
+// TestMIGKeysFromConfigFlagsWin: the [mig] section sets what the --mig-* flags do, and a
+// flag given wins over the file.
+func TestMIGKeysFromConfigFlagsWin(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "gpumem.conf")
+	os.WriteFile(conf, []byte("[mig]\nDesired = /etc/slurm/gpumem-mig.d\nApply = yes\nIdleTimeout = 30m\nReload = true\n"), 0o644)
+	o, err := parseArgs([]string{"--config", conf}, io.Discard)
+	if err != nil && err.Error() != "" {
+		t.Fatal(err)
+	}
+	if o.MIG.Desired != "/etc/slurm/gpumem-mig.d" || !o.MIG.Apply || o.MIG.IdleTimeout != 30*time.Minute || o.MIG.Reload != "true" ||
+		o.MIG.Journal != "/var/lib/gpumem/mig-journal.json" {
+		t.Fatalf("[mig] not read: %+v", o.MIG)
+	}
+	o, _ = parseArgs([]string{"--config", conf, "--mig-apply=false", "--mig-idle-timeout", "1m", "--mig-desired", "/tmp/d"}, io.Discard)
+	if o.MIG.Apply || o.MIG.IdleTimeout != time.Minute || o.MIG.Desired != "/tmp/d" {
+		t.Fatalf("flags did not win over [mig]: %+v", o.MIG)
+	}
+	os.WriteFile(conf, []byte("[mig]\nApply = sure\n"), 0o644)
+	if _, err := parseArgs([]string{"--config", conf}, io.Discard); err == nil || !strings.Contains(err.Error(), "want yes or no") {
+		t.Fatalf("a bad [mig] key: %v", err)
 	}
 }

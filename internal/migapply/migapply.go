@@ -46,14 +46,22 @@ type Applier struct {
 	GPUs    GPUs
 	Slurm   Slurm  // nil: the node is not in Slurm, nothing is drained or resumed
 	Journal string // the journal file; its directory must exist
-	// Regenerate runs the gres.conf pipeline on the new layout; Reload makes slurmd and
-	// slurmctld read it (restart or reconfigure, as the release needs).
-	Regenerate, Reload func() error
-	IdleTimeout        time.Duration // how long to wait for the node's jobs; 0: 10 minutes
-	Poll               time.Duration // between two looks at the node; 0: 5 seconds
-	Log                io.Writer     // one line per step; nil: none
-	Sleep              func(time.Duration)
-	Now                func() time.Time
+	// Regenerate runs the gres.conf pipeline on the new layout.
+	Regenerate func() error
+	// NodeGres, when set, is the node's new slurm.conf Gres= value, read once gres.conf
+	// is regenerated: Reload gets it, and the apply then waits until slurmctld reports
+	// it for the node, since a job can only be placed on instances slurmctld counts.
+	NodeGres func() (string, error)
+	// Reload makes slurmd and slurmctld read the new GRES: slurmctld takes a node's new
+	// count of File-backed GRES only from slurm.conf at start (a restart on 22.05,
+	// scontrol reconfigure from 23.11 on), slurmd reads gres.conf at start.
+	Reload        func(nodeGres string) error
+	ReloadTimeout time.Duration // how long slurmctld may take to report the new Gres=; 0: 2 minutes
+	IdleTimeout   time.Duration // how long to wait for the node's jobs; 0: 10 minutes
+	Poll          time.Duration // between two looks at the node; 0: 5 seconds
+	Log           io.Writer     // one line per step; nil: none
+	Sleep         func(time.Duration)
+	Now           func() time.Time
 	// crash, in tests, stops the apply right after a step is journaled, as kill -9 would.
 	crash func(step string) bool
 }
@@ -135,6 +143,9 @@ func (a *Applier) Steps(changes []GPUChange) []string {
 		steps = append(steps, fmt.Sprintf("GPU %d: destroy %s, create %s", c.Index, orNone(c.From), orNone(c.To)))
 	}
 	steps = append(steps, "verify every layout through NVML", "regenerate gres.conf", "make slurmd and slurmctld read it")
+	if a.Slurm != nil && a.NodeGres != nil {
+		steps = append(steps, fmt.Sprintf("wait until slurmctld reports %s's new Gres=, at most %s", a.Node, a.reloadTimeout()))
+	}
 	if a.Slurm != nil {
 		steps = append(steps, "resume "+a.Node+" (only if this apply drained it)")
 	}
@@ -285,10 +296,20 @@ func (a *Applier) forward(j *journal) error {
 	if err := a.step(j, stepGres); err != nil {
 		return err
 	}
+	gres := ""
+	if a.NodeGres != nil {
+		var err error
+		if gres, err = a.NodeGres(); err != nil {
+			return a.stuck(j, fmt.Errorf("the node's new Gres=: %w", err))
+		}
+	}
 	if a.Reload != nil {
-		if err := a.Reload(); err != nil {
+		if err := a.Reload(gres); err != nil {
 			return a.stuck(j, fmt.Errorf("make Slurm read gres.conf: %w", err))
 		}
+	}
+	if err := a.waitGres(gres); err != nil {
+		return a.stuck(j, err)
 	}
 	if err := a.step(j, stepReloaded); err != nil {
 		return err
@@ -298,6 +319,31 @@ func (a *Applier) forward(j *journal) error {
 	}
 	a.logf("done: %s", summary(j))
 	return a.clear()
+}
+
+// waitGres waits until slurmctld reports the node's new Gres=: until then it would
+// place jobs on instances that are gone, or refuse the node's registration.
+func (a *Applier) waitGres(gres string) error {
+	if a.Slurm == nil || a.NodeGres == nil {
+		return nil
+	}
+	deadline := a.now().Add(a.reloadTimeout())
+	for {
+		n, err := a.Slurm.Node(a.Node)
+		if err == nil && slurmcli.SameGres(n.Gres, gres) {
+			a.logf("slurmctld reports %s Gres=%s", a.Node, gres)
+			return nil
+		}
+		if !a.now().Before(deadline) {
+			have := n.Gres
+			if err != nil {
+				have = "unknown (" + err.Error() + ")"
+			}
+			return fmt.Errorf("slurmctld still reports Gres=%s for %s after %s, want Gres=%s: slurm.conf's NodeName=%s needs that Gres=, "+
+				"then a slurmctld restart (22.05) or scontrol reconfigure (23.11 and later); see docs/mig.md", have, a.Node, a.reloadTimeout(), gres, a.Node)
+		}
+		a.sleep(min(a.poll(), time.Second))
+	}
 }
 
 // Recover finishes or rolls back an apply a crash left behind; without a journal it
@@ -444,6 +490,13 @@ func (a *Applier) idleTimeout() time.Duration {
 		return a.IdleTimeout
 	}
 	return 10 * time.Minute
+}
+
+func (a *Applier) reloadTimeout() time.Duration {
+	if a.ReloadTimeout > 0 {
+		return a.ReloadTimeout
+	}
+	return 2 * time.Minute
 }
 
 func (a *Applier) poll() time.Duration {

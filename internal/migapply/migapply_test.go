@@ -29,6 +29,7 @@ var (
 type rig struct {
 	t       *testing.T
 	src     *nvmlsrc.Source
+	path    string // the fake node's file: what outlives a killed process
 	slurm   *slurmtest.Slurm
 	journal string
 	regens  int
@@ -48,8 +49,21 @@ func newRig(t *testing.T, gpu1Extra string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(src.Close)
-	return &rig{t: t, src: src, slurm: slurmtest.New(t, true), journal: filepath.Join(dir, "mig-journal.json"), clock: time.Unix(1e9, 0)}
+	r := &rig{t: t, src: src, path: node, slurm: slurmtest.New(t, true), journal: filepath.Join(dir, "mig-journal.json"), clock: time.Unix(1e9, 0)}
+	t.Cleanup(func() { r.src.Close() })
+	return r
+}
+
+// restart drops the fake NVML and opens the node file again, as a gpumemd started
+// after a kill -9 would: the layout it finds is what the file kept.
+func (r *rig) restart() {
+	r.t.Helper()
+	r.src.Close()
+	src, err := nvmlsrc.Open("fake:" + r.path)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.src = src
 }
 
 func (r *rig) applier(crash func(string) bool) *Applier {
@@ -57,7 +71,7 @@ func (r *rig) applier(crash func(string) bool) *Applier {
 		Node: "n1", GPUs: NVML{r.src}, Journal: r.journal, Log: &r.log,
 		Slurm:       slurmcli.ScontrolNode{Run: slurmcli.Runner{Path: r.slurm.Scontrol, Timeout: 10 * time.Second}},
 		Regenerate:  func() error { r.regens++; return nil },
-		Reload:      func() error { r.reloads++; return nil },
+		Reload:      func(string) error { r.reloads++; return nil },
 		IdleTimeout: time.Minute, Poll: 10 * time.Second,
 		Now: func() time.Time { return r.clock }, Sleep: func(d time.Duration) { r.clock = r.clock.Add(d) },
 		crash: crash,
@@ -143,6 +157,14 @@ func TestCrashAtEveryStep(t *testing.T) {
 		if !r.node().Flag("DRAIN") && i > 0 {
 			t.Errorf("crash at %q: the node was not drained while applying", step)
 		}
+		r.restart()
+		// What a GPU held at the kill is what a new process finds.
+		switch step {
+		case "gpu 0 destroyed":
+			r.has(map[int]string{0: "", 1: before[1]}, "after a restart at "+step)
+		case "gpu 0 created", "gpu 1 destroyed":
+			r.has(map[int]string{0: after[0]}, "after a restart at "+step)
+		}
 		if err := r.applier(nil).Recover(); err != nil {
 			t.Fatalf("recover after a crash at %q: %v\n%s", step, err, r.log.String())
 		}
@@ -219,5 +241,50 @@ func TestHealthDrainRefused(t *testing.T) {
 	r.has(before, "health drain")
 	if n := r.node(); n.Reason != "gpumem: GPU 1 XID 79" || r.applier(nil).Pending() {
 		t.Errorf("the health drain was touched: %s %q", n.State, n.Reason)
+	}
+}
+
+// TestReloadWaitsForSlurmctldGres: the reload gets the node's new Gres=, and the node is
+// resumed only once slurmctld reports it; a reload that leaves slurmctld at the old
+// count keeps the node drained with gpumem's failure reason and the journal for a retry.
+func TestReloadWaitsForSlurmctldGres(t *testing.T) {
+	const newGres = "gpu:3g.20gb:2,gpu:2g.10gb:1,gpu:1g.5gb:2"
+	r := newRig(t, "")
+	r.slurm.SetGres("gpu:7g.40gb:2")
+	a := r.applier(nil)
+	a.NodeGres = func() (string, error) { return newGres, nil }
+	var got string
+	polls := 0
+	a.Reload = func(g string) error { got = g; return nil }
+	a.Sleep = func(d time.Duration) {
+		r.clock = r.clock.Add(d)
+		if polls++; polls == 3 { // slurmctld takes the new slurm.conf a few seconds later
+			r.slurm.SetGres("gpu:1g.5gb:2(S:0),gpu:2g.10gb:1,gpu:3g.20gb:2")
+		}
+	}
+	if err := a.Apply(want(after)); err != nil {
+		t.Fatalf("apply: %v\n%s", err, r.log.String())
+	}
+	if got != newGres || !strings.Contains(r.log.String(), "slurmctld reports n1 Gres="+newGres) {
+		t.Errorf("reload got Gres %q\n%s", got, r.log.String())
+	}
+	if n := r.node(); n.Flag("DRAIN") || a.Pending() {
+		t.Errorf("after the reload the node is %s (%q)", n.State, n.Reason)
+	}
+
+	r = newRig(t, "")
+	r.slurm.SetGres("gpu:7g.40gb:2")
+	a = r.applier(nil)
+	a.NodeGres = func() (string, error) { return newGres, nil }
+	err := a.Apply(want(after))
+	if err == nil || !strings.Contains(err.Error(), "slurmctld still reports Gres=gpu:7g.40gb:2 for n1") ||
+		!strings.Contains(err.Error(), "slurm.conf's NodeName=n1 needs that Gres=") {
+		t.Fatalf("a reload slurmctld ignored: %v", err)
+	}
+	if n := r.node(); !n.Flag("DRAIN") || n.Reason != Reason+": failed, see gpumemd log" || !a.Pending() {
+		t.Errorf("after a failed reload the node is %s (%q), journal %v", n.State, n.Reason, a.Pending())
+	}
+	if steps := strings.Join(a.Steps([]GPUChange{{Index: 0}}), "\n"); !strings.Contains(steps, "wait until slurmctld reports n1's new Gres=") {
+		t.Errorf("dry run lacks the Gres wait:\n%s", steps)
 	}
 }

@@ -53,7 +53,10 @@ func (n NVML) Destroy(gpu int, want mig.Layout) error {
 	if err != nil {
 		return err
 	}
-	return nvmlsrc.DestroyMIG(dev, want)
+	if err := nvmlsrc.DestroyMIG(dev, want); err != nil {
+		return err
+	}
+	return n.persist(gpu)
 }
 
 // Create is nvmlsrc.CreateMIG on gpu.
@@ -62,5 +65,26 @@ func (n NVML) Create(gpu int, want mig.Layout) error {
 	if err != nil {
 		return err
 	}
-	return nvmlsrc.CreateMIG(dev, want)
+	if err := nvmlsrc.CreateMIG(dev, want); err != nil {
+		return err
+	}
+	return n.persist(gpu)
+}
+
+// persist writes a fake GPU's instances back to its node file, where a real GPU
+// would simply keep them; on real NVML it does nothing.
+func (n NVML) persist(gpu int) error {
+	if n.Src.Fake == nil {
+		return nil
+	}
+	gpus, err := discover.GPUs(n.Src, discover.Options{})
+	if err != nil {
+		return err
+	}
+	var ins []nvmlsrc.FakeInstance
+	for _, in := range gpus[gpu].Instances {
+		gi := in.GI
+		ins = append(ins, nvmlsrc.FakeInstance{Profile: in.Profile, Start: in.Start, GI: &gi})
+	}
+	return n.Src.Fake.SaveMIG(gpu, ins)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
+
+	"github.com/gpumem/gpumem/internal/atomicfile"
 )
 
 // FakeNode describes a node's GPUs in a small JSON file (format in docs/gres.md). The
@@ -210,4 +212,41 @@ func (n *FakeNode) SetLost(i int, lost bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.GPUs[i].Lost = lost
+}
+
+// SaveMIG records GPU i's MIG instances in the fake node's file, as a real GPU keeps
+// its instances when the process that made them exits: a gpumemd started again (after
+// a kill -9 mid-apply, say) and every other reader of the file then see the layout the
+// apply left, GPU instance ids included. The rest of the file is kept as it is on disk.
+func (n *FakeNode) SaveMIG(i int, instances []FakeInstance) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if i < 0 || i >= len(n.GPUs) || n.GPUs[i].MIG == nil {
+		return fmt.Errorf("fake node: GPU %d is not in MIG mode", i)
+	}
+	n.GPUs[i].MIG.Instances = append([]FakeInstance(nil), instances...)
+	if n.path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(n.path)
+	if err != nil {
+		return fmt.Errorf("fake node: %w", err)
+	}
+	disk, err := DecodeFake(b)
+	if err != nil || len(disk.GPUs) != len(n.GPUs) || disk.GPUs[i].MIG == nil {
+		return fmt.Errorf("fake node %s changed under the apply: %v", n.path, err)
+	}
+	disk.GPUs[i].MIG.Instances = n.GPUs[i].MIG.Instances
+	out, err := json.MarshalIndent(disk, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(n.path, append(out, '\n'), 0o644); err != nil {
+		return fmt.Errorf("fake node: %w", err)
+	}
+	// The live fields did not change: no need to re-read them.
+	if fi, err := os.Stat(n.path); err == nil {
+		n.modTime, n.size = fi.ModTime(), fi.Size()
+	}
+	return nil
 }

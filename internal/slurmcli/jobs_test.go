@@ -194,3 +194,16 @@ func TestTextMeta(t *testing.T) {
 		t.Errorf("forged meta %+v, want %+v (each repeated key unknown, never the forged value)", got, want)
 	}
 }
+
+func TestNodeGres(t *testing.T) {
+	n, err := ParseNode("NodeName=n2 Arch=x86_64 CoresPerSocket=1 Gres=gpu:3g.20gb:2(S:0),gpu:1g.5gb:1 NodeAddr=127.0.0.1 State=IDLE GresUsed=gpu:0 Weight=1 Reason=x Gres=y [root@now]", "n2")
+	if err != nil || n.Gres != "gpu:3g.20gb:2(S:0),gpu:1g.5gb:1" {
+		t.Fatalf("%+v, %v", n, err)
+	}
+	if !SameGres(n.Gres, "gpu:1g.5gb:1,gpu:3g.20gb:2") || SameGres(n.Gres, "gpu:3g.20gb:2") || !SameGres("(null)", "") {
+		t.Errorf("SameGres compares counts in any order, without socket suffixes")
+	}
+	if n, _ := ParseNode("NodeName=n3 Gres=(null) State=IDLE", "n3"); n.Gres != "" {
+		t.Errorf("Gres=(null) read as %q", n.Gres)
+	}
+}

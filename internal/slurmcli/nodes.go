@@ -3,6 +3,8 @@ package slurmcli
 import (
 	"fmt"
 	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -26,6 +28,28 @@ type Node struct {
 	// Reason is the drain or down reason without Slurm's " [user@time]" suffix; "" when
 	// there is none.
 	Reason string
+	// Gres is the node's configured GRES as slurmctld has it now (slurm.conf's Gres=
+	// once slurmctld took it), e.g. gpu:3g.20gb:2; "" for none.
+	Gres string
+}
+
+// SameGres reports whether two Gres= values name the same GRES counts, in any order,
+// ignoring Slurm's socket suffixes such as "(S:0)".
+func SameGres(a, b string) bool {
+	norm := func(s string) []string {
+		var out []string
+		for _, f := range strings.Split(s, ",") {
+			if i := strings.IndexByte(f, '('); i >= 0 {
+				f = f[:i]
+			}
+			if f = strings.TrimPrefix(strings.TrimSpace(f), "gres/"); f != "" && f != "(null)" {
+				out = append(out, f)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	return slices.Equal(norm(a), norm(b))
 }
 
 // Flag reports whether the state carries flag (DRAIN, DOWN, MAINT, REBOOT_REQUESTED, ...),
@@ -43,6 +67,7 @@ var (
 	nodeNameRe  = regexp.MustCompile(`(?:^|\s)NodeName=(\S+)`)
 	weightRe    = regexp.MustCompile(`\sWeight=(\d+)`)
 	nodeStateRe = regexp.MustCompile(`\sState=(\S+)`)
+	nodeGresRe  = regexp.MustCompile(`\sGres=(\S*)`)
 )
 
 // ParseNodes reads `scontrol -o show node`: one node a line, each with its weight.
@@ -86,6 +111,9 @@ func parseNode(line string) (Node, error) {
 	n := Node{Name: name[1]}
 	if st := nodeStateRe.FindStringSubmatch(line); st != nil {
 		n.State = st[1]
+	}
+	if g := nodeGresRe.FindStringSubmatch(line); g != nil && g[1] != "(null)" {
+		n.Gres = g[1]
 	}
 	if _, reason, ok := strings.Cut(strings.TrimSpace(line), " Reason="); ok {
 		// Slurm appends " [user@time]" to the reason.

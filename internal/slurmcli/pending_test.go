@@ -26,7 +26,7 @@ func TestParsePendingKeepsShardJobsInOrder(t *testing.T) {
 
 func TestParseNodes(t *testing.T) {
 	got, err := ParseNodes("NodeName=n1 Arch=x86_64 CoresPerSocket=1 Gres=gpu:h100:2(S:0-15),shard:h100:160(S:0-15) OS=Linux 6.1.0 #1 SMP Weight=1 Owner=N/A\nNodeName=n3 Arch=x86_64 Weight=7 Owner=N/A\n")
-	if err != nil || !reflect.DeepEqual(got, []Node{{Name: "n1", Weight: 1}, {Name: "n3", Weight: 7}}) {
+	if err != nil || !reflect.DeepEqual(got, []Node{{Name: "n1", Weight: 1, Gres: "gpu:h100:2(S:0-15),shard:h100:160(S:0-15)"}, {Name: "n3", Weight: 7}}) {
 		t.Errorf("nodes %+v, %v", got, err)
 	}
 	if _, err := ParseNodes("NodeName=n1 Arch=x86_64"); err == nil || !strings.Contains(err.Error(), "Weight=") {

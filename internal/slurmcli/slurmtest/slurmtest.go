@@ -66,7 +66,8 @@ update) case "$3" in
 	state=resume) rm -f $D/node.reason; cat $D/node.base 2>/dev/null > $D/node.state || echo IDLE > $D/node.state ;;
 	esac; exit 0 ;;
 show) r=""; [ -f $D/node.reason ] && r=" Reason=$(cat $D/node.reason) [root@2026-11-30T20:00:00]"
-	echo "NodeName=$3 Arch=x86_64 CoresPerSocket=1 State=$(cat $D/node.state) ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A$r"; exit 0 ;;
+	g=""; [ -f $D/node.gres ] && g=" Gres=$(cat $D/node.gres)"
+	echo "NodeName=$3 Arch=x86_64 CoresPerSocket=1$g State=$(cat $D/node.state) ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A$r"; exit 0 ;;
 -d) if [ "$2" = --json ]; then
 		[ -f $D/nojson ] && { echo "scontrol: unrecognized option '--json'" >&2; exit 1; }
 		if [ -n "$5" ]; then cat $D/job-$5.json 2>/dev/null || echo '{"jobs": []}'; else cat $D/jobs.json; fi
@@ -122,6 +123,10 @@ func (s *Slurm) SetJobs(jobs ...Job) {
 
 // SetJobText replaces what `scontrol -d -o show job ID` prints, as a hostile record.
 func (s *Slurm) SetJobText(id, text string) { s.file("job-"+id+".txt", text) }
+
+// SetGres sets the Gres= slurmctld reports for the node, as slurm.conf's would be once
+// slurmctld read it.
+func (s *Slurm) SetGres(gres string) { s.file("node.gres", gres) }
 
 // SetNode sets the node's base state and, when reason is not empty, an admin's drain.
 func (s *Slurm) SetNode(base, reason string) {
