@@ -45,3 +45,11 @@ func TestParseMIGErrors(t *testing.T) {
 		t.Errorf("bad keys changed settings: %+v", c)
 	}
 }
+
+// The documented example's [mig] section is the defaults; keep the two in step.
+func TestExampleMIGSectionIsTheDefaults(t *testing.T) {
+	c, err := LoadMIG(filepath.Join("..", "..", "slurm-conf", "gpumem.conf"))
+	if err != nil || !reflect.DeepEqual(c, DefaultMIG()) {
+		t.Fatalf("slurm-conf/gpumem.conf [mig]: %+v, %v; want %+v", c, err, DefaultMIG())
+	}
+}
