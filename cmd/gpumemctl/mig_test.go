@@ -60,20 +60,25 @@ func TestMigApply(t *testing.T) {
 	if err != nil || !strings.Contains(out, "GPU 0: 7g.80gb@0 -> 3g.40gb@4,2g.20gb@0,2g.20gb@2") {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
-	out, err = run(t, "mig", "apply", nvml, journal, "--layout", "0=7g.80gb@0")
-	if err != nil || !strings.Contains(out, "GPU 0: already 7g.80gb@0") {
+	// The fake GPU keeps its instances, as a real one does: the next run finds them.
+	out, err = run(t, "mig", "apply", nvml, journal, "--layout", "0=2g.20gb@0,2g.20gb@2,3g.40gb@4")
+	if err != nil || !strings.Contains(out, "GPU 0: already 2g.20gb@0,2g.20gb@2,3g.40gb@4") {
 		t.Fatalf("apply of the current layout: %v\n%s", err, out)
 	}
 	out, err = run(t, "mig", "apply", nvml, journal, "--dry-run", "--layout", "0=4g.40gb@0,3g.40gb@4")
-	if err != nil || !strings.Contains(out, "GPU 0: would change 7g.80gb@0 -> 4g.40gb@0,3g.40gb@4") ||
-		!strings.Contains(out, "1. check GPU 0: MIG mode on, no process") || !strings.Contains(out, "2. GPU 0: destroy 7g.80gb@0, create 4g.40gb@0,3g.40gb@4") {
+	if err != nil || !strings.Contains(out, "GPU 0: would change 2g.20gb@0,2g.20gb@2,3g.40gb@4 -> 4g.40gb@0,3g.40gb@4") ||
+		!strings.Contains(out, "1. check GPU 0: MIG mode on, no process") || !strings.Contains(out, "2. GPU 0: destroy 2g.20gb@0,2g.20gb@2,3g.40gb@4, create 4g.40gb@0,3g.40gb@4") {
 		t.Fatalf("dry run: %v\n%s", err, out)
 	}
 	desired := filepath.Join(t.TempDir(), "n1.json")
-	os.WriteFile(desired, []byte(`{"version": 1, "node": "n1", "gpus": [{"index": 0, "model": "h100-80gb", "layout": "7g.80gb@0"}]}`), 0o644)
+	os.WriteFile(desired, []byte(`{"version": 1, "node": "n1", "gpus": [{"index": 0, "model": "h100-80gb", "layout": "3g.40gb@4,2g.20gb@0,2g.20gb@2"}]}`), 0o644)
 	out, err = run(t, "mig", "apply", nvml, journal, "--desired", desired)
-	if err != nil || !strings.Contains(out, "GPU 0: already 7g.80gb@0") || !strings.Contains(out, "nothing to do") {
+	if err != nil || !strings.Contains(out, "GPU 0: already 3g.40gb@4,2g.20gb@0,2g.20gb@2") || !strings.Contains(out, "nothing to do") {
 		t.Fatalf("apply --desired of the current layout: %v\n%s", err, out)
+	}
+	out, err = run(t, "mig", "apply", nvml, journal, "--layout", "0=7g.80gb@0")
+	if err != nil || !strings.Contains(out, "GPU 0: 2g.20gb@0,2g.20gb@2,3g.40gb@4 -> 7g.80gb@0") {
+		t.Fatalf("apply back to one instance: %v\n%s", err, out)
 	}
 }
 

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/discover"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -115,6 +118,22 @@ func TestApply(t *testing.T) {
 		t.Fatalf("apply: %v\n%s", err, r.log.String())
 	}
 	r.has(after, "after apply")
+	// New instances take the lowest ids free, as real NVML gives them (and so the
+	// /dev/nvidia-caps files a real node has).
+	gpus, err := discover.GPUs(r.src, discover.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g, wantIDs := range map[int][]int{0: {0, 1}, 1: {0, 1, 2, 3}} {
+		var ids []int
+		for _, in := range gpus[g].Instances {
+			ids = append(ids, in.GI)
+		}
+		sort.Ints(ids)
+		if !reflect.DeepEqual(ids, wantIDs) {
+			t.Errorf("GPU %d: instance ids %v, want %v", g, ids, wantIDs)
+		}
+	}
 	if n := r.node(); n.Flag("DRAIN") || r.regens != 1 || r.reloads != 1 || a.Pending() {
 		t.Errorf("after apply: node %s, %d gres.conf writes, %d reloads, journal left %v", n.State, r.regens, r.reloads, a.Pending())
 	}

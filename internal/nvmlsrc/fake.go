@@ -23,6 +23,7 @@ type FakeNode struct {
 	GPUs   []FakeGPU `json:"gpus"`
 
 	mu      sync.Mutex
+	fixedGI *int // while the file's layout is made: the id its next instance gets
 	path    string
 	modTime time.Time
 	size    int64

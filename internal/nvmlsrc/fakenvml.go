@@ -84,6 +84,16 @@ func (n *FakeNode) live(i int, f func(g *FakeGPU)) nvml.Return {
 }
 
 func (n *FakeNode) wireDevice(d *server.Device, i int) {
+	// Real NVML gives a new GPU instance the lowest id free on its GPU, and the mock a
+	// counter that only grows: a repartitioned fake GPU would get ids (and so
+	// /dev/nvidia-caps files) no real one has.
+	create := d.CreateGpuInstanceWithPlacementFunc
+	d.CreateGpuInstanceWithPlacementFunc = func(info *nvml.GpuInstanceProfileInfo, pl *nvml.GpuInstancePlacement) (nvml.GpuInstance, nvml.Return) {
+		d.Lock()
+		d.GpuInstanceCounter = n.nextGI(d)
+		d.Unlock()
+		return create(info, pl)
+	}
 	cores := n.GPUs[i].Cores
 	d.GetCpuAffinityFunc = func(numCPUs int) ([]uint, nvml.Return) {
 		if cores == "" {
@@ -173,13 +183,32 @@ func (n *FakeNode) createMIG(d *server.Device, i int) error {
 				return fmt.Errorf("MIG %s: gi %d: want a distinct id 0-%d", r.profile.Name, *gi, capsGIsPerGPU-1)
 			}
 			ids[*gi] = true
-			d.GpuInstanceCounter = uint32(*gi) // the mock numbers instances from its counter
 		}
-		if _, err := CreateInstance(d, r.profile, r.placement); err != nil {
+		n.fixedGI = m.Instances[k].GI
+		_, err := CreateInstance(d, r.profile, r.placement)
+		n.fixedGI = nil
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nextGI is the id the next GPU instance on d gets: the one the node file fixes while
+// the file's layout is made, else the lowest id free. The caller holds d's lock.
+func (n *FakeNode) nextGI(d *server.Device) uint32 {
+	if n.fixedGI != nil {
+		return uint32(*n.fixedGI)
+	}
+	used := map[uint32]bool{}
+	for gi := range d.GpuInstances {
+		used[gi.Info.Id] = true
+	}
+	var id uint32
+	for used[id] {
+		id++
+	}
+	return id
 }
 
 // CreateInstance creates a GPU instance of profile p at pl with one compute instance
