@@ -28,6 +28,8 @@ gres_nodes() {
 	rm -rf "$ROOT$LAB"/{bin,nodes,inv,node-gres}
 	install -d "$ROOT$LAB"/{bin,nodes,inv,node-gres}
 	install -m 0755 "$REPO/bin/gpumemd" "$REPO/bin/gpumemctl" "$ROOT$LAB/bin/"
+	# gpumemd --mig-reload in the MIG e2e tests: what an admin's reload does, on the lab's slurm.conf.
+	install -m 0755 "$REPO/test/lab/mig-reload.sh" "$ROOT$LAB/bin/mig-reload"
 	cp "$REPO"/test/lab/nodes/*.json "$ROOT$LAB/nodes/"
 	printf 'ShardUnit = 1GiB\nSlurmConf = %s\nShardTypes = %s\n' "$CONF/slurm.conf" "$SHARD_TYPES" >"$ROOT$LAB/gpumemd.conf"
 	for n in "${LAB_NODES[@]}"; do
