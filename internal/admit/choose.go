@@ -43,22 +43,25 @@ func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage) (target
 	var buf [8]*partition
 	ps := a.resolve(cands, buf[:0])
 	opts := a.options(q, ps)
-	best, bestR, crowded := -1, reach{}, false
+	best, bestR := -1, reach{}
+	var crowded []string // the nodes of forms that components before this one may take
 	for i := range opts {
 		r, ok := a.reach(q, sh, ps, &opts[i], use)
 		if !ok {
 			continue
 		}
-		if len(sh.siblings) > 0 && !hetFits(sh, a.hosts(q, sh, a.resolve(r.parts, nil), &opts[i])) {
-			crowded = true
-			continue
+		if len(sh.siblings) > 0 {
+			if h := a.hosts(q, sh, a.resolve(r.parts, nil), &opts[i]); !hetFits(sh, h) {
+				crowded = append(crowded, h...)
+				continue
+			}
 		}
 		if best < 0 || a.better(q, sh, &opts[i], &r, &opts[best], &bestR) {
 			best, bestR = i, r
 		}
 	}
-	if best < 0 && crowded {
-		return target{}, a.hetRefusal(q, sh)
+	if best < 0 && crowded != nil {
+		return target{}, a.hetRefusal(q, sh, crowded)
 	}
 	if best < 0 {
 		return target{}, a.refusal(q, sh, cands)

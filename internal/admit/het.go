@@ -6,7 +6,7 @@ import "sort"
 // each pick the form with the most room could all need the same few nodes and pend
 // forever. The client decides the components one after the other in one process: it
 // passes the hosts of those decided before (Job.HetSiblings), and a form is chosen only
-// when every component can still have a node of its own.
+// when the component still has nodes of its own whichever nodes those before it take.
 
 // Hosts lists, for each node d (the decision for j) takes, the nodes it may be: the
 // usable nodes of its partitions that hold its form, or its required nodes. The client
@@ -57,9 +57,9 @@ func (a *Admitter) hosts(q *ask, sh *shape, ps []*partition, o *option) []string
 	return out
 }
 
-// distinct says whether each of sets can be given a node of its own (a system of
-// distinct representatives), by augmenting paths; the sets are a job's few components.
-func distinct(sets [][]string) bool {
+// matched is how many of sets can each be given a node of its own at once (a maximum
+// matching, by augmenting paths); the sets are a job's few node slots.
+func matched(sets [][]string) int {
 	owner := map[string]int{}
 	var try func(i int, seen map[string]bool) bool
 	try = func(i int, seen map[string]bool) bool {
@@ -75,23 +75,42 @@ func distinct(sets [][]string) bool {
 		}
 		return false
 	}
+	k := 0
 	for i := range sets {
-		if !try(i, map[string]bool{}) {
-			return false
+		if try(i, map[string]bool{}) {
+			k++
 		}
 	}
-	return true
+	return k
 }
 
-// hetFits says whether a component of sh whose own node may be any of own still leaves
-// every sibling a node of its own.
+// hetFits says whether a component of sh whose nodes may each be any of own gets them
+// whichever nodes the components before it take. Slurm's backfill starts a heterogeneous
+// job's components one after the other, in order, each on nodes the ones before it did
+// not take, and picks each component's nodes without looking at the ones after it: a
+// component {n1,n2,n3} before one that only n1 can hold takes n1 (first fit) and the job
+// never starts, though an assignment exists. So the components before may take as many of
+// own as their node slots can be matched into it, and what is left must still be enough.
 func hetFits(sh *shape, own []string) bool {
 	if len(sh.siblings) == 0 {
 		return true
 	}
-	sets := append([][]string(nil), sh.siblings...)
-	for range sh.nodes {
-		sets = append(sets, own)
+	return int64(len(own)-matched(within(sh.siblings, own))) >= sh.nodes
+}
+
+// within is each of sets cut down to the nodes in own.
+func within(sets [][]string, own []string) [][]string {
+	in := make(map[string]bool, len(own))
+	for _, n := range own {
+		in[n] = true
 	}
-	return distinct(sets)
+	out := make([][]string, len(sets))
+	for i, s := range sets {
+		for _, n := range s {
+			if in[n] {
+				out[i] = append(out[i], n)
+			}
+		}
+	}
+	return out
 }

@@ -291,12 +291,19 @@ func (a *Admitter) fits(q *ask, sh *shape, name string) bool {
 	return false
 }
 
-// hetRefusal: every form that holds the component needs a node the components before it
-// already need.
-func (a *Admitter) hetRefusal(q *ask, sh *shape) error {
-	return errors.New("gpumem: you asked for " + q.words(sh) + " in a heterogeneous job, whose components each run on nodes of their own; " +
-		"the nodes that can hold it are all needed by the components before it (" + strconv.Itoa(len(sh.siblings)) + " of them). " +
-		"Ask for fewer GPU components, a size more nodes hold, or put the requests in one component")
+// hetRefusal: every form that holds the component is on nodes (hosts) the components
+// before it may take first.
+func (a *Admitter) hetRefusal(q *ask, sh *shape, hosts []string) error {
+	sort.Strings(hosts)
+	hosts = slices.Compact(hosts)
+	list := strings.Join(hosts, ",")
+	if len(hosts) > 8 {
+		list = strings.Join(hosts[:8], ",") + ",... (" + strconv.Itoa(len(hosts)) + " nodes)"
+	}
+	return errors.New("gpumem: you asked for " + q.words(sh) + " in a heterogeneous job. Slurm starts its components in order, " +
+		"each on nodes of its own chosen without regard to the components after it, and the components before this one may take " +
+		"the nodes that can hold it (" + list + "), so the job might never start. Put this component first, keep the ones before it " +
+		"off those nodes (--exclude), or ask for a size more nodes hold")
 }
 
 // partitionsOf says which partitions node is in, for a refusal that names another.

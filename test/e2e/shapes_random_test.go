@@ -67,12 +67,10 @@ func randomShapes(r *rand.Rand, n int) []shapeReq {
 	for len(out) < n {
 		c, size := comp()
 		s := shapeReq{comps: [][]string{c}}
-		// No heterogeneous jobs here: with seed 1796077004548397897 on 24.11 the hetjob
-		// "--gres=gpu:mem:4g -p gpu,inference : --gres=gpu:mem:19g -p train -C h100|l4
-		// --gpus-per-node=2" was accepted and then held (reason BeginTime) for longer than
-		// a backfill pass on an idle lab, blocking the queue behind it. Until that is
-		// understood, hetjobs are covered by TestShapeRuns and TestShapeRefused only.
 		switch k := r.Intn(10); {
+		case k == 0: // a heterogeneous job
+			c2, _ := comp()
+			s.comps = append(s.comps, c2)
 		case k < 3:
 			s.comps[0] = append(s.comps[0], "--array="+pick("0-3", "0-9%3", "0-5"))
 		case k < 6:

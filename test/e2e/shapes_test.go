@@ -81,6 +81,8 @@ func TestShapeRuns(t *testing.T) {
 		{"--gres=gpu:mem:5g", ":", "--gres=gpu:mem:6g"},
 		// Components run on nodes of their own: the third takes the MIG node's 1g.5gb.
 		{"--gres=gpu:mem:5g", ":", "--gres=gpu:mem:6g", ":", "--gres=gpu:mem:4g"},
+		// The component only n1 holds first: the one that may run anywhere then keeps off it.
+		{"--gres=gpu:mem:19g", "-p", "train", "-C", "h100|l4", "--gpus-per-node=2", ":", "--gres=gpu:mem:4g", "-p", "gpu,inference"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			clean(t)
@@ -109,6 +111,10 @@ func TestShapeRefused(t *testing.T) {
 		{[]string{"--gres=gpu:mem:20g", "--gres=shard:3"}, "you gave --gres 2 times (--gres=gpu:mem:20g --gres=shard:3)"},
 		{[]string{"-C", "h100", "-N2", "--gres=gpu:mem:10g"}, "fewer than 2 nodes"},
 		{[]string{"--gres=gpu:mem:5g", ":", "--gres=gpu:mem:5g", ":", "--gres=gpu:mem:5g", ":", "--gres=gpu:mem:5g"}, "heterogeneous job"},
+		// Slurm starts the first component first, on n1, and the second, which only n1
+		// holds, then never starts (it used to be accepted and held for ever).
+		{[]string{"--gres=gpu:mem:4g", "-p", "gpu,inference", ":", "--gres=gpu:mem:19g", "-p", "train", "-C", "h100|l4", "--gpus-per-node=2"},
+			"the components before this one may take the nodes that can hold it (n1)"},
 	}
 	for _, c := range cases {
 		for _, cmd := range []string{"srun", "sbatch"} {
