@@ -29,10 +29,14 @@ ln -s "$(cd "$inc" && pwd)/slurm" "$hdr/slurm"
 n=$(sed -n 's/^#define SLURM_VERSION_NUMBER \(0x[0-9a-fA-F]*\).*/\1/p' "$inc/slurm/slurm_version.h")
 version=$(printf '%d.%02d.%d' $((n >> 16 & 255)) $((n >> 8 & 255)) $((n & 255)))
 ldflags=$("$here/../packaging/version.sh" --ldflags)
+# Go's build cache does not see headers outside a package's folder: name the shared
+# headers' contents in the flags (which it does see), or a changed struct gpumem_job could
+# link a stale half against a new one.
+sum=$(cat "$here"/include/*.h | sha256sum | cut -c1-16)
 cd "$here/.."
 for p in jobsubmit:job_submit_gpumem clifilter:cli_filter_gpumem; do
 	pkg=${p%%:*} so=${p#*:}.so
-	CGO_ENABLED=1 CGO_CFLAGS="-O2 -I$hdr" go build -trimpath -ldflags "$ldflags" -buildmode=c-shared -o "$out/$so" "./cgo/$pkg"
+	CGO_ENABLED=1 CGO_CFLAGS="-O2 -I$hdr -DGPUMEM_HEADERS_SUM=$sum" go build -trimpath -ldflags "$ldflags" -buildmode=c-shared -o "$out/$so" "./cgo/$pkg"
 	rm -f "$out/${so%.so}.h"
 	echo "built $out/$so for Slurm $version"
 done
