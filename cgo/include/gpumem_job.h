@@ -5,6 +5,7 @@
 #define GPUMEM_JOB_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* job_submit: the job_desc fields. The first GPUMEM_WRITABLE may be rewritten (req_nodes:
  * the required node list, which only pinning a shard job to one GPU writes); the rest
@@ -13,7 +14,10 @@ enum {
 	GPUMEM_PER_NODE, GPUMEM_PER_JOB, GPUMEM_PER_SOCKET, GPUMEM_PER_TASK, GPUMEM_PARTITION,
 	GPUMEM_REQ_NODES, GPUMEM_WRITABLE,
 	GPUMEM_EXC_NODES = GPUMEM_WRITABLE, GPUMEM_FEATURES, GPUMEM_RESERVATION, GPUMEM_ARRAY_INX,
-	GPUMEM_SUBMIT_NSLOTS
+	GPUMEM_SUBMIT_NSLOTS,
+	/* the batch script, only when gpumem_gres_twice says it may give --gres twice; such
+	 * a job never goes through the memo, so the slot is no part of its key */
+	GPUMEM_SCRIPT = GPUMEM_SUBMIT_NSLOTS
 };
 
 /* job_submit: the job's numbers, read only; 0 where Slurm holds NO_VAL (unset). het_job
@@ -55,6 +59,14 @@ static inline int gpumem_has_mem(const char *s)
 		if ((s[0] | 0x20) == 'm' && (s[1] | 0x20) == 'e' && (s[2] | 0x20) == 'm')
 			return 1;
 	return 0;
+}
+
+/* gpumem_gres_twice is the shim's prefilter for plugin.ScriptRepeats: the script names
+ * --gres (or an option that starts so) at least twice. */
+static inline int gpumem_gres_twice(const char *s)
+{
+	const char *p = s ? strstr(s, "--gres") : NULL;
+	return p && strstr(p + 6, "--gres") != NULL;
 }
 
 #endif

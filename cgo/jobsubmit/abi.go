@@ -74,11 +74,15 @@ static int gpumem_desc(job_desc_msg_t *desc, char **err_msg, int pin)
 	j.num[GPUMEM_NTASKS_PER_NODE] = gpumem_num(desc->ntasks_per_node, NO_VAL16);
 	j.num[GPUMEM_HET_JOB] = desc->het_job_offset != NO_VAL;
 	j.pin = pin && pins;
+	// A script that may give --gres twice goes to Go whatever its fields say: the last
+	// --gres, all the fields show, may have dropped a gpu:mem.
+	if (gpumem_gres_twice(desc->script))
+		j.in[GPUMEM_SCRIPT] = desc->script;
 	if (!gpumem_has_mem(j.in[GPUMEM_PER_NODE]) && !gpumem_has_mem(j.in[GPUMEM_PER_JOB]) &&
 	    !gpumem_has_mem(j.in[GPUMEM_PER_SOCKET]) && !gpumem_has_mem(j.in[GPUMEM_PER_TASK]) &&
-	    !(j.pin && gpumem_has_shard(j.in[GPUMEM_PER_NODE])))
+	    !(j.pin && gpumem_has_shard(j.in[GPUMEM_PER_NODE])) && !j.in[GPUMEM_SCRIPT])
 		return SLURM_SUCCESS;
-	if (j.pin) // where a job is pinned depends on what runs now: never a memo
+	if (j.pin || j.in[GPUMEM_SCRIPT]) // pins depend on what runs now: never a memo
 		gpumemDecide(&j);
 	else if (!gpumem_cache_get(&cache, &j, GPUMEM_SUBMIT_NSLOTS)) {
 		gpumemDecide(&j);

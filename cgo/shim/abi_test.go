@@ -97,3 +97,19 @@ func FuzzPrefilterAgreesWithGo(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScriptPrefilterAgreesWithGo: job_submit hands a batch script to Go only when
+// gpumem_gres_twice says yes; it must say yes wherever plugin.ScriptRepeats refuses.
+func FuzzScriptPrefilterAgreesWithGo(f *testing.F) {
+	for _, s := range []string{"", "#!/bin/sh\n#SBATCH --gres=gpu:mem:20g\n#SBATCH --gres=shard:3\n", "#SBATCH --gres gpu:mem:1g --gres=x", "--gres"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if i := strings.IndexByte(s, 0); i >= 0 {
+			s = s[:i]
+		}
+		if r := plugin.ScriptRepeats(s); r != "" && !prefilterGresTwice(s) {
+			t.Fatalf("%q: Go refuses (%s), the C prefilter passes it on", s, r)
+		}
+	})
+}

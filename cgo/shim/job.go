@@ -22,6 +22,14 @@ func prefilterHasMem(s string) bool {
 	return C.gpumem_has_mem(cs) != 0
 }
 
+// prefilterGresTwice is the shim's C prefilter on a batch script, for the test that it
+// never says no where plugin.ScriptRepeats would refuse.
+func prefilterGresTwice(s string) bool {
+	cs := C.CString(s)
+	defer C.free(unsafe.Pointer(cs))
+	return C.gpumem_gres_twice(cs) != 0
+}
+
 // Decider is what job_submit does with one job's fields.
 type Decider func(f plugin.Fields) plugin.Verdict
 
@@ -47,6 +55,7 @@ func Decide(job unsafe.Pointer, decide, pinned Decider) int {
 		MaxNodes:      uint32(j.num[C.GPUMEM_MAX_NODES]),
 		NTasksPerNode: uint32(j.num[C.GPUMEM_NTASKS_PER_NODE]),
 		HetJob:        j.num[C.GPUMEM_HET_JOB] != 0,
+		Script:        C.GoString(j.in[C.GPUMEM_SCRIPT]),
 	}
 	if j.pin != 0 {
 		decide = pinned

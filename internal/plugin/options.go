@@ -126,7 +126,7 @@ func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Option
 	if strings.Contains(o.Gres, "gres/") {
 		prefix = "gres/"
 	}
-	if r := repeatedGres(clientArgs(), o.HetOffset); r != "" {
+	if r := repeatedGres(clientArgs(), o.HetOffset, ""); r != "" {
 		return o, r
 	}
 	f := o.Fields(prefix)

@@ -329,6 +329,9 @@ func shardTypes(slurmConf string) (map[string]map[string]bool, error) {
 // GPU is then pinned to the GPU PinPolicy chooses, when gpumem.conf says ShardTypes =
 // per-gpu. Its verdict is never reused (Fresh 0): it depends on what runs now.
 func (p *Plugin) SubmitPinned(f Fields) (v Verdict) {
+	if r := ScriptRepeats(f.Script); r != "" {
+		return Verdict{Fields: f, Refusal: r}
+	}
 	st := p.current(true)
 	v = f.verdict()
 	if AsksMem(f) {

@@ -31,6 +31,9 @@ type Fields struct {
 	MinNodes, MaxNodes, NTasksPerNode uint32
 	// HetJob is true for a component of a heterogeneous job.
 	HetJob bool
+	// Script is job_submit's batch script, passed only when it may give --gres twice;
+	// read for that alone (ScriptRepeats).
+	Script string
 }
 
 // Core is the placement core's admission, built for one config and inventory.
@@ -150,6 +153,9 @@ func (p *Plugin) current(full bool) *state {
 // Submit decides one job (job_submit, job_modify, or a cli_filter submission). It never
 // panics and never blocks on a file: it reads the published state only.
 func (p *Plugin) Submit(f Fields) Verdict {
+	if r := ScriptRepeats(f.Script); r != "" {
+		return Verdict{Fields: f, Refusal: r}
+	}
 	if !AsksMem(f) {
 		return Verdict{Fields: f}
 	}

@@ -141,3 +141,28 @@ func TestShapeStepOfMIGAndWholeJobs(t *testing.T) {
 		})
 	}
 }
+
+// TestShapeScriptRepeatsGres: a batch script whose #SBATCH lines give --gres twice, one a
+// gpu:mem, is refused at submit whichever comes last (sbatch would keep only that one),
+// read from stdin as from a file; one --gres in the script still runs.
+func TestShapeScriptRepeatsGres(t *testing.T) {
+	clean(t)
+	for _, lines := range [][2]string{{"--gres=gpu:mem:20g", "--gres=shard:3"}, {"--gres=shard:3", "--gres gpu:mem:20g"}} {
+		script := "#!/bin/sh\n#SBATCH --output=/dev/null\n#SBATCH " + lines[0] + "\n#SBATCH " + lines[1] + "\ntrue\n"
+		r := slurm(t, 30*time.Second, script, "sbatch")
+		if r.code == 0 || !strings.Contains(r.err, "you gave --gres 2 times in the script's #SBATCH lines") ||
+			!strings.Contains(r.err, "write them as one option: --gres=") {
+			t.Errorf("script with #SBATCH %s and #SBATCH %s: %s", lines[0], lines[1], r)
+		}
+	}
+	// A heterogeneous job's components each have their own --gres.
+	r := slurm(t, 30*time.Second, "#!/bin/sh\n#SBATCH --output=/dev/null --gres=gpu:mem:5g\n#SBATCH hetjob\n#SBATCH --gres=gpu:mem:6g\n#SBATCH --gres=shard:1\ntrue\n", "sbatch")
+	if r.code == 0 || !strings.Contains(r.err, "(--gres=gpu:mem:6g --gres=shard:1)") {
+		t.Errorf("hetjob script repeating --gres in its second component: %s", r)
+	}
+	r = slurm(t, 30*time.Second, "#!/bin/sh\n#SBATCH --output=/dev/null\n#SBATCH --gres=gpu:mem:20g\n#SBATCH --gres-flags=enforce-binding\ntrue\n", "sbatch")
+	if r.code != 0 {
+		t.Errorf("one --gres and --gres-flags: %s", r)
+	}
+	clean(t)
+}
