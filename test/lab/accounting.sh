@@ -9,10 +9,8 @@
 # 24.11), on a lab port. Both write pid files under $LAB/run, so `down` stops them with
 # the other daemons it started, and only those.
 ACCOUNTING=${LAB_ACCOUNTING:-1}
-case "$REL" in
-22.05) DB_PORT=6806 DBD_PORT=6819 ;;
-24.11) DB_PORT=8806 DBD_PORT=8819 ;;
-esac
+# Beside each release's slurmctld port: 6806 and 6819 for 22.05, 8806 and 8819 for 24.11.
+DB_PORT=$((CTLD_PORT - 11)) DBD_PORT=$((CTLD_PORT + 2))
 DB_NAME=gpumem_lab_${REL/./}
 DB_USER=gpumemlab
 DB_TEMPLATE=/var/lib/gpumem-lab/mysql-template
@@ -116,6 +114,7 @@ acct_db_up() {
 # users and QOS, before slurmctld starts (it then loads them at once).
 acct_start() {
 	acct_on || return 0
+	local t0=$SECONDS t1 t2
 	acct_template
 	rm -rf "$ROOT$LAB/mysql"
 	cp -a "$DB_TEMPLATE" "$ROOT$LAB/mysql"
@@ -127,9 +126,12 @@ acct_start() {
 		--innodb-log-file-size=48M --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 \
 		--innodb-lock-wait-timeout=900 --max-allowed-packet=16M </dev/null >/dev/null 2>&1 &
 	wait_for 60 "mariadbd" acct_db_up
+	t1=$SECONDS
 	lab_in slurmdbd
 	wait_for 60 "slurmdbd" lab_in sacctmgr -n list cluster
+	t2=$SECONDS
 	acct_users
+	say "accounting up in $((SECONDS - t0))s (mariadbd $((t1 - t0))s, slurmdbd $((t2 - t1))s, accounts and QOS $((SECONDS - t2))s)"
 }
 
 # acct_users creates the lab's users on the machine (and in the chroot) when missing,
