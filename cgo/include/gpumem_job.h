@@ -17,13 +17,24 @@ enum {
 	GPUMEM_SUBMIT_NSLOTS,
 	/* the batch script, only when gpumem_gres_twice says it may give --gres twice; such
 	 * a job never goes through the memo, so the slot is no part of its key */
-	GPUMEM_SCRIPT = GPUMEM_SUBMIT_NSLOTS
+	GPUMEM_SCRIPT = GPUMEM_SUBMIT_NSLOTS,
+	/* job_modify: the job being changed, as slurmctld holds it now (gpumem_jobrec.h);
+	 * read only, and only when num[GPUMEM_JOB_KNOWN] is 1 */
+	GPUMEM_JOB_PER_NODE, GPUMEM_JOB_PER_JOB, GPUMEM_JOB_PER_SOCKET, GPUMEM_JOB_PER_TASK,
+	GPUMEM_JOB_PARTITION, GPUMEM_JOB_FEATURES, GPUMEM_JOB_REQ_NODES, GPUMEM_JOB_EXC_NODES,
+	GPUMEM_MODIFY_NSLOTS
 };
 
 /* job_submit: the job's numbers, read only; 0 where Slurm holds NO_VAL (unset). het_job
  * is 1 for a component of a heterogeneous job. cli_filter puts the component's offset
  * (0 for the first component and for any other job) in num[GPUMEM_HET_JOB]. */
-enum { GPUMEM_MIN_NODES, GPUMEM_MAX_NODES, GPUMEM_NTASKS_PER_NODE, GPUMEM_HET_JOB, GPUMEM_NUMS };
+/* job_modify adds the job's --nodes (GPUMEM_JOB_MIN_NODES), whether the job was read
+ * (GPUMEM_JOB_KNOWN), and GPUMEM_KEEP_GRES: 1 where Slurm refuses to change a pending job's
+ * GRES from shards to gpu or back. */
+enum {
+	GPUMEM_MIN_NODES, GPUMEM_MAX_NODES, GPUMEM_NTASKS_PER_NODE, GPUMEM_HET_JOB,
+	GPUMEM_JOB_MIN_NODES, GPUMEM_JOB_KNOWN, GPUMEM_KEEP_GRES, GPUMEM_NUMS
+};
 
 /* cli_filter: the client options by the names slurm_option_get takes (those from
  * GPUMEM_OPT_NODES on are read only), then (read only) the tres_per_node and tres_per_job
@@ -36,7 +47,7 @@ enum {
 	GPUMEM_STEP_JOB_PER_NODE = GPUMEM_OPT_NOPTS, GPUMEM_STEP_JOB_PER_JOB
 };
 
-#define GPUMEM_SLOTS 16
+#define GPUMEM_SLOTS 24
 
 struct gpumem_job {
 	const char *in[GPUMEM_SLOTS]; /* borrowed from Slurm; NULL when unset */
@@ -48,6 +59,8 @@ struct gpumem_job {
 	int64_t fresh_ns;             /* job_submit: how long the same in[] get the same answer */
 	int pin;                      /* job_submit: 1 for a new job, which Go may pin to a GPU */
 };
+
+_Static_assert(GPUMEM_MODIFY_NSLOTS <= GPUMEM_SLOTS, "job_modify's slots fit");
 
 /* gpumem_has_mem is plugin.AsksMem's test on one field, so the shims pass on what Go
  * would leave alone without entering Go: "mem" in any case. A test checks the two agree. */
@@ -61,7 +74,7 @@ static inline int gpumem_has_mem(const char *s)
 	return 0;
 }
 
-/* gpumem_gres_twice is the shim's prefilter for plugin.ScriptRepeats: the script names
+/* gpumem_gres_twice is the shim's prefilter for plugin.scriptRepeats: the script names
  * --gres (or an option that starts so) at least twice. */
 static inline int gpumem_gres_twice(const char *s)
 {

@@ -14,6 +14,7 @@ package main
 #include <slurm/slurm_errno.h>
 #include "gpumem_copy.h"
 #include "gpumem_cache.h"
+#include "gpumem_jobrec.h"
 
 const char plugin_name[] = "gpumem: GPU memory requests to native GRES";
 const char plugin_type[] = "job_submit/gpumem";
@@ -23,6 +24,7 @@ extern int gpumemInit(int have_allocator);
 extern int gpumemPins(void);
 extern void gpumemFini(void);
 extern int gpumemDecide(void *job);
+extern int gpumemModify(void *job);
 
 static struct gpumem_cache cache = {.mu = PTHREAD_MUTEX_INITIALIZER};
 static int pins; // gpumem.conf ShardTypes = per-gpu: new shard jobs go to Go, uncached
@@ -48,39 +50,72 @@ static uint32_t gpumem_num(uint32_t v, uint32_t unset)
 	return v == unset ? 0 : v;
 }
 
-// gpumem_desc decides a new job (pin = 1: job_submit) or a change to one (job_modify,
-// which is never pinned, so that gpumemctl steer can take a pin back). Go decides
-// whether and where a job is pinned; the shim only copies the job's fields to it.
-static int gpumem_desc(job_desc_msg_t *desc, char **err_msg, int pin)
+// gpumem_fields points j at the job_desc fields Go reads; fields are the writable ones.
+static void gpumem_fields(struct gpumem_job *j, job_desc_msg_t *desc, char **fields[GPUMEM_WRITABLE])
+{
+	for (int i = 0; i < GPUMEM_WRITABLE; i++)
+		j->in[i] = *fields[i];
+	j->in[GPUMEM_EXC_NODES] = desc->exc_nodes;
+	j->in[GPUMEM_FEATURES] = desc->features;
+	j->in[GPUMEM_RESERVATION] = desc->reservation;
+	j->in[GPUMEM_ARRAY_INX] = desc->array_inx;
+	j->num[GPUMEM_MIN_NODES] = gpumem_num(desc->min_nodes, NO_VAL);
+	j->num[GPUMEM_MAX_NODES] = gpumem_num(desc->max_nodes, NO_VAL);
+	j->num[GPUMEM_NTASKS_PER_NODE] = gpumem_num(desc->ntasks_per_node, NO_VAL16);
+	j->num[GPUMEM_HET_JOB] = desc->het_job_offset != NO_VAL;
+}
+
+// gpumem_has_gpu: a GRES string that may hold gpu or shard entries, which a change of
+// the job's shape is checked against.
+static int gpumem_has_gpu(const char *s)
+{
+	return s && (strstr(s, "gpu") || strstr(s, "shard"));
+}
+
+// gpumem_asks_mem is the prefilter: whether any GRES field holds "mem".
+static int gpumem_asks_mem(const struct gpumem_job *j)
+{
+	return gpumem_has_mem(j->in[GPUMEM_PER_NODE]) || gpumem_has_mem(j->in[GPUMEM_PER_JOB]) ||
+	       gpumem_has_mem(j->in[GPUMEM_PER_SOCKET]) || gpumem_has_mem(j->in[GPUMEM_PER_TASK]);
+}
+
+// gpumem_answer hands Go's answer to Slurm: the refusal, or the rewritten fields.
+static int gpumem_answer(struct gpumem_job *j, char **fields[GPUMEM_WRITABLE], char **err_msg, int refused_rc)
+{
+	int rc = SLURM_SUCCESS;
+
+	if (j->refusal) {
+		gpumem_err_msg(err_msg, j->refusal);
+		rc = refused_rc;
+	} else {
+		for (int i = 0; i < GPUMEM_WRITABLE; i++)
+			if (j->changed[i])
+				gpumem_replace(fields[i], j->out[i]);
+	}
+	gpumem_job_release(j);
+	return rc;
+}
+
+// gpumem_desc decides a new job. Go decides whether and where a job is pinned; the shim
+// only copies the job's fields to it.
+static int gpumem_desc(job_desc_msg_t *desc, char **err_msg)
 {
 	char **fields[GPUMEM_WRITABLE] = {
 		&desc->tres_per_node, &desc->tres_per_job,
 		&desc->tres_per_socket, &desc->tres_per_task, &desc->partition, &desc->req_nodes,
 	};
 	struct gpumem_job j;
-	int rc = SLURM_SUCCESS;
 
 	if (gpumem_alloc_init() != 0)
 		return SLURM_SUCCESS; // said at init; leaving the job alone is all that is safe
 	memset(&j, 0, sizeof(j));
-	for (int i = 0; i < GPUMEM_WRITABLE; i++)
-		j.in[i] = *fields[i];
-	j.in[GPUMEM_EXC_NODES] = desc->exc_nodes;
-	j.in[GPUMEM_FEATURES] = desc->features;
-	j.in[GPUMEM_RESERVATION] = desc->reservation;
-	j.in[GPUMEM_ARRAY_INX] = desc->array_inx;
-	j.num[GPUMEM_MIN_NODES] = gpumem_num(desc->min_nodes, NO_VAL);
-	j.num[GPUMEM_MAX_NODES] = gpumem_num(desc->max_nodes, NO_VAL);
-	j.num[GPUMEM_NTASKS_PER_NODE] = gpumem_num(desc->ntasks_per_node, NO_VAL16);
-	j.num[GPUMEM_HET_JOB] = desc->het_job_offset != NO_VAL;
-	j.pin = pin && pins;
+	gpumem_fields(&j, desc, fields);
+	j.pin = pins;
 	// A script that may give --gres twice goes to Go whatever its fields say: the last
 	// --gres, all the fields show, may have dropped a gpu:mem.
 	if (gpumem_gres_twice(desc->script))
 		j.in[GPUMEM_SCRIPT] = desc->script;
-	if (!gpumem_has_mem(j.in[GPUMEM_PER_NODE]) && !gpumem_has_mem(j.in[GPUMEM_PER_JOB]) &&
-	    !gpumem_has_mem(j.in[GPUMEM_PER_SOCKET]) && !gpumem_has_mem(j.in[GPUMEM_PER_TASK]) &&
-	    !(j.pin && gpumem_has_shard(j.in[GPUMEM_PER_NODE])) && !j.in[GPUMEM_SCRIPT])
+	if (!gpumem_asks_mem(&j) && !(j.pin && gpumem_has_shard(j.in[GPUMEM_PER_NODE])) && !j.in[GPUMEM_SCRIPT])
 		return SLURM_SUCCESS;
 	if (j.pin || j.in[GPUMEM_SCRIPT]) // pins depend on what runs now: never a memo
 		gpumemDecide(&j);
@@ -88,33 +123,55 @@ static int gpumem_desc(job_desc_msg_t *desc, char **err_msg, int pin)
 		gpumemDecide(&j);
 		gpumem_cache_put(&cache, &j, GPUMEM_SUBMIT_NSLOTS);
 	}
-	if (j.refusal) {
-		gpumem_err_msg(err_msg, j.refusal);
-		rc = ESLURM_INVALID_GRES;
-	} else {
-		for (int i = 0; i < GPUMEM_WRITABLE; i++)
-			if (j.changed[i])
-				gpumem_replace(fields[i], j.out[i]);
-	}
-	gpumem_job_release(&j);
-	return rc;
+	return gpumem_answer(&j, fields, err_msg, ESLURM_INVALID_GRES);
 }
 
 int job_submit(job_desc_msg_t *desc, uint32_t submit_uid, char **err_msg)
 {
-	return gpumem_desc(desc, err_msg, 1);
+	return gpumem_desc(desc, err_msg);
 }
 
-// job_record_t is slurmctld's own structure: gpumem never reads it, so it is opaque here.
+// gpumem_modify decides a change to a job (never pinned, so that gpumemctl steer can
+// take a pin back). Where this release's job record can be read, Go sees the job as it
+// is too: a new gpu:mem is decided for the job's own partitions and shape, and a change of
+// partition, features or nodes is checked against the GRES the job already holds. Updates
+// are rare: no memo.
+static int gpumem_modify(job_desc_msg_t *desc, const void *job_ptr, char **err_msg)
+{
+	char **fields[GPUMEM_WRITABLE] = {
+		&desc->tres_per_node, &desc->tres_per_job,
+		&desc->tres_per_socket, &desc->tres_per_task, &desc->partition, &desc->req_nodes,
+	};
+	struct gpumem_job j;
+	int gres, shape;
+
+	if (gpumem_alloc_init() != 0)
+		return SLURM_SUCCESS;
+	memset(&j, 0, sizeof(j));
+	gpumem_fields(&j, desc, fields);
+	gres = j.in[GPUMEM_PER_NODE] || j.in[GPUMEM_PER_JOB] || j.in[GPUMEM_PER_SOCKET] || j.in[GPUMEM_PER_TASK];
+	shape = desc->partition || desc->features || desc->req_nodes || desc->exc_nodes || j.num[GPUMEM_MIN_NODES];
+	gpumem_jobrec_read(&j, job_ptr, desc->job_id);
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(24, 11, 0)
+	j.num[GPUMEM_KEEP_GRES] = 1; // seen on 22.05: "Invalid generic resource" for shard <-> gpu
+#endif
+	if (!gpumem_asks_mem(&j) && !(shape && !gres && j.num[GPUMEM_JOB_KNOWN] &&
+				      (gpumem_has_gpu(j.in[GPUMEM_JOB_PER_NODE]) || gpumem_has_gpu(j.in[GPUMEM_JOB_PER_JOB]))))
+		return SLURM_SUCCESS;
+	gpumemModify(&j);
+	// Without err_msg (22.05) the user reads only this code's text: name what is wrong.
+	return gpumem_answer(&j, fields, err_msg, gres ? ESLURM_INVALID_GRES : ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
+}
+
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
 int job_modify(job_desc_msg_t *desc, void *job_ptr, uint32_t submit_uid, char **err_msg)
 {
-	return gpumem_desc(desc, err_msg, 0);
+	return gpumem_modify(desc, job_ptr, err_msg);
 }
 #else
 int job_modify(job_desc_msg_t *desc, void *job_ptr, uint32_t submit_uid)
 {
-	return gpumem_desc(desc, NULL, 0);
+	return gpumem_modify(desc, job_ptr, NULL);
 }
 #endif
 */

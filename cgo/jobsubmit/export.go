@@ -57,3 +57,11 @@ func gpumemDecide(job unsafe.Pointer) C.int {
 	}
 	return 0
 }
+
+//export gpumemModify
+func gpumemModify(job unsafe.Pointer) C.int {
+	if p := current.Load(); p != nil {
+		return C.int(shim.Modify(job, p.Modify))
+	}
+	return 0
+}

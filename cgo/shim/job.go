@@ -39,7 +39,43 @@ type Decider func(f plugin.Fields) plugin.Verdict
 func Decide(job unsafe.Pointer, decide, pinned Decider) int {
 	j := (*C.struct_gpumem_job)(job)
 	defer recoverInto(j)
-	in := plugin.Fields{
+	in := submitFields(j)
+	if j.pin != 0 {
+		decide = pinned
+	}
+	return answer(j, in, decide(in))
+}
+
+// Modifier is what job_modify does with a change (in) to a job that is now cur (nil:
+// unknown); keep says Slurm refuses a change of GRES name (shard, gpu) for a pending job.
+type Modifier func(in plugin.Fields, cur *plugin.Fields, keep bool) plugin.Verdict
+
+// Modify is Decide for job_modify: the change, and the job as it is when the shim could
+// read it.
+func Modify(job unsafe.Pointer, modify Modifier) int {
+	j := (*C.struct_gpumem_job)(job)
+	defer recoverInto(j)
+	in := submitFields(j)
+	var cur *plugin.Fields
+	if j.num[C.GPUMEM_JOB_KNOWN] != 0 {
+		cur = &plugin.Fields{
+			PerNode:   C.GoString(j.in[C.GPUMEM_JOB_PER_NODE]),
+			PerJob:    C.GoString(j.in[C.GPUMEM_JOB_PER_JOB]),
+			PerSocket: C.GoString(j.in[C.GPUMEM_JOB_PER_SOCKET]),
+			PerTask:   C.GoString(j.in[C.GPUMEM_JOB_PER_TASK]),
+			Partition: C.GoString(j.in[C.GPUMEM_JOB_PARTITION]),
+			Features:  C.GoString(j.in[C.GPUMEM_JOB_FEATURES]),
+			ReqNodes:  C.GoString(j.in[C.GPUMEM_JOB_REQ_NODES]),
+			ExcNodes:  C.GoString(j.in[C.GPUMEM_JOB_EXC_NODES]),
+			MinNodes:  uint32(j.num[C.GPUMEM_JOB_MIN_NODES]),
+		}
+	}
+	return answer(j, in, modify(in, cur, j.num[C.GPUMEM_KEEP_GRES] != 0))
+}
+
+// submitFields reads job_submit's slots of j.
+func submitFields(j *C.struct_gpumem_job) plugin.Fields {
+	return plugin.Fields{
 		PerNode:   C.GoString(j.in[C.GPUMEM_PER_NODE]),
 		PerJob:    C.GoString(j.in[C.GPUMEM_PER_JOB]),
 		PerSocket: C.GoString(j.in[C.GPUMEM_PER_SOCKET]),
@@ -57,10 +93,10 @@ func Decide(job unsafe.Pointer, decide, pinned Decider) int {
 		HetJob:        j.num[C.GPUMEM_HET_JOB] != 0,
 		Script:        C.GoString(j.in[C.GPUMEM_SCRIPT]),
 	}
-	if j.pin != 0 {
-		decide = pinned
-	}
-	v := decide(in)
+}
+
+// answer fills in j's answer from v, the verdict on in; 1 when the job is refused.
+func answer(j *C.struct_gpumem_job, in plugin.Fields, v plugin.Verdict) int {
 	j.fresh_ns = C.int64_t(v.Fresh.Nanoseconds())
 	if v.Refusal != "" {
 		j.refusal = C.CString(v.Refusal)

@@ -54,6 +54,10 @@ type Job struct {
 	// HetSiblings are the Hosts of the components of the same heterogeneous job decided
 	// before this one, one list per node each takes.
 	HetSiblings [][]string
+	// Keep is, for a change to a pending job on a Slurm that refuses a change of GRES name
+	// (22.05: shard to gpu or back), the native GRES the job holds: only forms of the same
+	// name are chosen.
+	Keep string
 }
 
 // Decision is the job as it should be submitted.

@@ -45,9 +45,14 @@ func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage) (target
 	opts := a.options(q, ps)
 	best, bestR := -1, reach{}
 	var crowded []string // the nodes of forms that components before this one may take
+	var renamed []string // the forms that would change the GRES name a job must keep
 	for i := range opts {
 		r, ok := a.reach(q, sh, ps, &opts[i], use)
 		if !ok {
+			continue
+		}
+		if sh.keep != "" && gresName(opts[i].kind) != sh.keep {
+			renamed = append(renamed, a.gresOf(q, &opts[i]))
 			continue
 		}
 		if len(sh.siblings) > 0 {
@@ -63,19 +68,28 @@ func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage) (target
 	if best < 0 && crowded != nil {
 		return target{}, a.hetRefusal(q, sh, crowded)
 	}
+	if best < 0 && renamed != nil {
+		return target{}, a.keepRefusal(q, sh, renamed)
+	}
 	if best < 0 {
 		return target{}, a.refusal(q, sh, cands)
 	}
 	o := opts[best]
-	t := target{kind: o.kind, units: o.mib, model: o.name, parts: bestR.parts, live: use != nil}
+	t := target{kind: o.kind, units: o.mib, model: o.name, parts: bestR.parts, live: use != nil, gres: a.gresOf(q, &o)}
 	if o.kind == placement.Shard {
 		t.model = ""
-		t.gres = "shard:" + strconv.FormatInt(o.mib/a.opt.ShardUnitMiB, 10)
 	} else {
 		t.units = q.mib
-		t.gres = "gpu:" + o.name + ":" + strconv.FormatInt(q.gpus, 10)
 	}
 	return t, nil
+}
+
+// gresOf is the native GRES form o writes for q.
+func (a *Admitter) gresOf(q *ask, o *option) string {
+	if o.kind == placement.Shard {
+		return "shard:" + strconv.FormatInt(o.mib/a.opt.ShardUnitMiB, 10)
+	}
+	return "gpu:" + o.name + ":" + strconv.FormatInt(q.gpus, 10)
 }
 
 // better ranks option o (reaching r) against the best so far.

@@ -52,17 +52,8 @@ func (q *ask) words(sh *shape) string {
 	case q.gpus > 1 || q.model != "":
 		w = append(w, "--gpus-per-node="+count)
 	}
-	if sh.nodes > 1 && int(sh.nodes) != len(sh.req) {
-		w = append(w, "--nodes="+strconv.FormatInt(sh.nodes, 10))
-	}
-	if len(sh.req) > 0 {
-		w = append(w, "--nodelist="+strings.Join(sh.req, ","))
-	}
-	if len(sh.exc) > 0 {
-		w = append(w, "--exclude="+strings.Join(sortedKeys(sh.exc), ","))
-	}
-	if sh.features != "" {
-		w = append(w, "--constraint="+sh.features)
+	if s := sh.words(); s != "" {
+		w = append(w, s)
 	}
 	return strings.Join(w, " ")
 }

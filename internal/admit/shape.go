@@ -18,11 +18,16 @@ type shape struct {
 	want     int64           // tasks wanted at once; 0: a single job, as many as possible
 	siblings [][]string      // hosts of each node of the heterogeneous components decided before
 	features string          // --constraint as written, for messages
+	keep     string          // the GRES name (shard, gpu) a changed job must keep; "": any
+	held     string          // the native GRES the job holds, for messages
 }
 
 // shapeOf reads j's shape; an error is a refusal naming the option at fault.
 func shapeOf(j *Job) (shape, error) {
 	s := shape{nodes: max(int64(j.MinNodes), 1), features: j.Features, siblings: j.HetSiblings}
+	if j.Keep != "" {
+		s.keep, s.held = heldName(j.Keep), strings.NewReplacer("gres:", "", "gres/", "").Replace(j.Keep)
+	}
 	if j.ReqNodes != "" {
 		names, err := slurmconf.ExpandHostlist(j.ReqNodes)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 func jobOf(f Fields) admit.Job {
 	j := admit.Job{TresPerNode: f.PerNode, TresPerJob: f.PerJob, TresPerSocket: f.PerSocket, TresPerTask: f.PerTask,
 		ReqNodes: f.ReqNodes, ExcNodes: f.ExcNodes, Features: f.Features, MinNodes: f.MinNodes,
-		Array: f.ArrayInx, HetJob: f.HetJob}
+		Array: f.ArrayInx, HetJob: f.HetJob, Keep: f.Keep}
 	if f.Partition != "" {
 		j.Partitions = strings.Split(f.Partition, ",")
 	}

@@ -31,6 +31,9 @@ type Fields struct {
 	MinNodes, MaxNodes, NTasksPerNode uint32
 	// HetJob is true for a component of a heterogeneous job.
 	HetJob bool
+	// Keep is job_modify's: the native GRES a pending job holds, when Slurm refuses to
+	// change its GRES name (see admit.Job.Keep).
+	Keep string
 	// Script is job_submit's batch script, passed only when it may give --gres twice;
 	// read for that alone (ScriptRepeats).
 	Script string

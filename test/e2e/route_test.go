@@ -119,6 +119,59 @@ func TestScontrolUpdate(t *testing.T) {
 	clean(t)
 }
 
+// TestScontrolUpdateKnowsTheJob: job_modify decides a change with the job as it is. A
+// new size is translated for the job's own nodes (a job held to the MIG node stays MIG,
+// which 22.05 also requires), a size it cannot have there is refused, and a move to a
+// partition where its GRES can never run is refused at update time instead of pending
+// forever. 22.05's job_modify has no message for the user: there only Slurm's error
+// code's text is read, and gpumem's reason goes to the slurmctld log.
+func TestScontrolUpdateKnowsTheJob(t *testing.T) {
+	clean(t)
+	g := readGres(t)
+	p := tresPrefix()
+	id := sbatch(t, "--hold", "-w", "n2", "--gres=gpu:mem:8g", "--wrap", "true")
+	if j := showJob(t, g, id); j.tresPerNode != p+"gpu:2g.10gb:1" {
+		t.Fatalf("-w n2 gpu:mem:8g became %s; want %sgpu:2g.10gb:1", j.tresPerNode, p)
+	}
+	ok(t, "scontrol", "update", "job="+id, "gres=gpu:mem:15g")
+	if j := showJob(t, g, id); j.tresPerNode != p+"gpu:3g.20gb:1" {
+		t.Errorf("after update gres=gpu:mem:15g the job held to n2 has %s; want %sgpu:3g.20gb:1", j.tresPerNode, p)
+	}
+	r := slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "gres=gpu:mem:30g")
+	if r.code == 0 || release != "22.05" && !strings.Contains(r.out+r.err, "on node n2") {
+		t.Errorf("update gres=gpu:mem:30g of a job held to n2: want a refusal naming n2, got %s", r)
+	}
+
+	id = sbatch(t, "--hold", "-C", "mig", "--gres=gpu:mem:8g", "--wrap", "true")
+	if j := showJob(t, g, id); j.tresPerNode != p+"gpu:2g.10gb:1" {
+		t.Fatalf("-C mig gpu:mem:8g became %s; want %sgpu:2g.10gb:1", j.tresPerNode, p)
+	}
+	r = slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "partition=inference")
+	want := "which no node it may use in partition inference has"
+	if release == "22.05" {
+		want = "Requested node configuration is not available"
+	}
+	if r.code == 0 || !strings.Contains(r.out+r.err, want) {
+		t.Errorf("update partition=inference of a MIG job: want a refusal saying %q, got %s", want, r)
+	}
+	ok(t, "scontrol", "update", "job="+id, "partition=train")
+	if j := showJob(t, g, id); !strings.Contains(ok(t, "scontrol", "show", "job", id), "Partition=train") || j.tresPerNode != p+"gpu:2g.10gb:1" {
+		t.Errorf("update partition=train of a MIG job: %s", ok(t, "scontrol", "show", "job", id))
+	}
+
+	// Two GPUs per node only whole GPUs serve: a shard job cannot become that on 22.05.
+	id = sbatch(t, "--hold", "--gres=gpu:mem:20g", "--wrap", "true")
+	r = slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "gres=gpu:2,gpu:mem:10g")
+	if release == "22.05" {
+		if r.code == 0 {
+			t.Errorf("22.05, update of a shard job to two GPUs per node was accepted: %s", r)
+		}
+	} else if j := showJob(t, g, id); r.code != 0 || !strings.HasPrefix(j.tresPerNode, p+"gpu:") {
+		t.Errorf("update of a shard job to gpu:2,gpu:mem:10g: %s, TresPerNode=%s", r, j.tresPerNode)
+	}
+	clean(t)
+}
+
 // TestOtherRequestsUntouched: jobs without gpu:mem reach Slurm exactly as typed.
 func TestOtherRequestsUntouched(t *testing.T) {
 	clean(t)

@@ -1,0 +1,83 @@
+/* Reading the job a job_modify call changes. slurmctld hands job_modify its job_record_t,
+ * whose layout is private to slurmctld (slurmctld.h ships in no -dev package), while the
+ * job_desc of an update holds only the fields being changed: to check the change against
+ * the job's GRES and shape, the shim reads a few fields of the record at offsets measured
+ * for exactly the releases below (cgo/jobrec-offsets.sh prints an entry from a checkout of
+ * that release's tag). A plugin is loaded only by the release it was built for, and before
+ * reading anything the shim checks the record's and its details' magic numbers and the
+ * job id: any other release, or a record that does not look right, reads as unknown, and
+ * the change is decided from the job_desc alone, as before. */
+#ifndef GPUMEM_JOBREC_H
+#define GPUMEM_JOBREC_H
+
+#include <stdint.h>
+#include <slurm/slurm.h>
+#include "gpumem_job.h"
+
+#define GPUMEM_JOB_MAGIC 0xf0b7392c     /* slurmctld's JOB_MAGIC, the record's first field */
+#define GPUMEM_DETAILS_MAGIC 0x0dea84e7 /* DETAILS_MAGIC, its details' first field */
+
+#if 0
+#elif SLURM_VERSION_NUMBER == SLURM_VERSION_NUM(22, 5, 8)
+#define GPUMEM_JR_JOB_ID 360
+#define GPUMEM_JR_DETAILS 208
+#define GPUMEM_JR_PARTITION 584
+#define GPUMEM_JR_TRES_PER_NODE 920
+#define GPUMEM_JR_TRES_PER_JOB 912
+#define GPUMEM_JR_TRES_PER_SOCKET 928
+#define GPUMEM_JR_TRES_PER_TASK 936
+#define GPUMEM_JR_DT_FEATURES 208
+#define GPUMEM_JR_DT_REQ_NODES 376
+#define GPUMEM_JR_DT_EXC_NODES 168
+#define GPUMEM_JR_DT_MIN_NODES 276
+#elif SLURM_VERSION_NUMBER == SLURM_VERSION_NUM(24, 11, 5)
+#define GPUMEM_JR_JOB_ID 392
+#define GPUMEM_JR_DETAILS 216
+#define GPUMEM_JR_PARTITION 656
+#define GPUMEM_JR_TRES_PER_NODE 1032
+#define GPUMEM_JR_TRES_PER_JOB 1024
+#define GPUMEM_JR_TRES_PER_SOCKET 1040
+#define GPUMEM_JR_TRES_PER_TASK 1048
+#define GPUMEM_JR_DT_FEATURES 208
+#define GPUMEM_JR_DT_REQ_NODES 400
+#define GPUMEM_JR_DT_EXC_NODES 176
+#define GPUMEM_JR_DT_MIN_NODES 284
+#endif
+
+#ifdef GPUMEM_JR_JOB_ID
+#define GPUMEM_JR_AT(p, off, type) (*(type *)((const char *)(p) + (off)))
+
+/* gpumem_jobrec_read fills the GPUMEM_JOB_* slots and numbers of j from the record rec
+ * (borrowed, as every in[]) and returns 1; 0, touching nothing, when the record does not
+ * look like one of this release's. job_id is the update's (NO_VAL or 0 when not given). */
+static inline int gpumem_jobrec_read(struct gpumem_job *j, const void *rec, uint32_t job_id)
+{
+	const void *details;
+
+	if (!rec || GPUMEM_JR_AT(rec, 0, uint32_t) != GPUMEM_JOB_MAGIC)
+		return 0;
+	if (job_id && job_id != NO_VAL && GPUMEM_JR_AT(rec, GPUMEM_JR_JOB_ID, uint32_t) != job_id)
+		return 0;
+	details = GPUMEM_JR_AT(rec, GPUMEM_JR_DETAILS, const void *);
+	if (!details || GPUMEM_JR_AT(details, 0, uint32_t) != GPUMEM_DETAILS_MAGIC)
+		return 0;
+	j->in[GPUMEM_JOB_PER_NODE] = GPUMEM_JR_AT(rec, GPUMEM_JR_TRES_PER_NODE, const char *);
+	j->in[GPUMEM_JOB_PER_JOB] = GPUMEM_JR_AT(rec, GPUMEM_JR_TRES_PER_JOB, const char *);
+	j->in[GPUMEM_JOB_PER_SOCKET] = GPUMEM_JR_AT(rec, GPUMEM_JR_TRES_PER_SOCKET, const char *);
+	j->in[GPUMEM_JOB_PER_TASK] = GPUMEM_JR_AT(rec, GPUMEM_JR_TRES_PER_TASK, const char *);
+	j->in[GPUMEM_JOB_PARTITION] = GPUMEM_JR_AT(rec, GPUMEM_JR_PARTITION, const char *);
+	j->in[GPUMEM_JOB_FEATURES] = GPUMEM_JR_AT(details, GPUMEM_JR_DT_FEATURES, const char *);
+	j->in[GPUMEM_JOB_REQ_NODES] = GPUMEM_JR_AT(details, GPUMEM_JR_DT_REQ_NODES, const char *);
+	j->in[GPUMEM_JOB_EXC_NODES] = GPUMEM_JR_AT(details, GPUMEM_JR_DT_EXC_NODES, const char *);
+	j->num[GPUMEM_JOB_MIN_NODES] = GPUMEM_JR_AT(details, GPUMEM_JR_DT_MIN_NODES, uint32_t);
+	j->num[GPUMEM_JOB_KNOWN] = 1;
+	return 1;
+}
+#else
+static inline int gpumem_jobrec_read(struct gpumem_job *j, const void *rec, uint32_t job_id)
+{
+	return 0;
+}
+#endif
+
+#endif

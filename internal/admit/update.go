@@ -1,0 +1,137 @@
+package admit
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/gpumem/gpumem/internal/placement"
+)
+
+// A pending job can be changed with scontrol update. A new gpu:mem is decided like a new
+// job, for the job's own partitions and shape (Job.Keep narrows it where Slurm refuses a
+// change of GRES name); a change of partition, features or nodes alone leaves the native
+// GRES the job was given at submit, which must still run under the new shape (Holds).
+
+// gresName is the GRES a form is written as: shard, or gpu (MIG profile, GPU type).
+func gresName(k placement.Kind) string {
+	if k == placement.Shard {
+		return "shard"
+	}
+	return "gpu"
+}
+
+// heldName is the GRES name ("shard" or "gpu") of the native GRES a job holds, "" when it
+// holds neither.
+func heldName(tres string) string {
+	for _, e := range strings.Split(tres, ",") {
+		body := strings.TrimPrefix(strings.TrimPrefix(e, "gres:"), "gres/")
+		if name, _, _ := strings.Cut(body, ":"); name == "shard" || name == "gpu" {
+			return name
+		}
+	}
+	return ""
+}
+
+// keepRefusal: the forms that serve the new size all change the job's GRES name, which
+// this Slurm refuses for a pending job.
+func (a *Admitter) keepRefusal(q *ask, sh *shape, serving []string) error {
+	return errors.New("gpumem: you asked to change the job to " + q.words(sh) + ", which needs " + strings.Join(serving, " or ") +
+		"; the job holds " + sh.held + " and this Slurm cannot change a pending job's GRES between shards and GPUs (whole or MIG). " +
+		"Ask for a size the job's kind of GRES holds, or cancel the job and submit it again with " + q.words(sh))
+}
+
+// Holds checks that the native GRES a job holds (gpu:TYPE:N or shard:N, per node or per
+// job) can run on the nodes its partitions, features and node lists leave it: an error,
+// for the user, says why not and where it would run. GRES gpumem does not know (another
+// name, an untyped gpu count, a type no node has under that name) is Slurm's to judge.
+func (a *Admitter) Holds(j Job) error {
+	sh, err := shapeOf(&j)
+	if err != nil {
+		return err
+	}
+	cands := j.Partitions
+	if len(cands) == 0 {
+		cands = a.defaults
+	}
+	ps := a.resolve(cands, nil)
+	for i, tres := range []string{j.TresPerNode, j.TresPerJob} {
+		for _, e := range strings.Split(tres, ",") {
+			body := strings.TrimPrefix(strings.TrimPrefix(e, "gres:"), "gres/")
+			q, o, ok := a.heldForm(body, i == 1)
+			if !ok {
+				continue
+			}
+			if _, fits := a.reach(&q, &sh, ps, &o, nil); fits {
+				continue
+			}
+			var elsewhere []string
+			for _, name := range a.names {
+				if _, fits := a.reach(&q, &sh, a.resolve([]string{name}, nil), &o, nil); fits {
+					elsewhere = append(elsewhere, name)
+				}
+			}
+			msg := "gpumem: the job holds " + body + " (its GPU memory request as translated at submit), which no node it may use in partition " +
+				strings.Join(cands, ",") + " has"
+			if w := sh.words(); w != "" {
+				msg += " under " + w
+			}
+			msg += ", so it would never start there"
+			if len(elsewhere) > 0 {
+				msg += "; it runs in partition " + strings.Join(elsewhere, ", ")
+			}
+			return errors.New(msg + ". To move it, cancel it and submit it again with --gres=gpu:mem:SIZE and the new partition or nodes")
+		}
+	}
+	return nil
+}
+
+// heldForm reads one native GRES entry gpumem writes (shard:N, gpu:TYPE:N) as the ask and
+// form it stands for; false for anything else.
+func (a *Admitter) heldForm(body string, perJob bool) (ask, option, bool) {
+	parts := strings.Split(body, ":")
+	n, err := strconv.ParseInt(parts[len(parts)-1], 10, 64)
+	if err != nil || n < 1 {
+		return ask{}, option{}, false
+	}
+	switch {
+	case len(parts) == 2 && parts[0] == "shard" && !perJob:
+		mib := n * a.opt.ShardUnitMiB
+		return ask{mib: mib, gpus: 1}, option{kind: placement.Shard, mib: mib}, true
+	case len(parts) == 3 && parts[0] == "gpu":
+		// The smallest device of that name anywhere: the job may have been given any.
+		var o option
+		for _, p := range a.ix.parts {
+			for _, m := range p.members {
+				for _, u := range m.g.cfg.units {
+					if u.name == parts[1] && (o.mib == 0 || u.mib < o.mib) {
+						o = option{kind: u.kind, name: u.name, mib: u.mib}
+					}
+				}
+			}
+		}
+		if o.mib == 0 {
+			return ask{}, option{}, false
+		}
+		return ask{mib: o.mib, gpus: n, perJob: perJob}, o, true
+	}
+	return ask{}, option{}, false
+}
+
+// words is the shape's options, for a message; "" when the job has none.
+func (s *shape) words() string {
+	var w []string
+	if s.nodes > 1 && int(s.nodes) != len(s.req) {
+		w = append(w, "--nodes="+strconv.FormatInt(s.nodes, 10))
+	}
+	if len(s.req) > 0 {
+		w = append(w, "--nodelist="+strings.Join(s.req, ","))
+	}
+	if len(s.exc) > 0 {
+		w = append(w, "--exclude="+strings.Join(sortedKeys(s.exc), ","))
+	}
+	if s.features != "" {
+		w = append(w, "--constraint="+s.features)
+	}
+	return strings.Join(w, " ")
+}
