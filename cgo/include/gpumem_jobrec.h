@@ -49,14 +49,14 @@
 
 /* gpumem_jobrec_read fills the GPUMEM_JOB_* slots and numbers of j from the record rec
  * (borrowed, as every in[]) and returns 1; 0, touching nothing, when the record does not
- * look like one of this release's. job_id is the update's (NO_VAL or 0 when not given). */
+ * look like one of this release's. job_id is the job the update names (0: none, or not a
+ * plain job id): the record must hold it, so only an update of one plain job is read. */
 static inline int gpumem_jobrec_read(struct gpumem_job *j, const void *rec, uint32_t job_id)
 {
 	const void *details;
 
-	if (!rec || GPUMEM_JR_AT(rec, 0, uint32_t) != GPUMEM_JOB_MAGIC)
-		return 0;
-	if (job_id && job_id != NO_VAL && GPUMEM_JR_AT(rec, GPUMEM_JR_JOB_ID, uint32_t) != job_id)
+	if (!rec || !job_id || GPUMEM_JR_AT(rec, 0, uint32_t) != GPUMEM_JOB_MAGIC ||
+	    GPUMEM_JR_AT(rec, GPUMEM_JR_JOB_ID, uint32_t) != job_id)
 		return 0;
 	details = GPUMEM_JR_AT(rec, GPUMEM_JR_DETAILS, const void *);
 	if (!details || GPUMEM_JR_AT(details, 0, uint32_t) != GPUMEM_DETAILS_MAGIC)

@@ -131,6 +131,25 @@ int job_submit(job_desc_msg_t *desc, uint32_t submit_uid, char **err_msg)
 	return gpumem_desc(desc, err_msg);
 }
 
+// gpumem_update_id is the one plain job an update names (scontrol sends it as a
+// string), or 0: an array, a heterogeneous job or several jobs are read as unknown.
+static uint32_t gpumem_update_id(const job_desc_msg_t *desc)
+{
+	const char *s = desc->job_id_str;
+	uint32_t id = 0;
+
+	if (desc->job_id && desc->job_id != NO_VAL)
+		return desc->job_id;
+	if (!s || !*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || id > (UINT32_MAX - 9) / 10)
+			return 0;
+		id = id * 10 + (uint32_t)(*s - '0');
+	}
+	return id;
+}
+
 // gpumem_modify decides a change to a job (never pinned, so that gpumemctl steer can
 // take a pin back). Where this release's job record can be read, Go sees the job as it
 // is too: a new gpu:mem is decided for the job's own partitions and shape, and a change of
@@ -151,7 +170,7 @@ static int gpumem_modify(job_desc_msg_t *desc, const void *job_ptr, char **err_m
 	gpumem_fields(&j, desc, fields);
 	gres = j.in[GPUMEM_PER_NODE] || j.in[GPUMEM_PER_JOB] || j.in[GPUMEM_PER_SOCKET] || j.in[GPUMEM_PER_TASK];
 	shape = desc->partition || desc->features || desc->req_nodes || desc->exc_nodes || j.num[GPUMEM_MIN_NODES];
-	gpumem_jobrec_read(&j, job_ptr, desc->job_id);
+	gpumem_jobrec_read(&j, job_ptr, gpumem_update_id(desc));
 #if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(24, 11, 0)
 	j.num[GPUMEM_KEEP_GRES] = 1; // seen on 22.05: "Invalid generic resource" for shard <-> gpu
 #endif
