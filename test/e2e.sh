@@ -1,22 +1,22 @@
 #!/bin/bash
 # End-to-end tests of gpumem in the real-Slurm lab, on one release or both.
 #
-#   test/e2e.sh [22.05|24.11|24.11-typed|all]      (default: $LAB_SLURM, else 22.05)
+#   test/e2e.sh [22.05|24.11|24.11-typed|26.05|all]      (default: $LAB_SLURM, else 22.05)
 #
 # Installs what is missing (test/lab/deps.sh), builds bin/, starts each lab afresh, runs
 # the Go tests in test/e2e (build tag e2e) against it, and leaves each lab as it found
 # it (up or down). 24.11-typed is the 24.11 lab with per-GPU typed shards
-# (LAB_SHARD_TYPES=per-gpu), where only the pinning tests run; `all` runs 22.05, 24.11
-# and 24.11-typed. Ends with one line: "N passed, N failed". Run as root.
+# (LAB_SHARD_TYPES=per-gpu), where only the pinning tests run; `all` runs 22.05, 24.11,
+# 24.11-typed and 26.05 (Debian forky's Slurm, the newest release the lab knows). Ends with one line: "N passed, N failed". Run as root.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=$REPO/test/lab/lab.sh
 which=${1:-${LAB_SLURM:-22.05}}
 case "$which" in
-all) releases=(22.05 24.11 24.11-typed) ;;
-22.05 | 24.11 | 24.11-typed) releases=("$which") ;;
+all) releases=(22.05 24.11 24.11-typed 26.05) ;;
+22.05 | 24.11 | 24.11-typed | 26.05) releases=("$which") ;;
 *)
-	echo "usage: $0 [22.05|24.11|24.11-typed|all]" >&2
+	echo "usage: $0 [22.05|24.11|24.11-typed|26.05|all]" >&2
 	exit 2
 	;;
 esac
@@ -51,6 +51,8 @@ for pass in "${releases[@]}"; do
 	if ! LAB_SLURM=$rel LAB_SHARD_TYPES=$types "$LAB" up; then
 		echo "e2e[$pass]: the lab did not start" >&2
 		failed=$((failed + 1))
+		# What a failed start left running goes too, unless the lab was up before.
+		[ "$was_up" -eq 1 ] || LAB_SLURM=$rel "$LAB" down >/dev/null
 		continue
 	fi
 	echo "e2e[$pass]: lab up in $(($(date +%s) - start))s; running tests (log: $log)"

@@ -32,7 +32,23 @@ typedef char *(*opt_get_fn)(void *opt, const char *name);
 typedef int (*opt_set_fn)(void *opt, const char *name, const char *value, bool early);
 typedef bool (*opt_reset_fn)(void *opt, const char *name);
 typedef bool (*opt_isset_fn)(void *opt, const char *name);
+// slurm_load_job names the job by a slurm_step_id_t from the release that added SLUIDs
+// (26.05 has it; its slurm.h defines slurm_load_job_sluid), by a bare job id before.
+#ifdef slurm_load_job_sluid
+typedef int (*load_job_fn)(job_info_msg_t **resp, slurm_step_id_t step_id, uint16_t show_flags);
+static slurm_step_id_t gpumem_job_ref(uint32_t job_id)
+{
+	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+	id.job_id = job_id;
+	return id;
+}
+#else
 typedef int (*load_job_fn)(job_info_msg_t **resp, uint32_t job_id, uint16_t show_flags);
+static uint32_t gpumem_job_ref(uint32_t job_id)
+{
+	return job_id;
+}
+#endif
 typedef void (*free_job_fn)(job_info_msg_t *msg);
 typedef char *(*strerror_fn)(int errnum);
 
@@ -112,7 +128,7 @@ int cli_filter_p_pre_submit(void *opt, int offset)
 	// Only a step that asks for gpu:mem needs its job; gpumemCliDecide sees the rest.
 	j.job_id = step_job(opt);
 	if (j.job_id && gpumem_has_mem(vals[GPUMEM_OPT_GRES])) {
-		if (load_job(&jobs, j.job_id, SHOW_ALL) || !jobs || jobs->record_count < 1) {
+		if (load_job(&jobs, gpumem_job_ref(j.job_id), SHOW_ALL) || !jobs || jobs->record_count < 1) {
 			char msg[200], num[24];
 			const char *why = slurm_err ? slurm_err(errno) : NULL;
 			if (!why) {

@@ -48,7 +48,12 @@ static int submit_one(const char *tres, uint32_t *job_id)
 	d.tres_per_node = (char *)tres;
 	int rc = slurm_submit_batch_job(&d, &resp);
 	if (resp) {
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+		/* After 24.11 the response names the job by a step id (26.05 has it). */
+		*job_id = resp->step_id.job_id;
+#else
 		*job_id = resp->job_id;
+#endif
 		slurm_free_submit_response_response_msg(resp);
 	}
 	return rc;

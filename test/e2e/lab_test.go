@@ -1,7 +1,7 @@
 //go:build e2e
 
 // Package e2e proves gpumem against a real Slurm: the lab that test/lab/lab.sh starts
-// (LAB_SLURM=22.05 on the host, 24.11 in its chroot). Every test talks to the daemons
+// (LAB_SLURM=22.05 on the host, 24.11 and 26.05 in their chroots). Every test talks to the daemons
 // only through Slurm's own commands, as a user would. Run through test/e2e.sh.
 package e2e
 
@@ -36,7 +36,11 @@ func labRelease() (string, string) {
 	if cache == "" {
 		cache = "/var/cache/gpumem-lab"
 	}
-	return rel, filepath.Join(cache, "trixie")
+	suite := map[string]string{"24.11": "trixie", "26.05": "forky"}[rel]
+	if suite == "" {
+		panic("LAB_SLURM=" + rel + " is not a lab release: want 22.05, 24.11 or 26.05")
+	}
+	return rel, filepath.Join(cache, suite)
 }
 
 // tresPrefix is how slurmctld prefixes --gres entries in tres_per_node on this release.
@@ -57,7 +61,7 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d after %v\nstdout:\n%s\nstderr:\n%s", r.code, r.took.Round(time.Millisecond), r.out, r.err)
 }
 
-// slurm runs a Slurm command in the lab (inside the chroot for 24.11), feeding stdin.
+// slurm runs a Slurm command in the lab (inside the chroot from 24.11 on), feeding stdin.
 func slurm(t testing.TB, timeout time.Duration, stdin string, args ...string) result {
 	t.Helper()
 	if root != "" {

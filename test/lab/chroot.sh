@@ -1,19 +1,24 @@
-# The Slurm 24.11 lab's Debian trixie chroot (sourced by lab.sh): made once by
-# debootstrap and cached, mounted while the lab is up.
+# The chroot labs' Debian root (sourced by lab.sh): trixie for Slurm 24.11, forky for
+# 26.05 ($SUITE), made once by debootstrap and cached, mounted while the lab is up.
 CHROOT_PKGS=slurmctld,slurmd,slurm-client,munge,libslurm-dev,slurm-wlm-basic-plugins,slurmdbd,gcc,libc6-dev
 
 chroot_ensure() {
 	[ -x "$ROOT/usr/sbin/slurmctld" ] && return 0
 	command -v debootstrap >/dev/null || die "debootstrap is not installed: run test/lab/deps.sh"
 	local tmp=$ROOT.tmp
-	say "creating the trixie chroot in $ROOT (debootstrap, a few minutes, once)"
+	say "creating the $SUITE chroot in $ROOT (debootstrap, a few minutes, once)"
 	# A half-made tree from an interrupted run may still have mounts: never rm through them.
 	chroot_umount_at "$tmp"
 	rm -rf "$tmp"
 	mkdir -p "$(dirname "$ROOT")"
-	debootstrap --variant=minbase --include="$CHROOT_PKGS" trixie "$tmp" http://deb.debian.org/debian \
-		>"$(dirname "$ROOT")/debootstrap.log" 2>&1 ||
-		die "debootstrap failed; see $(dirname "$ROOT")/debootstrap.log"
+	# An older debootstrap (bookworm's) has no script for a newer suite: sid's fits every
+	# suite after it.
+	local script=/usr/share/debootstrap/scripts/$SUITE
+	[ -e "$script" ] || script=/usr/share/debootstrap/scripts/sid
+	local log
+	log=$(dirname "$ROOT")/debootstrap-$SUITE.log
+	debootstrap --variant=minbase --include="$CHROOT_PKGS" "$SUITE" "$tmp" http://deb.debian.org/debian "$script" \
+		>"$log" 2>&1 || die "debootstrap failed; see $log"
 	mv "$tmp" "$ROOT"
 }
 
@@ -21,7 +26,7 @@ chroot_mount() {
 	local m
 	for m in proc sys dev; do
 		mountpoint -q "$ROOT/$m" || mount --bind "/$m" "$ROOT/$m" ||
-			die "cannot bind-mount /$m into $ROOT (the 24.11 lab needs mount privileges)"
+			die "cannot bind-mount /$m into $ROOT (the $REL lab needs mount privileges)"
 	done
 	cp /etc/hosts "$ROOT/etc/hosts"
 }

@@ -1,12 +1,12 @@
 #!/bin/bash
 # The gpumem lab: a real Slurm with three fake-GPU nodes on this host.
 #
-#   lab.sh up|down|status|submitter|run CMD...     (LAB_SLURM=22.05, the default, or 24.11)
+#   lab.sh up|down|status|chroot|submitter|run CMD...     (LAB_SLURM=22.05, the default, 24.11 or 26.05)
 #
 # 22.05 is Debian bookworm's Slurm, installed on the host, on the standard ports and
-# /etc/slurm, so plain srun/sbatch/squeue talk to it. 24.11 is Debian trixie's Slurm in
-# a debootstrap chroot on its own ports; reach it with `lab.sh run CMD` (or chroot DIR).
-# Both can run at once. The lab never touches /dev/nvidia*: its fake GPUs are device
+# /etc/slurm, so plain srun/sbatch/squeue talk to it. 24.11 is Debian trixie's Slurm and
+# 26.05 Debian forky's, each in a debootstrap chroot on its own ports; reach them with
+# `lab.sh run CMD` (or chroot DIR). All can run at once. The lab never touches /dev/nvidia*: its fake GPUs are device
 # nodes under /run/gpumem-lab/dev (of the chroot, for 24.11) with a major number reserved
 # for local use, so even opening one reaches no driver.
 set -euo pipefail
@@ -25,12 +25,17 @@ case "$REL" in
 	AUTH=auth/munge CRED=cred/munge
 	;;
 24.11)
-	ROOT=$CHROOT_CACHE/trixie
+	SUITE=trixie ROOT=$CHROOT_CACHE/$SUITE
 	CTLD_PORT=8817 SLURMD_PORT=8818 NODE_PORT0=8831
 	AUTH=auth/slurm CRED=cred/slurm
 	;;
+26.05)
+	SUITE=forky ROOT=$CHROOT_CACHE/$SUITE
+	CTLD_PORT=9817 SLURMD_PORT=9818 NODE_PORT0=9831
+	AUTH=auth/slurm CRED=cred/slurm
+	;;
 *)
-	echo "lab: LAB_SLURM=$REL is not a lab release; use 22.05 or 24.11" >&2
+	echo "lab: LAB_SLURM=$REL is not a lab release; use 22.05, 24.11 or 26.05" >&2
 	exit 2
 	;;
 esac
@@ -359,6 +364,8 @@ cmd_submitter() {
 
 case "${1:-}" in
 up) cmd_up ;;
+chroot) # only the release's Debian root (its Slurm headers for the packages), no daemons
+	[ -z "$ROOT" ] || chroot_ensure ;;
 submitter) cmd_submitter ;;
 down) cmd_down ;;
 status) cmd_status ;;
@@ -367,7 +374,7 @@ run)
 	lab_in "$@"
 	;;
 *)
-	echo "usage: LAB_SLURM=22.05|24.11 $0 up|down|status|submitter|run CMD..." >&2
+	echo "usage: LAB_SLURM=22.05|24.11|26.05 $0 up|down|status|chroot|submitter|run CMD..." >&2
 	exit 2
 	;;
 esac
