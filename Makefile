@@ -9,7 +9,7 @@ LAB_SLURM ?= 22.05
 VERSION_LDFLAGS = $(shell packaging/version.sh --ldflags)
 export LAB_SLURM
 
-.PHONY: all build cmds plugins test unit vet bench fuzz deps lab-up lab-down e2e demo package package-test clean
+.PHONY: all build cmds plugins test unit vet bench fuzz deps lab-up lab-down e2e demo package package-test chroots clean
 
 all: build
 
@@ -50,10 +50,11 @@ fuzz:
 lab-up: build
 	test/lab/lab.sh up
 
-# lab-down stops whichever lab is up (both releases can run at once).
+# lab-down stops whichever lab is up (all releases can run at once).
 lab-down:
 	LAB_SLURM=22.05 test/lab/lab.sh down
 	@if [ -d "$${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie" ]; then LAB_SLURM=24.11 test/lab/lab.sh down; fi
+	@if [ -d "$${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/forky" ]; then LAB_SLURM=26.05 test/lab/lab.sh down; fi
 
 e2e:
 	test/e2e.sh $(LAB_SLURM)
@@ -61,12 +62,19 @@ e2e:
 demo: deps build
 	test/demo.sh
 
-package: build
+## package: deb and rpm packages into dist/ (gpumem-plugins-REL per Slurm release the
+## build has headers for: 22.05 here, 24.11 and 26.05 from the lab's chroots)
+package: build chroots
 	packaging/build.sh
 
-## package-test: the .deb carries the license, notices and the version git gives
-package-test: build
-	test/package-test.sh
+chroots:
+	LAB_SLURM=24.11 test/lab/lab.sh chroot
+	LAB_SLURM=26.05 test/lab/lab.sh chroot
+
+## package-test: every package's metadata, files and scripts; as root also installed in
+## the chroot of its release, loaded by that lab's slurmctld, and purged
+package-test: build chroots
+	@if [ "$$(id -u)" -eq 0 ]; then test/package-test.sh --lab; else test/package-test.sh; fi
 
 clean:
 	rm -rf $(BIN) build dist

@@ -1,12 +1,18 @@
 #!/bin/sh
-# Build the gpumem .deb from what `make build` put in bin/: gpumemd, gpumemctl, the Slurm
-# plugins (when built), the systemd unit and example configuration.
+# Build gpumem's packages, deb and rpm, with nFPM (the packaging/nfpm module), from what
+# `make build` put in bin/:
+#   gpumem-plugins-REL  both Slurm plugins, built here for each Slurm release REL whose
+#                       headers this machine has, depending on exactly that release
+#   gpumemd             the node sidecar, its systemd unit, defaults and state folder
+#   gpumemctl           the admin CLI, its man pages and completions, the steer unit
 #
 #   packaging/build.sh [BINDIR] [OUTDIR]     (defaults: bin dist)
 #
-# The package version comes from git tags (packaging/version.sh --deb); VERSION=v0.1.0
-# overrides it for a tree without .git. The package carries gpumem's license, the
-# third-party notices and a Debian copyright file under /usr/share/doc/gpumem/.
+# Slurm headers: 22.05 from /usr/include (Debian 12's libslurm-dev), 24.11 and 26.05 from
+# the lab's trixie and forky chroots (make package makes them). PLUGIN_RELEASES="REL=DIR
+# ..." names other include folders. The version comes from git tags (packaging/version.sh
+# --deb); VERSION=v0.1.0 overrides it for a tree without .git. FORMATS=deb builds one
+# format only.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,82 +25,40 @@ for f in gpumemd gpumemctl; do
 		exit 1
 	fi
 done
-command -v dpkg-deb >/dev/null || { echo "$0: dpkg-deb not found (apt-get install dpkg)" >&2; exit 1; }
-
-arch=$(dpkg --print-architecture)
-multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo "$(uname -m)-linux-gnu")
+cache=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
+releases=${PLUGIN_RELEASES:-22.05=/usr/include 24.11=$cache/trixie/usr/include 26.05=$cache/forky/usr/include}
 version=$("$here/version.sh" --deb)
-
-root=$(mktemp -d)
-chmod 0755 "$root"
-trap 'rm -rf "$root"' EXIT
-install -D -m 0755 "$bin/gpumemd" "$root/usr/sbin/gpumemd"
-install -D -m 0755 "$bin/gpumemctl" "$root/usr/bin/gpumemctl"
-install -D -m 0755 "$here/gpumemd-task-prolog" "$root/usr/sbin/gpumemd-task-prolog"
-# Debian's slurm-wlm loads plugins from here.
-plugins=0
-for so in job_submit_gpumem.so cli_filter_gpumem.so; do
-	if [ -f "$bin/$so" ]; then
-		install -D -m 0644 "$bin/$so" "$root/usr/lib/$multiarch/slurm-wlm/$so"
-		plugins=$((plugins + 1))
-	fi
-done
-install -D -m 0644 "$here/systemd/gpumemd.service" "$root/lib/systemd/system/gpumemd.service"
-install -D -m 0644 "$here/examples/gpumemd.default" "$root/etc/default/gpumemd"
-doc=$root/usr/share/doc/gpumem
-for f in "$here"/examples/gpumemd.conf "$here"/examples/web-config.yml "$top"/slurm-conf/gpumem.conf; do
-	[ -f "$f" ] && install -D -m 0644 "$f" "$doc/examples/$(basename "$f")"
-done
-[ -f "$top/docs/gpumemd.md" ] && install -D -m 0644 "$top/docs/gpumemd.md" "$doc/gpumemd.md"
-# The licenses every copy must carry (Apache-2.0 section 4, and each dependency's own).
-for f in LICENSE NOTICE THIRD_PARTY_NOTICES.md CHANGELOG.md SECURITY.md packaging/copyright; do
-	install -D -m 0644 "$top/$f" "$doc/$(basename "$f")"
-done
-install -d -m 0755 "$root/var/lib/gpumem"
-# Prometheus rules, their unit tests, a scrape example and the Grafana dashboard.
-for f in gpumem-rules.yml gpumem-rules.test.yml prometheus.yml gpumem-dashboard.json; do
-	install -D -m 0644 "$here/monitoring/$f" "$root/usr/share/gpumem/monitoring/$f"
-done
-
-mkdir -p "$root/DEBIAN"
-size=$(du -sk "$root" | cut -f1)
-cat >"$root/DEBIAN/control" <<CONTROL
-Package: gpumem
-Version: $version
-Architecture: $arch
-Maintainer: gpumem maintainers <gpumem@localhost>
-Installed-Size: $size
-Depends: libc6
-Recommends: slurm-client
-Suggests: slurmd, slurmctld
-Section: admin
-Priority: optional
-Description: GPU-memory-aware scheduling for Slurm
- Lets users ask Slurm for GPU memory (--gres=gpu:mem:20g) instead of GPUs.
- Contains the gpumemd node sidecar (NVML inventory, gres.conf, Prometheus
- metrics, per-job GPU memory enforcement and history), the gpumemctl admin
- CLI, and the job_submit and cli_filter plugins.
-CONTROL
-echo /etc/default/gpumemd >"$root/DEBIAN/conffiles"
-cat >"$root/DEBIAN/postinst" <<'POSTINST'
-#!/bin/sh
-set -e
-# Installed but not started: gpumemd writes gres.conf and may drain nodes, so an admin
-# enables it (systemctl enable --now gpumemd) once gpumem.conf says what it may do.
-if [ "$1" = configure ] && [ -d /run/systemd/system ]; then
-	systemctl daemon-reload || true
-fi
-POSTINST
-cat >"$root/DEBIAN/prerm" <<'PRERM'
-#!/bin/sh
-set -e
-if [ "$1" = remove ] && [ -d /run/systemd/system ]; then
-	systemctl stop gpumemd.service || true
-fi
-PRERM
-chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm"
-
 mkdir -p "$out"
-deb=$out/gpumem_${version}_$arch.deb
-dpkg-deb --root-owner-group --build "$root" "$deb" >/dev/null
-echo "built $deb ($plugins plugin(s))"
+out=$(cd "$out" && pwd)
+bin=$(cd "$bin" && pwd)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Man pages and completions come from gpumemctl's own command tree, so they say what -h
+# says. Compressed without a timestamp, so the same source gives the same package.
+mkdir -p "$work/gen/man" "$work/gen/completions"
+"$bin/gpumemctl" man "$work/gen/man"
+gzip -9n "$work"/gen/man/*.1
+for sh in bash zsh fish; do
+	"$bin/gpumemctl" completion "$sh" >"$work/gen/completions/gpumemctl.$sh"
+done
+
+set --
+for r in $releases; do
+	rel=${r%%=*} inc=${r#*=}
+	if [ ! -f "$inc/slurm/slurm_version.h" ]; then
+		echo "$0: no Slurm $rel headers in $inc: gpumem-plugins-$rel is not built" >&2
+		continue
+	fi
+	log=$("$top/cgo/build.sh" "$work/plugins/$rel" "$inc" | tail -1)
+	case $log in
+	*" for Slurm $rel."*) ;;
+	*) echo "$0: $inc holds other headers than Slurm $rel's: $log" >&2; exit 1 ;;
+	esac
+	set -- "$@" -plugins "$rel=$work/plugins/$rel"
+done
+
+# The module downloads nFPM through the Go module proxy the first time.
+go -C "$here/nfpm" run . -top "$top" -bin "$bin" -gen "$work/gen" \
+	-version "$version" -out "$out" -formats "${FORMATS:-deb,rpm}" "$@"

@@ -1,53 +1,205 @@
-#!/bin/sh
-# Build the .deb from bin/ (make build first) and check what an admin installs: the
-# binaries and plugins, gpumem's license, the third-party notices and the Debian
-# copyright file under /usr/share/doc/gpumem/, and a package version that is the one
-# git gives and the one the binaries report.
+#!/bin/bash
+# Builds every package (packaging/build.sh: deb and rpm, gpumem-plugins-REL per Slurm
+# release, gpumemd, gpumemctl) and checks what an admin gets:
+#   - each deb's and rpm's name, version (the one git gives, the one the binaries say),
+#     dependencies (the plugins on exactly their Slurm release), files, conffiles and
+#     maintainer scripts (dpkg-deb; rpm -qp);
+#   - the license, NOTICE, third-party notices and copyright in every package;
+#   - with --install (make test; root): the debs installed with dpkg into the lab's
+#     Debian root of their release (the trixie and forky chroots), never enabling a
+#     service, gpumemctl's man pages and completions in place, a plugin package refused
+#     on another release's Slurm, and purge leaving nothing behind; 22.05's against this
+#     machine's own Slurm with dpkg --dry-run, which changes nothing;
+#   - with --lab (as well; under the lab lock): each chroot lab started with the
+#     installed plugins, slurmctld loading them from Debian's plugin folder and
+#     rewriting a gpu:mem job.
 #
-#   test/package-test.sh [BINDIR]     (make package-test builds first)
-set -eu
+#   test/package-test.sh [--install] [--lab] [BINDIR]     (make package-test builds first)
+set -uo pipefail
 
+install=0 lab=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--install) install=1 ;;
+	--lab) install=1 lab=1 ;;
+	*) break ;;
+	esac
+	shift
+done
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$top/bin}
+cache=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 bad() { echo "package-test: FAIL: $*" >&2; fail=1; }
 
-"$top/packaging/build.sh" "$bin" "$work/dist" >/dev/null
-deb=$(ls "$work"/dist/gpumem_*.deb)
+"$top/packaging/build.sh" "$bin" "$work/dist" >"$work/build.log" 2>&1 || {
+	cat "$work/build.log" >&2
+	bad "packaging/build.sh failed"
+	exit 1
+}
+grep -v '^built ' "$work/build.log" >&2
 want=$("$top/packaging/version.sh" --deb)
-got=$(dpkg-deb -f "$deb" Version)
-[ "$got" = "$want" ] || bad "dpkg-deb -f Version is $got, packaging/version.sh --deb says $want"
-[ "$(dpkg-deb -f "$deb" Package)" = gpumem ] || bad "package name is not gpumem"
-
-dpkg-deb -c "$deb" | awk '{print $NF}' | sed 's|^\./|/|' >"$work/list"
-doc=/usr/share/doc/gpumem
-for f in /usr/sbin/gpumemd /usr/bin/gpumemctl $doc/LICENSE $doc/NOTICE $doc/THIRD_PARTY_NOTICES.md \
-	$doc/copyright $doc/CHANGELOG.md $doc/SECURITY.md; do
-	grep -qx "$f" "$work/list" || bad "$f is not in the package"
-done
-for so in job_submit_gpumem.so cli_filter_gpumem.so; do
-	if [ -f "$bin/$so" ]; then
-		grep -q "/slurm-wlm/$so\$" "$work/list" || bad "$so was built but is not in the package"
-	fi
-done
-
-# What is installed is what the repository holds, and the binaries say the package's
-# version (the semantic form of it).
-mkdir "$work/root"
-dpkg-deb -x "$deb" "$work/root"
-for f in LICENSE NOTICE THIRD_PARTY_NOTICES.md; do
-	cmp -s "$top/$f" "$work/root$doc/$f" || bad "$doc/$f differs from $f"
-done
-cmp -s "$top/packaging/copyright" "$work/root$doc/copyright" || bad "$doc/copyright differs from packaging/copyright"
-head -1 "$work/root$doc/copyright" | grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/$' ||
-	bad "$doc/copyright is not in the machine-readable format"
 semver=$("$top/packaging/version.sh")
-for b in /usr/sbin/gpumemd /usr/bin/gpumemctl; do
-	v=$("$work/root$b" --version)
-	case $v in *" $semver (revision "*) ;; *) bad "$b --version says '$v', want $semver" ;; esac
+releases=$(sed -n 's|^built .*/gpumem-plugins-\([0-9.]*\)_.*\.deb$|\1|p' "$work/build.log")
+[ -n "$releases" ] || bad "no gpumem-plugins package was built"
+deb() { ls "$work"/dist/"$1"_*.deb 2>/dev/null; }
+rpmf() { ls "$work"/dist/"$1"-[0-9]*.rpm 2>/dev/null; }
+
+# has LIST PATH...: each PATH is in the file list LIST.
+has() {
+	local list=$1 f
+	shift
+	for f in "$@"; do grep -qx "$f" "$list" || bad "$f is not in $(basename "$list" .list)"; done
+}
+
+check_docs() { # package, extracted root
+	local d=/usr/share/doc/$1 f
+	for f in LICENSE NOTICE THIRD_PARTY_NOTICES.md; do
+		cmp -s "$top/$f" "$2$d/$f" || bad "$1: $d/$f differs from $f"
+	done
+	cmp -s "$top/packaging/copyright" "$2$d/copyright" || bad "$1: $d/copyright differs from packaging/copyright"
+	head -1 "$2$d/copyright" | grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/$' ||
+		bad "$1: $d/copyright is not in the machine-readable format"
+}
+
+# --- debs
+pkgs="gpumemd gpumemctl"
+for rel in $releases; do pkgs="$pkgs gpumem-plugins-$rel"; done
+for p in $pkgs; do
+	f=$(deb "$p") || { bad "no $p deb"; continue; }
+	[ "$(dpkg-deb -f "$f" Package)" = "$p" ] || bad "$f: Package is not $p"
+	[ "$(dpkg-deb -f "$f" Version)" = "$want" ] || bad "$p: Version $(dpkg-deb -f "$f" Version), packaging/version.sh --deb says $want"
+	dpkg-deb -c "$f" | awk '{print $NF}' | sed 's|^\./|/|; s|/$||' >"$work/$p.deb.list"
+	mkdir -p "$work/x/$p"
+	dpkg-deb -x "$f" "$work/x/$p"
+	dpkg-deb -e "$f" "$work/x/$p.control"
+	check_docs "$p" "$work/x/$p"
 done
+for rel in $releases; do
+	p=gpumem-plugins-$rel
+	next=$(echo "$rel" | awk -F. '{printf "%s.%02d", $1, $2 + 1}')
+	[ "$(dpkg-deb -f "$(deb "$p")" Depends)" = "slurm-client (>= $rel~), slurm-client (<< $next~)" ] ||
+		bad "$p: Depends is '$(dpkg-deb -f "$(deb "$p")" Depends)', want exactly Slurm $rel's slurm-client"
+	has "$work/$p.deb.list" /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/lib/x86_64-linux-gnu/slurm-wlm/cli_filter_gpumem.so
+done
+has "$work/gpumemd.deb.list" /usr/sbin/gpumemd /usr/sbin/gpumemd-task-prolog /lib/systemd/system/gpumemd.service \
+	/etc/default/gpumemd /var/lib/gpumem /usr/share/doc/gpumemd/examples/gpumem.conf
+has "$work/gpumemctl.deb.list" /usr/bin/gpumemctl /lib/systemd/system/gpumemctl-steer.service /etc/default/gpumemctl-steer \
+	/usr/share/man/man1/gpumemctl.1.gz /usr/share/man/man1/gpumemctl-gres-diff.1.gz \
+	/usr/share/bash-completion/completions/gpumemctl /usr/share/zsh/vendor-completions/_gpumemctl \
+	/usr/share/fish/vendor_completions.d/gpumemctl.fish /usr/share/gpumem/monitoring/gpumem-rules.yml \
+	/usr/share/gpumem/monitoring/gpumem-dashboard.json
+grep -qx /etc/default/gpumemd "$work/x/gpumemd.control/conffiles" || bad "gpumemd: /etc/default/gpumemd is not a conffile"
+for s in postinst prerm postrm; do
+	[ -x "$work/x/gpumemd.control/$s" ] || bad "gpumemd: no $s maintainer script"
+done
+# Installing never enables or starts a service: only the admin does.
+if cat "$work"/x/*.control/postinst | grep -v '^\s*#' | grep -Eq 'systemctl (enable|start|restart)|deb-systemd-helper enable'; then
+	bad "a postinst enables or starts a service"
+fi
+grep -q 'rm -rf /var/lib/gpumem' "$work/x/gpumemd.control/postrm" || bad "gpumemd: purge does not remove /var/lib/gpumem"
+for b in /usr/sbin/gpumemd:gpumemd /usr/bin/gpumemctl:gpumemctl; do
+	v=$("$work/x/${b#*:}${b%%:*}" --version)
+	case $v in *" $semver (revision "*) ;; *) bad "${b%%:*} --version says '$v', want $semver" ;; esac
+done
+
+# --- rpms
+if command -v rpm >/dev/null; then
+	for p in $pkgs; do
+		f=$(rpmf "$p") || { bad "no $p rpm"; continue; }
+		got=$(rpm -qp --qf '%{NAME} %{VERSION} %{LICENSE}' "$f" 2>/dev/null)
+		[ "$got" = "$p $want Apache-2.0" ] || bad "$f: rpm says '$got', want '$p $want Apache-2.0'"
+		rpm -qpl "$f" 2>/dev/null >"$work/$p.rpm.list"
+	done
+	for rel in $releases; do
+		p=gpumem-plugins-$rel
+		next=$(echo "$rel" | awk -F. '{printf "%s.%02d", $1, $2 + 1}')
+		deps=$(rpm -qpR "$(rpmf "$p")" 2>/dev/null | grep '^slurm' | sort | tr '\n' ',')
+		[ "$deps" = "slurm < $next,slurm >= $rel," ] || bad "$p rpm: requires '$deps', want slurm >= $rel and < $next"
+		has "$work/$p.rpm.list" /usr/lib64/slurm/job_submit_gpumem.so /usr/lib64/slurm/cli_filter_gpumem.so
+	done
+	has "$work/gpumemd.rpm.list" /usr/sbin/gpumemd /usr/lib/systemd/system/gpumemd.service /etc/sysconfig/gpumemd /var/lib/gpumem
+	has "$work/gpumemctl.rpm.list" /usr/bin/gpumemctl /usr/lib/systemd/system/gpumemctl-steer.service \
+		/usr/share/man/man1/gpumemctl.1.gz /usr/share/zsh/site-functions/_gpumemctl
+	rpm -qpc "$(rpmf gpumemd)" 2>/dev/null | grep -qx /etc/sysconfig/gpumemd || bad "gpumemd rpm: /etc/sysconfig/gpumemd is not %config"
+	s=$(rpm -qp --scripts "$(rpmf gpumemd)" 2>/dev/null)
+	for k in 'postinstall scriptlet' 'preuninstall scriptlet' 'postuninstall scriptlet'; do
+		echo "$s" | grep -q "^$k" || bad "gpumemd rpm has no $k"
+	done
+	echo "$s" | grep -v '^\s*#' | grep -Eq 'systemctl (enable|start|restart)' && bad "gpumemd rpm's scriptlets enable or start gpumemd"
+else
+	bad "rpm is not installed (apt-get install rpm, or test/lab/deps.sh): the rpms are unchecked"
+fi
+
+# --- installs
+# chroot_install REL ROOT: the release's debs into its Debian root, checked, purged.
+chroot_install() {
+	local rel=$1 root=$2 other p d
+	d=$root/tmp/gpumem-package-test
+	rm -rf "$d" && mkdir -p "$d"
+	cp "$(deb "gpumem-plugins-$rel")" "$(deb gpumemd)" "$(deb gpumemctl)" "$d/"
+	if ! chroot "$root" dpkg -i /tmp/gpumem-package-test/*.deb >"$work/install-$rel.log" 2>&1; then
+		bad "dpkg -i in the $rel root failed: $(tail -5 "$work/install-$rel.log")"
+		return
+	fi
+	for p in /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/sbin/gpumemd /usr/bin/gpumemctl \
+		/usr/share/man/man1/gpumemctl.1.gz /var/lib/gpumem /etc/default/gpumemd; do
+		[ -e "$root$p" ] || bad "$rel: $p is not there after dpkg -i"
+	done
+	chroot "$root" gpumemctl --version | grep -q " $semver " || bad "$rel: the installed gpumemctl --version is not $semver"
+	ls "$root"/etc/systemd/system/*.wants/gpumem* >/dev/null 2>&1 && bad "$rel: installing enabled a gpumem service"
+	for other in $releases; do
+		[ "$other" = "$rel" ] && continue
+		cp "$(deb "gpumem-plugins-$other")" "$d/"
+		chroot "$root" dpkg --dry-run -i "/tmp/gpumem-package-test/$(basename "$(deb "gpumem-plugins-$other")")" >/dev/null 2>&1 &&
+			bad "gpumem-plugins-$other would install on Slurm $rel"
+	done
+	[ "$lab" = 1 ] && lab_check "$rel"
+	chroot "$root" dpkg --purge "gpumem-plugins-$rel" gpumemd gpumemctl >>"$work/install-$rel.log" 2>&1 ||
+		bad "$rel: dpkg --purge failed"
+	for p in /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/sbin/gpumemd /var/lib/gpumem \
+		/etc/default/gpumemd /etc/default/gpumemctl-steer /usr/share/doc/gpumemd; do
+		[ -e "$root$p" ] && bad "$rel: $p is left after dpkg --purge"
+	done
+	rm -rf "$d"
+	echo "package-test: $rel: installed in $root, checked, purged"
+}
+
+# lab_check REL: the lab of REL started with the installed plugins.
+lab_check() {
+	local rel=$1 lab=$top/test/lab/lab.sh pid out
+	if ! LAB_SLURM=$rel "$lab" up >"$work/lab-$rel.log" 2>&1; then
+		bad "$rel: the lab did not start with the installed plugins: $(tail -3 "$work/lab-$rel.log")"
+	else
+		pid=$(pgrep -x slurmctld | while read -r p; do [ "$(readlink /proc/"$p"/root)" = "$root" ] && echo "$p"; done | head -1)
+		grep -q ' /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so$' "/proc/$pid/maps" 2>/dev/null ||
+			bad "$rel: slurmctld did not load the installed job_submit_gpumem.so"
+		out=$(LAB_SLURM=$rel "$lab" run srun -N1 --gres=gpu:mem:10g -t 1 sh -c 'echo $SLURM_JOB_ID' 2>&1)
+		id=$(echo "$out" | tail -1)
+		LAB_SLURM=$rel "$lab" run scontrol show job "$id" 2>/dev/null | grep -q 'TresPerNode=gres[:/]shard:10' ||
+			bad "$rel: a gpu:mem:10g job was not rewritten by the installed plugins: $out"
+	fi
+	LAB_SLURM=$rel "$lab" down >/dev/null 2>&1
+}
+
+if [ "$install" = 1 ]; then
+	[ "$(id -u)" -eq 0 ] || bad "--install needs root (dpkg in the lab's chroots)"
+	for rel in $releases; do
+		case $rel in
+		22.05)
+			# This machine's own Slurm: dpkg --dry-run checks the dependencies, changes nothing.
+			dpkg --dry-run -i "$(deb gpumem-plugins-22.05)" "$(deb gpumemd)" "$(deb gpumemctl)" >"$work/dry.log" 2>&1 ||
+				bad "22.05: dpkg --dry-run -i refused the packages: $(tail -3 "$work/dry.log")"
+			;;
+		24.11) [ -x "$cache/trixie/usr/sbin/slurmctld" ] && chroot_install 24.11 "$cache/trixie" ;;
+		26.05) [ -x "$cache/forky/usr/sbin/slurmctld" ] && chroot_install 26.05 "$cache/forky" ;;
+		esac
+	done
+fi
 
 [ $fail = 0 ] || exit 1
-echo "package-test: ok: $(basename "$deb") carries the license, NOTICE, third-party notices and copyright; version $got"
+n=$(ls "$work"/dist | wc -l)
+echo "package-test: ok: $n packages, version $want:"
+(cd "$work/dist" && du -h -- *) | sed 's/^/package-test:   /'

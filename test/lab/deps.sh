@@ -9,7 +9,8 @@ PKGS=(
 	slurm-wlm-basic-plugins                            # job_submit/lua for the benchmark
 	slurmdbd mariadb-server-core mariadb-client-core   # the lab's accounting (no packaged server is started)
 	lua5.1                                             # a lua for checking the benchmark's script
-	debootstrap                                        # the 24.11 (trixie) chroot lab
+	debootstrap                                        # the 24.11 (trixie) and 26.05 (forky) chroot labs
+	rpm                                                # rpm -qp checks of the rpm packages
 	gcc libc6-dev make pkg-config                      # cgo plugins and the submit benchmark
 	procps iproute2 ca-certificates
 	prometheus # promtool for the rules' unit tests; the lab's own Prometheus
