@@ -36,7 +36,7 @@ sum=$(cat "$here"/include/*.h | sha256sum | cut -c1-16)
 cd "$here/.."
 for p in jobsubmit:job_submit_gpumem clifilter:cli_filter_gpumem; do
 	pkg=${p%%:*} so=${p#*:}.so
-	CGO_ENABLED=1 CGO_CFLAGS="-O2 -I$hdr -DGPUMEM_HEADERS_SUM=$sum" go build -trimpath -ldflags "$ldflags" -buildmode=c-shared -o "$out/$so" "./cgo/$pkg"
+	CGO_ENABLED=1 CGO_CFLAGS="-O2 -Wno-deprecated-declarations -I$hdr -DGPUMEM_HEADERS_SUM=$sum" go build -trimpath -ldflags "$ldflags" -buildmode=c-shared -o "$out/$so" "./cgo/$pkg"
 	rm -f "$out/${so%.so}.h"
 	echo "built $out/$so for Slurm $version"
 done

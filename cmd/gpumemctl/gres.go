@@ -23,7 +23,7 @@ func newGresCmd() *cobra.Command {
 		Use:   "gres",
 		Short: "Generate, check and compare gres.conf from the GPU inventory",
 	}
-	cmd.AddCommand(newGresGenerateCmd(), newGresCheckCmd(), newGresDiffCmd())
+	cmd.AddCommand(newGresGenerateCmd(), newGresCheckCmd(), newGresDiffCmd(), newGresNodeLineCmd())
 	return cmd
 }
 
@@ -178,7 +178,10 @@ func newGresCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [GRES.CONF]",
 		Short: "Validate a gres.conf with slurmd -G for each node (default: gres.conf beside slurm.conf)",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `Validate a gres.conf with slurmd -G for each node (default: gres.conf beside
+slurm.conf). Exit status as diff(1): 0 when slurmd accepts it for every node, 1 when it
+refuses it, 2 when the check could not be made.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := filepath.Join(filepath.Dir(conf), "gres.conf")
 			if len(args) == 1 {
@@ -186,12 +189,12 @@ func newGresCheckCmd() *cobra.Command {
 			}
 			data, err := os.ReadFile(path)
 			if err != nil {
-				return err
+				return trouble(err)
 			}
 			if len(nodes) == 0 {
 				sc, err := slurmconf.ParseFile(conf)
 				if err != nil {
-					return err
+					return trouble(err)
 				}
 				for _, n := range sc.Nodes {
 					if n.Get("gres") != "" {
@@ -207,7 +210,7 @@ func newGresCheckCmd() *cobra.Command {
 				}
 			}
 			if err != nil {
-				return err
+				return exitStatus{1, err}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: accepted by slurmd for %d node(s)\n", path, len(reports))
 			return nil
@@ -224,19 +227,22 @@ func newGresDiffCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff",
 		Short: "Show how the installed gres.conf differs from what generate would write",
-		Args:  cobra.NoArgs,
+		Long: `Show how the installed gres.conf (--current) differs from what generate would write,
+as a unified diff. Exit status as diff(1): 0 when they are the same, 1 when they differ,
+2 when the comparison could not be made.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opt, c, err := r.load(cmd)
 			if err != nil {
-				return err
+				return trouble(err)
 			}
 			want, err := gresconf.Render(c, opt)
 			if err != nil {
-				return err
+				return trouble(err)
 			}
 			have, err := os.ReadFile(current)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
+				return trouble(err)
 			}
 			d := gresconf.Diff(have, want, current, "generated")
 			if d == "" {
@@ -244,10 +250,47 @@ func newGresDiffCmd() *cobra.Command {
 				return nil
 			}
 			fmt.Fprint(cmd.OutOrStdout(), d)
-			return nil
+			return exitStatus{code: 1}
 		},
 	}
 	r.add(cmd)
 	cmd.Flags().StringVar(&current, "current", "/etc/slurm/gres.conf", "installed gres.conf to compare")
+	return cmd
+}
+
+// newGresNodeLineCmd prints the slurm.conf Gres= of each node, as lines slurm.conf can
+// take (or Include), so no one copies them from gres.conf's comments by hand.
+func newGresNodeLineCmd() *cobra.Command {
+	var r renderFlags
+	var bare bool
+	cmd := &cobra.Command{
+		Use:   "node-line",
+		Short: "Print each node's slurm.conf Gres= (NodeName=NODE Gres=...) from NVML or an inventory",
+		Long: `Print the Gres= that slurm.conf needs for this node (--nvml) or for each node of an
+inventory (--inventory), one "NodeName=NODE Gres=..." line per node: the same value
+gpumemd writes into gres.conf's comments. Merge the Gres= into the node's own NodeName
+line (with its CPUs, Sockets, RealMemory); --value prints the value alone.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opt, c, err := r.load(cmd)
+			if err != nil {
+				return err
+			}
+			for _, n := range c.Nodes {
+				g, err := gresconf.NodeGres(n, opt)
+				if err != nil {
+					return fmt.Errorf("node %s: %w", n.Name, err)
+				}
+				if bare {
+					fmt.Fprintln(cmd.OutOrStdout(), g)
+				} else {
+					fmt.Fprintf(cmd.OutOrStdout(), "NodeName=%s Gres=%s\n", n.Name, g)
+				}
+			}
+			return nil
+		},
+	}
+	r.add(cmd)
+	cmd.Flags().BoolVar(&bare, "value", false, "print only the Gres= value (one node)")
 	return cmd
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -78,8 +79,14 @@ func TestGresGenerateInstallsOnceAndWritesInventoryDir(t *testing.T) {
 		t.Fatalf("diff after generate: %v\n%s", err, out)
 	}
 	out, err = run(t, "gres", "diff", "--inventory", invDir, "--current", gres, "--dev-prefix", "/lab/dev", "--no-cores", "--shard-unit", "2G")
-	if err != nil || !strings.Contains(out, "-NodeName=h1 Name=shard Count=80") || !strings.Contains(out, "+NodeName=h1 Name=shard Count=40") {
-		t.Fatalf("diff with another unit: %v\n%s", err, out)
+	var st exitStatus
+	if !errors.As(err, &st) || st.code != 1 || st.err != nil ||
+		!strings.Contains(out, "-NodeName=h1 Name=shard Count=80") || !strings.Contains(out, "+NodeName=h1 Name=shard Count=40") {
+		t.Fatalf("diff with another unit: want exit status 1 and the diff, got %v\n%s", err, out)
+	}
+	_, err = run(t, "gres", "diff", "--inventory", filepath.Join(dir, "missing"), "--current", gres)
+	if !errors.As(err, &st) || st.code != 2 || st.err == nil {
+		t.Fatalf("diff of an inventory that is not there: want exit status 2 with the reason, got %v", err)
 	}
 }
 
@@ -241,5 +248,27 @@ func TestGresGenerateInventoryOutNewDirKeepsEveryNode(t *testing.T) {
 	file := filepath.Join(dir, "one.json")
 	if _, err := run(t, "gres", "generate", "--nvml=mock:dgxa100", "--node", "g1", "--inventory-out", file+"/", "--out", "-"); err == nil || !strings.Contains(err.Error(), "ends in / but is a file") {
 		t.Errorf("a file named with a trailing /: %v", err)
+	}
+}
+
+// node-line prints the Gres= that generate writes into gres.conf's comment, for each
+// shard unit, so slurm.conf can take it without copying by hand.
+func TestGresNodeLineMatchesGenerate(t *testing.T) {
+	for _, unit := range []string{"1G", "2G"} {
+		gen, err := run(t, "gres", "generate", "--nvml=mock:dgxa100", "--node", "a1", "--shard-unit", unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := run(t, "gres", "node-line", "--nvml=mock:dgxa100", "--node", "a1", "--shard-unit", unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(line, "NodeName=a1 Gres=gpu:") || !strings.Contains(gen, "# slurm.conf: "+line) {
+			t.Errorf("--shard-unit %s: node-line printed %q; generate wrote:\n%s", unit, line, gen)
+		}
+		val, err := run(t, "gres", "node-line", "--nvml=mock:dgxa100", "--node", "a1", "--shard-unit", unit, "--value")
+		if err != nil || "NodeName=a1 Gres="+val != line {
+			t.Errorf("--value printed %q (%v), want the Gres= of %q", val, err, line)
+		}
 	}
 }
