@@ -5,12 +5,15 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -123,7 +126,7 @@ func listJobs(ctx context.Context, w io.Writer, clients []api.Client, since int6
 	for _, c := range clients {
 		l, err := c.Jobs(ctx, since, limit)
 		if err != nil {
-			return err
+			return unreachable(c.Base, err)
 		}
 		all = append(all, nodeJobs{c.Base, l.Jobs})
 	}
@@ -150,7 +153,7 @@ func showJob(ctx context.Context, w io.Writer, clients []api.Client, id string, 
 			continue
 		}
 		if err != nil {
-			return err
+			return unreachable(c.Base, err)
 		}
 		found, nodes = append(found, d), append(nodes, c.Base)
 	}
@@ -205,4 +208,15 @@ func jobHost(u string) string {
 	u = strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")
 	h, _, _ := strings.Cut(u, "/")
 	return h
+}
+
+// unreachable says what to do when no gpumemd answers at base, instead of the dialer's
+// "connection refused"; other errors pass through.
+func unreachable(base string, err error) error {
+	var op *net.OpError
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &op) && op.Op == "dial" {
+		return fmt.Errorf("no gpumemd answers at %s (%v): check that gpumemd runs on that node (systemctl status gpumemd) "+
+			"and listens there (its --listen is loopback by default; :9402 serves other hosts), or name the node with --url", base, err)
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -64,5 +65,20 @@ func TestJobsErrorsSayWhat(t *testing.T) {
 		if _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("gpumemctl %v: error %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// With no gpumemd at the URL, jobs says what to check rather than the dialer's words.
+func TestJobsNoGpumemdSaysWhatToDo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	_, err = run(t, "jobs", "--url", "http://"+addr)
+	if err == nil || !strings.Contains(err.Error(), "no gpumemd answers at http://"+addr) ||
+		!strings.Contains(err.Error(), "systemctl status gpumemd") {
+		t.Fatalf("jobs with no gpumemd: %v", err)
 	}
 }
