@@ -29,6 +29,8 @@ type migReconciler struct {
 	last    time.Time
 	every   time.Duration
 	said    string // the last dry-run plan logged, so it is logged once
+	// atDesired: the layout matched the desired file at the last look, already logged.
+	atDesired bool
 }
 
 func newMIG(opt options, node string, d *daemon) *migReconciler {
@@ -87,6 +89,17 @@ func (m *migReconciler) maybeStart(now time.Time) {
 	if !m.opt.Apply {
 		m.dryRun(want)
 		return
+	}
+	if !m.applier.Pending() {
+		// Checked once per gres interval: a node at its desired layout says so once.
+		if changes, err := m.applier.Plan(want); err == nil && len(changes) == 0 {
+			if !m.atDesired {
+				m.log.Info("MIG layout is as desired; nothing to apply")
+				m.atDesired = true
+			}
+			return
+		}
+		m.atDesired = false
 	}
 	m.running.Store(true)
 	go func() {
