@@ -325,7 +325,10 @@ offers, and every GPU must be in MIG mode and idle, before any instance is destr
 afterwards the layout is read back and compared. This runs the same journaled apply as
 gpumemd --mig-apply (docs/mig.md): with --node, the node is drained in Slurm first,
 waited for and resumed afterwards. --dry-run prints the steps.
-Regenerate gres.conf and restart slurmd afterwards: Slurm reads MIG devices at start.`,
+Afterwards regenerate gres.conf, give the node its new Gres= in slurm.conf, and restart
+slurmctld (22.05; scontrol reconfigure from 23.11) and then slurmd: slurmctld takes a
+changed count of MIG devices only from slurm.conf at start (docs/mig.md). gpumemd
+--mig-apply does this through --mig-reload and waits for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := migDefaults(cmd, func(c config.MIG, changed func(string) bool) {
@@ -465,7 +468,7 @@ func applyLayouts(w io.Writer, s *nvmlsrc.Source, want map[int]mig.Layout, f mig
 		}
 	}
 	if len(changes) > 0 {
-		fmt.Fprintln(w, "next: gpumemctl gres generate ... and restart slurmd on this node")
+		fmt.Fprintln(w, "next: gpumemctl gres generate ..., this node's new Gres= in slurm.conf, restart slurmctld (or scontrol reconfigure from 23.11), then slurmd")
 	}
 	return nil
 }
