@@ -111,3 +111,57 @@ func BenchmarkPlaceCommitRelease(b *testing.B) {
 		}
 	}
 }
+
+// pinState is the cluster test/bench/plugin.sh pins on: 10,000 nodes of 8 H100s of 79
+// shards, no CPU or memory counted, a third of the GPUs partly taken.
+func pinState() *State {
+	nodes := make([]Node, 10000)
+	for i := range nodes {
+		nd := Node{Name: "gpu" + itoa(i), Pools: []string{"gpu"}}
+		for g := range 8 {
+			dv := Device{GPU: g, Model: "h100", Capacity: 79, Shareable: true}
+			if (i+g)%3 == 0 {
+				dv.Used = int64(10 + (i*7+g)%60)
+			}
+			nd.Devices = append(nd.Devices, dv)
+		}
+		nodes[i] = nd
+	}
+	s := NewState(nodes)
+	s.Reindex()
+	return s
+}
+
+// benchPins places and commits single-GPU shard jobs of four sizes, as pinning does.
+func benchPins(b *testing.B, p Policy) {
+	s := pinState()
+	sizes := []int64{20, 10, 60, 5}
+	if o, ok := p.(*Ours); ok {
+		var ds []Demand
+		for _, u := range sizes {
+			ds = append(ds, Demand{GPUs: 1, Units: u, Kinds: Shard, Pools: []string{"gpu"}})
+		}
+		o.Prepare(s, ds)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		d := Demand{GPUs: 1, Units: sizes[i%len(sizes)], Kinds: Shard, Pools: []string{"gpu"}}
+		c, ok := p.Place(s, &d)
+		if !ok {
+			b.StopTimer()
+			s = pinState() // full: start again
+			b.StartTimer()
+			continue
+		}
+		if err := s.Commit(c, &d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPinBestFit(b *testing.B) { benchPins(b, BestFit{}) }
+func BenchmarkPinOurs(b *testing.B) {
+	shapes, _ := ShapesOfSizes([]int64{10, 20, 40, 79})
+	benchPins(b, NewOurs(shapes))
+}

@@ -20,9 +20,11 @@ type summary struct {
 	loBy, hiBy byFit
 }
 
-// byFit keeps one extreme of the leftover share per bucket of what nodes have free: by the
-// bit length of the largest free shard space, and by the count of free MIG instances and
-// of idle full GPUs.
+// byFit keeps one extreme of the leftover share of the nodes that have at least so much
+// free: bucket i holds the extreme over the nodes whose largest free shard space has a
+// bit length of i or more, and over those with at least i free MIG instances or idle
+// full GPUs. Held as suffixes, a bound is one lookup, and joining two is still the
+// extreme bucket by bucket.
 type byFit struct {
 	shard      [shardBuckets]float64
 	mig, whole [countBuckets]float64
@@ -58,11 +60,7 @@ func (b *byFit) extreme(d *Demand, lower bool) float64 {
 	if lower {
 		m = math.Inf(1)
 	}
-	scan := func(list []float64, from int) {
-		for _, v := range list[min(from, len(list)-1):] {
-			m = pick(lower, m, v)
-		}
-	}
+	scan := func(list []float64, from int) { m = pick(lower, m, list[min(from, len(list)-1)]) }
 	k := d.kinds()
 	if k&Shard != 0 {
 		scan(b.shard[:], shardBucket(d.Units))
@@ -130,12 +128,19 @@ func summarize(nd *Node, sc scale) summary {
 	sm.hi = sm.lo
 	for _, b := range [...]*byFit{&sm.loBy, &sm.hiBy} {
 		if sm.shardN > 0 {
-			b.shard[shardBucket(sm.shard)] = sm.lo
+			fillTo(b.shard[:], shardBucket(sm.shard), sm.lo)
 		}
-		b.mig[min(sm.migN, countBuckets-1)] = sm.lo
-		b.whole[min(sm.wholeN, countBuckets-1)] = sm.lo
+		fillTo(b.mig[:], min(sm.migN, countBuckets-1), sm.lo)
+		fillTo(b.whole[:], min(sm.wholeN, countBuckets-1), sm.lo)
 	}
 	return sm
+}
+
+// fillTo sets list[0..last] to v: a node counts in every bucket up to its own.
+func fillTo(list []float64, last int, v float64) {
+	for i := range list[:last+1] {
+		list[i] = v
+	}
 }
 
 func joinSummaries(a, b *summary) summary {
