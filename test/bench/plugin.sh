@@ -5,7 +5,7 @@
 # look with nothing changed; all off the submit path) and the submit path's time per job
 # (p50, p99, max), split into admission with and without the usage view and the pin
 # choice, for best-fit and first-fit pinning and without pinning. Target: p99 <= 100 us
-# with pinning on. Takes about 2 minutes at 10,000 nodes on 2 cores.
+# with pinning on. Takes under a minute at 10,000 nodes on 2 cores.
 #
 #   test/bench/plugin.sh [NODES]
 set -eu
