@@ -25,8 +25,8 @@ type Assoc struct {
 
 // QOSUser is one user's per-user limit of a QOS (`flags=qos`, "User Limits").
 type QOSUser struct {
-	QOS, UID string
-	Billing  Limit
+	QOS, UID, User string // a release prints the uid, the name or name(uid)
+	Billing        Limit
 }
 
 // ParseAssocMgr reads `scontrol show assoc_mgr flags=assoc,qos`: each association's
@@ -36,7 +36,7 @@ func ParseAssocMgr(out string) ([]Assoc, []QOSUser, error) {
 	var assocs []Assoc
 	var users []QOSUser
 	var cur *Assoc
-	qos, uid, inUsers := "", "", false
+	qos, id, inUsers := "", "", false
 	for _, raw := range strings.Split(out, "\n") {
 		line := strings.TrimSpace(raw)
 		switch {
@@ -58,14 +58,24 @@ func ParseAssocMgr(out string) ([]Assoc, []QOSUser, error) {
 			inUsers = true
 		case qos != "" && line == "Account Limits":
 			inUsers = false
-		case inUsers && !strings.Contains(line, "="):
-			uid = line
+		case inUsers && line != "" && !strings.Contains(line, "="):
+			id = line
 		case inUsers && strings.HasPrefix(line, "MaxTRESPU="):
 			l, err := billing(line, "MaxTRESPU")
 			if err != nil {
 				return nil, nil, err
 			}
-			users = append(users, QOSUser{QOS: qos, UID: uid, Billing: l})
+			u := QOSUser{QOS: qos, Billing: l}
+			name, uid, named := strings.Cut(id, "(")
+			switch _, err := strconv.Atoi(id); {
+			case named:
+				u.User, u.UID = name, strings.TrimSuffix(uid, ")")
+			case err == nil:
+				u.UID = id
+			default:
+				u.User = id
+			}
+			users = append(users, u)
 		}
 	}
 	for i := range assocs {
@@ -152,7 +162,8 @@ func Applies(assocs []Assoc, users []QOSUser, user, uid, account, qos string) []
 		acct = a.Parent
 	}
 	for _, q := range users {
-		if q.QOS == qos && q.UID == uid && q.Billing.Quota >= 0 {
+		mine := (q.UID != "" && q.UID == uid) || (q.User != "" && q.User == user)
+		if q.QOS == qos && mine && q.Billing.Quota >= 0 {
 			out = append(out, q.Billing)
 		}
 	}

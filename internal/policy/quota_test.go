@@ -57,6 +57,14 @@ QOS normal per user: quota 40 GiB, holds 20 GiB, 20 GiB left; this job needs 20 
 	if got != want {
 		t.Errorf("Explain:\n%s\nwant:\n%s", got, want)
 	}
+	// A release that names the user rather than its uid.
+	named, users2 := assocFixture(t, func(s string) string {
+		s = strings.Replace(s, "MaxTRESPU=cpu=N(1),mem=N(0),energy=N(0),node=N(1),billing=N(20)", "MaxTRESPU=cpu=N(1),mem=N(0),energy=N(0),node=N(1),billing=40(20)", 1)
+		return strings.Replace(s, "      2001\n", "      gpumemlab(2001)\n", 1)
+	})
+	if l := Applies(named, users2, "gpumemlab", "9999", "teama", "normal"); len(l) != 3 || l[2].What != "QOS normal per user" {
+		t.Errorf("with name(uid): quotas %+v, want the QOS cap found by name", l)
+	}
 	if got := Explain(limits[1:2], 80)[0]; !strings.Contains(got, "more than the whole quota: it runs only if an admin raises it to 80 GiB") {
 		t.Errorf("a job over the whole quota: %q", got)
 	}
