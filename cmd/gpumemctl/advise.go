@@ -59,7 +59,8 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 	fs.StringVar(&o.By, "by", "user", "group jobs by user, account or name (the job name)")
 	fs.Float64Var(&o.Percentile, "percentile", 95, "the share of a group's jobs (by peak) the advised size must hold")
 	fs.IntVar(&o.MinJobs, "min-jobs", 3, "groups with fewer jobs get no advised size")
-	fs.Int64Var(&o.UnitMiB, "shard-unit-mib", shard.DefaultUnitMiB, "sizes are advised in whole units of this, as gpumem.conf ShardUnit")
+	o.UnitMiB = shard.DefaultUnitMiB
+	addShardUnit(fs, &o.UnitMiB, "sizes are advised in whole units of this, as gpumem.conf ShardUnit")
 	fs.BoolVar(&running, "running", false, "count jobs still running too")
 	fs.StringVarP(&output, "output", "o", "table", "table or json")
 	return cmd

@@ -55,7 +55,7 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.interval <= 0 || f.unitMiB <= 0 {
-				return fmt.Errorf("--interval %s, --shard-unit-mib %d: want a positive duration such as 30s and a positive size such as 1024", f.interval, f.unitMiB)
+				return fmt.Errorf("--interval %s, --shard-unit %dM: want a positive duration such as 30s and a positive size such as 1G", f.interval, f.unitMiB)
 			}
 			if f.webConfig != "" {
 				if err := web.Validate(f.webConfig); err != nil {
@@ -70,7 +70,8 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 	fl := c.Flags()
 	fl.StringVar(&f.listen, "listen", ":9403", "address for /metrics (HOST:PORT or :PORT)")
 	fl.StringVar(&f.inventory, "inventory", "/etc/slurm/gpumem.d", "the plugins' inventory (file or directory of NODE.json)")
-	fl.Int64Var(&f.unitMiB, "shard-unit-mib", shard.DefaultUnitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
+	f.unitMiB = shard.DefaultUnitMiB
+	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
 	fl.Int64SliceVar(&f.sizes, "sizes", []int64{10, 20, 40}, "sizes in shards fragmentation is measured against when no shard job pends")
 	fl.DurationVar(&f.interval, "interval", 30*time.Second, "time between two readings of Slurm")
 	fl.StringVar(&f.webConfig, "web.config.file", "", "Prometheus exporter-toolkit web config for TLS and basic auth")

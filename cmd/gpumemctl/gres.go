@@ -39,7 +39,7 @@ type renderFlags struct {
 func (r *renderFlags) add(cmd *cobra.Command) {
 	r.src.addFlags(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&r.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for (M, G suffixes; plain number = MiB)")
+	fs.StringVar(&r.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB)")
 	fs.StringVar(&r.devPrefix, "dev-prefix", "/dev", "directory holding the nvidia device files named in File=")
 	fs.BoolVar(&r.noCores, "no-cores", false, "leave out Cores= (CPU affinity)")
 	fs.StringVar(&r.slurm, "slurm-version", "auto", "Slurm release the file is for (22.05.8, 24.11, ...); auto asks slurmd -V, current when slurmd is not installed")
@@ -48,7 +48,7 @@ func (r *renderFlags) add(cmd *cobra.Command) {
 // release is the Slurm release named by --slurm-version.
 // load reads the flags' render options and the cluster they name.
 func (r *renderFlags) load(cmd *cobra.Command) (gresconf.Options, inventory.Cluster, error) {
-	unit, err := config.ParseMiB(r.shardUnit)
+	unit, err := config.ParseSizeMiB(r.shardUnit)
 	if err != nil {
 		return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--shard-unit: %w", err)
 	}

@@ -101,7 +101,8 @@ The plan and its explanation print; with --out, one desired-layout file per node
 	fl.StringVar(&f.demand, "demand", "", "demand file: SIZE [WEIGHT] a line")
 	fl.BoolVar(&f.fromQueue, "from-queue", false, "add the pending jobs' requests (squeue) to the demand")
 	fl.Float64Var(&f.keepWhole, "keep-whole", config.DefaultMIG().KeepWhole, "share of MIG GPUs kept as one full instance (0-1); [mig] KeepWhole")
-	fl.Int64Var(&f.unitMiB, "shard-unit-mib", shard.DefaultUnitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit (reads pending shard jobs)")
+	f.unitMiB = shard.DefaultUnitMiB
+	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit (reads pending shard jobs)")
 	fl.StringVar(&f.out, "out", "", "write one desired-layout file per node (NODE.json) into this directory")
 	fl.StringSliceVar(&f.fromHistory, "from-history", nil, "add the jobs gpumemd recorded: a history database (gpumemd --history-db) or a gpumemd URL such as http://gpu01:9402 (repeat or comma-separate)")
 	fl.DurationVar(&f.historyWindow, "history-window", 7*24*time.Hour, "with --from-history: jobs seen within this long")
@@ -136,7 +137,7 @@ func parseSizes(args []string) ([]int64, error) {
 	sizes := make([]int64, len(args))
 	for i, a := range args {
 		var err error
-		if sizes[i], err = config.ParseMiB(a); err != nil {
+		if sizes[i], err = config.ParseSizeMiB(a); err != nil {
 			return nil, fmt.Errorf("demand %q: %w", a, err)
 		}
 	}

@@ -88,7 +88,7 @@ func (f *policyFlags) equivalents(cmd *cobra.Command) (map[string]float64, error
 
 // options reads --shard-unit and --shard-types.
 func (f *policyFlags) options() (policy.Options, error) {
-	unit, err := config.ParseMiB(f.shardUnit)
+	unit, err := config.ParseSizeMiB(f.shardUnit)
 	if err != nil {
 		return policy.Options{}, fmt.Errorf("--shard-unit: %w", err)
 	}

@@ -82,7 +82,8 @@ never holds a job longer than that.`,
 	fl.StringVar(&f.inventory, "inventory", "/etc/slurm/gpumem.d", "the plugins' inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.policy, "policy", placement.OursName, "placement policy to steer by: first-fit, best-fit, gpumem, fgd, ...")
 	fl.Int64SliceVar(&f.sizes, "sizes", nil, "target job sizes in shards, repeated for weight (default: the running and pending jobs')")
-	fl.Int64Var(&f.unitMiB, "shard-unit-mib", shard.DefaultUnitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
+	f.unitMiB = shard.DefaultUnitMiB
+	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
 	c.Flags().Uint32Var(&f.base, "base-weight", 1, "weight of the first node of the ranking; the next get one more each")
 	c.Flags().DurationVar(&f.interval, "interval", 5*time.Second, "time between two rankings")
 	c.Flags().BoolVar(&f.once, "once", false, "rank and set weights once, then exit")
@@ -96,7 +97,7 @@ never holds a job longer than that.`,
 // controller wires the flags and Slurm's command line to the steering controller.
 func (f *steerFlags) controller(w io.Writer) (*steer.Controller, error) {
 	if f.unitMiB <= 0 {
-		return nil, fmt.Errorf("--shard-unit-mib %d; want a positive size such as 1024", f.unitMiB)
+		return nil, fmt.Errorf("--shard-unit %dM; want a positive size such as 1G", f.unitMiB)
 	}
 	sl := &slurmCLI{
 		reader:   slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")},

@@ -186,3 +186,16 @@ func TestShardTypesAndPinning(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSizeMiBWantsAUnit(t *testing.T) {
+	for in, want := range map[string]int64{"20g": 20 << 10, "512MiB": 512, "1T": 1 << 20} {
+		if got, err := ParseSizeMiB(in); err != nil || got != want {
+			t.Errorf("ParseSizeMiB(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"20", "1024", "", " 7 "} {
+		if got, err := ParseSizeMiB(bad); err == nil || !strings.Contains(err.Error(), "20g") {
+			t.Errorf("ParseSizeMiB(%q) = %d, %v; want a refusal naming what is accepted", bad, got, err)
+		}
+	}
+}

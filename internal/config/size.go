@@ -29,3 +29,14 @@ func ParseMiB(v string) (int64, error) {
 	}
 	return n * mult, nil
 }
+
+// ParseSizeMiB is ParseMiB for command lines, where a size takes a unit as in the
+// request language (--gres=gpu:mem:20g): a bare number is refused rather than read as
+// MiB, so "20" never silently means 20 MiB.
+func ParseSizeMiB(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	if s == "" || s[len(s)-1] >= '0' && s[len(s)-1] <= '9' {
+		return 0, errors.New("want a size with its unit such as 20g, 20GiB or 512MiB (units M, G, T; MiB, GiB, TiB); a bare number is not accepted")
+	}
+	return ParseMiB(s)
+}

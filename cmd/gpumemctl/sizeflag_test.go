@@ -1,0 +1,42 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// Sizes on the command line take their unit, as in the request language; a bare
+// number is refused with what would be accepted, never read as MiB.
+func TestSizesNeedTheirUnit(t *testing.T) {
+	for _, args := range [][]string{
+		{"mig", "plan", "--model", "h100-80gb", "20"},
+		{"gres", "generate", "--nvml=mock:dgxa100", "--node", "a1", "--shard-unit", "1024"},
+		{"steer", "--once", "--dry-run", "--shard-unit", "1024"},
+	} {
+		_, err := run(t, args...)
+		if err == nil || !strings.Contains(err.Error(), "bare number is not accepted") || !strings.Contains(err.Error(), "20g") {
+			t.Errorf("gpumemctl %s: %v; want a refusal naming the accepted forms", strings.Join(args, " "), err)
+		}
+	}
+	if out, err := run(t, "gres", "generate", "--nvml=mock:dgxa100", "--node", "a1", "--shard-unit", "2G"); err != nil || !strings.Contains(out, "shard:") {
+		t.Errorf("--shard-unit 2G: %v\n%s", err, out)
+	}
+}
+
+// The old --shard-unit-mib still sets the same unit, so scripts keep working.
+func TestShardUnitMiBIsAnAlias(t *testing.T) {
+	for args, want := range map[string]int64{"--shard-unit=2G": 2048, "--shard-unit-mib=512": 512, "": 1024} {
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		mib := int64(1024)
+		addShardUnit(fs, &mib, "unit")
+		var a []string
+		if args != "" {
+			a = []string{args}
+		}
+		if err := fs.Parse(a); err != nil || mib != want {
+			t.Errorf("%q: %d, %v; want %d", args, mib, err, want)
+		}
+	}
+}
