@@ -29,17 +29,21 @@ func newGresCmd() *cobra.Command {
 
 // renderFlags are the flags that shape a rendered gres.conf.
 type renderFlags struct {
-	src       nodeSource
-	shardUnit string
-	devPrefix string
-	noCores   bool
-	slurm     string
+	src        nodeSource
+	shardUnit  string
+	shardTypes string
+	conf       string
+	devPrefix  string
+	noCores    bool
+	slurm      string
 }
 
 func (r *renderFlags) add(cmd *cobra.Command) {
 	r.src.addFlags(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&r.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB)")
+	fs.StringVar(&r.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB); default: gpumem.conf's ShardUnit")
+	fs.StringVar(&r.shardTypes, "shard-types", "none", "none, or per-gpu for a shard Type per GPU; default: gpumem.conf's ShardTypes")
+	fs.StringVar(&r.conf, "config", confDefault(), "gpumem.conf whose ShardUnit and ShardTypes are the defaults, as gpumemd reads them (missing: built-in defaults)")
 	fs.StringVar(&r.devPrefix, "dev-prefix", "/dev", "directory holding the nvidia device files named in File=")
 	fs.BoolVar(&r.noCores, "no-cores", false, "leave out Cores= (CPU affinity)")
 	fs.StringVar(&r.slurm, "slurm-version", "auto", "Slurm release the file is for (22.05.8, 24.11, ...); auto asks slurmd -V, current when slurmd is not installed")
@@ -48,16 +52,32 @@ func (r *renderFlags) add(cmd *cobra.Command) {
 // release is the Slurm release named by --slurm-version.
 // load reads the flags' render options and the cluster they name.
 func (r *renderFlags) load(cmd *cobra.Command) (gresconf.Options, inventory.Cluster, error) {
-	unit, err := config.ParseSizeMiB(r.shardUnit)
+	// gpumem.conf's values are the defaults, so that what gpumemctl renders is what
+	// gpumemd writes on the same node; flags given on the command line win.
+	conf, err := config.Load(r.conf)
 	if err != nil {
-		return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--shard-unit: %w", err)
+		return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--config %s: %w", r.conf, err)
+	}
+	unit, types := conf.ShardUnitMiB, conf.ShardTypes == config.ShardTypesPerGPU
+	if cmd.Flags().Changed("shard-unit") {
+		if unit, err = config.ParseSizeMiB(r.shardUnit); err != nil {
+			return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--shard-unit: %w", err)
+		}
+	}
+	if cmd.Flags().Changed("shard-types") {
+		switch r.shardTypes {
+		case "none", "per-gpu":
+			types = r.shardTypes == "per-gpu"
+		default:
+			return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--shard-types %q: want none or per-gpu", r.shardTypes)
+		}
 	}
 	rel, err := gresconf.ResolveRelease(r.slurm)
 	if err != nil {
 		return gresconf.Options{}, inventory.Cluster{}, err
 	}
 	c, err := r.src.load(cmd)
-	return gresconf.Options{ShardUnitMiB: unit, DevPrefix: r.devPrefix, NoCores: r.noCores, Slurm: rel}, c, err
+	return gresconf.Options{ShardUnitMiB: unit, ShardTypes: types, DevPrefix: r.devPrefix, NoCores: r.noCores, Slurm: rel}, c, err
 }
 
 func newGresGenerateCmd() *cobra.Command {
@@ -293,4 +313,13 @@ line (with its CPUs, Sockets, RealMemory); --value prints the value alone.`,
 	r.add(cmd)
 	cmd.Flags().BoolVar(&bare, "value", false, "print only the Gres= value (one node)")
 	return cmd
+}
+
+// confDefault is the gpumem.conf the plugins and gpumemd read: $GPUMEM_CONF, else
+// /etc/slurm/gpumem.conf.
+func confDefault() string {
+	if p := os.Getenv("GPUMEM_CONF"); p != "" {
+		return p
+	}
+	return config.DefaultPath
 }

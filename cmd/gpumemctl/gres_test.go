@@ -272,3 +272,25 @@ func TestGresNodeLineMatchesGenerate(t *testing.T) {
 		}
 	}
 }
+
+// gres generate and diff take ShardUnit and ShardTypes from gpumem.conf, as gpumemd
+// does, so diff agrees with what gpumemd wrote on a per-gpu site; flags still win.
+func TestGresDefaultsFromGpumemConf(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "gpumem.conf")
+	os.WriteFile(conf, []byte("ShardUnit = 2GiB\nShardTypes = per-gpu\n"), 0o644)
+	out, err := run(t, "gres", "generate", "--config", conf, "--nvml=mock:dgxh100", "--node", "h1", "--slurm-version", "24.11")
+	if err != nil || !strings.Contains(out, "shard:h100_g0:40") {
+		t.Fatalf("generate with gpumem.conf's 2GiB per-gpu shards: %v\n%s", err, out)
+	}
+	out, err = run(t, "gres", "generate", "--config", conf, "--nvml=mock:dgxh100", "--node", "h1", "--shard-unit", "1G", "--shard-types", "none")
+	if err != nil || !strings.Contains(out, "Gres=gpu:h100:8,shard:640") {
+		t.Fatalf("flags over gpumem.conf: %v\n%s", err, out)
+	}
+	gres := filepath.Join(t.TempDir(), "gres.conf")
+	if _, err := run(t, "gres", "generate", "--config", conf, "--nvml=mock:dgxh100", "--node", "h1", "--slurm-version", "24.11", "--out", gres); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "gres", "diff", "--config", conf, "--nvml=mock:dgxh100", "--node", "h1", "--slurm-version", "24.11", "--current", gres); err != nil {
+		t.Fatalf("diff with the same gpumem.conf: %v\n%s", err, out)
+	}
+}

@@ -37,7 +37,7 @@ gres_nodes() {
 			die "gpumemd --once could not read fake node $n: $err"
 	done
 	if [ "$SHARD_TYPES" = none ]; then
-		lab_in "$LAB/bin/gpumemctl" gres generate --inventory "$LAB/inv" --node-gres "$LAB/node-gres" \
+		lab_in "$LAB/bin/gpumemctl" gres generate --config "$LAB/gpumemd.conf" --inventory "$LAB/inv" --node-gres "$LAB/node-gres" \
 			--dev-prefix "$DEV" --out - >/dev/null || die "gpumemctl gres generate --node-gres failed"
 	else
 		# Typed shards: the Gres= lines gpumemd itself writes into gres.conf's comments,

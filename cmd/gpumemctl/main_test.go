@@ -1,0 +1,14 @@
+package main
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain keeps the tests off this machine's /etc/slurm/gpumem.conf (a lab may have
+// written one): gpumemctl's defaults come from GPUMEM_CONF, here a file that is not
+// there, so the built-in defaults apply unless a test names a config.
+func TestMain(m *testing.M) {
+	os.Setenv("GPUMEM_CONF", "/nonexistent/gpumem.conf")
+	os.Exit(m.Run())
+}
