@@ -20,8 +20,8 @@ func newInventoryCmd() *cobra.Command {
 		Short: "Print the GPU inventory (from NVML or an inventory file) as JSON or a table",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "json" && format != "table" {
-				return fmt.Errorf("--format %q: want json or table", format)
+			if err := checkOutput(format, "json", "table"); err != nil {
+				return err
 			}
 			c, err := src.load(cmd)
 			if err != nil {
@@ -39,7 +39,9 @@ func newInventoryCmd() *cobra.Command {
 		},
 	}
 	src.addFlags(cmd)
-	cmd.Flags().StringVar(&format, "format", "json", "json (what the plugin reads) or table")
+	addOutput(cmd.Flags(), &format, "json", "json (what the plugin reads)", "table")
+	cmd.Flags().StringVar(&format, "format", "json", "json or table")
+	_ = cmd.Flags().MarkDeprecated("format", "use -o json or -o table")
 	return cmd
 }
 

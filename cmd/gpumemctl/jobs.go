@@ -30,6 +30,7 @@ type jobsFlags struct {
 	since        time.Duration
 	limit        int
 	asJSON       bool
+	output       string
 	user         string
 	passwordFile string
 	caFile       string
@@ -52,6 +53,10 @@ bucket). Nodes are given as gpumemd URLs; with TLS or basic auth (the node's
 			if err != nil {
 				return err
 			}
+			if err := checkOutput(f.output, "table", "json"); err != nil {
+				return err
+			}
+			f.asJSON = f.asJSON || f.output == "json"
 			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 			defer cancel()
 			if len(args) == 1 {
@@ -65,7 +70,9 @@ bucket). Nodes are given as gpumemd URLs; with TLS or basic auth (the node's
 	}
 	fs := cmd.Flags()
 	f.addFlags(fs, 24*time.Hour, 100)
+	addOutput(fs, &f.output, "table", "table", "json (the API's)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the API's JSON instead of a table")
+	_ = fs.MarkDeprecated("json", "use -o json")
 	return cmd
 }
 

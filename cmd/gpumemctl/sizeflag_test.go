@@ -40,3 +40,25 @@ func TestShardUnitMiBIsAnAlias(t *testing.T) {
 		}
 	}
 }
+
+// -o is the output flag of inventory and jobs too; the old flags still work and give
+// the same output; a format a command lacks is refused naming those it has.
+func TestOutputFlag(t *testing.T) {
+	table, err := run(t, "inventory", "--nvml=mock:dgxa100", "--node", "a1", "-o", "table")
+	if err != nil || !strings.Contains(table, "a1") {
+		t.Fatalf("inventory -o table: %v\n%s", err, table)
+	}
+	old, err := run(t, "inventory", "--nvml=mock:dgxa100", "--node", "a1", "--format", "table")
+	if err != nil || !strings.HasSuffix(old, table) {
+		t.Errorf("inventory --format table differs from -o table:\n%s\nvs\n%s", old, table)
+	}
+	js, err := run(t, "inventory", "--nvml=mock:dgxa100", "--node", "a1", "-o", "json")
+	if err != nil || !strings.HasPrefix(strings.TrimSpace(js), "{") {
+		t.Errorf("inventory -o json: %v\n%s", err, js)
+	}
+	for _, args := range [][]string{{"inventory", "--nvml=mock:dgxa100", "-o", "csv"}, {"jobs", "-o", "yaml"}} {
+		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "want ") {
+			t.Errorf("gpumemctl %s: %v; want a refusal naming the formats", strings.Join(args, " "), err)
+		}
+	}
+}
