@@ -23,12 +23,14 @@ import (
 	"github.com/gpumem/gpumem/internal/metrics"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmcli"
+	"github.com/gpumem/gpumem/internal/slurmconf"
 )
 
 func init() { subcommands = append(subcommands, newExporterCmd) }
 
 type exporterFlags struct {
 	listen, inventory, webConfig string
+	slurmConf                    string
 	unitMiB                      int64
 	sizes                        []int64
 	interval                     time.Duration
@@ -70,6 +72,7 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 	fl := c.Flags()
 	fl.StringVar(&f.listen, "listen", ":9403", "address for /metrics (HOST:PORT or :PORT)")
 	fl.StringVar(&f.inventory, "inventory", "/etc/slurm/gpumem.d", "the plugins' inventory (file or directory of NODE.json)")
+	fl.StringVar(&f.slurmConf, "slurm-conf", "/etc/slurm/slurm.conf", "slurm.conf, for each node's partitions (empty: the inventory's own)")
 	f.unitMiB = shard.DefaultUnitMiB
 	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
 	fl.Int64SliceVar(&f.sizes, "sizes", []int64{10, 20, 40}, "sizes in shards fragmentation is measured against when no shard job pends")
@@ -132,6 +135,14 @@ func (r *clusterReader) read(ctx context.Context, e *clusterview.Exporter) (stri
 	var err error
 	if in.Inventory, err = inventory.LoadPath(r.f.inventory); err != nil {
 		return "inventory", err
+	}
+	if r.f.slurmConf != "" {
+		// The partitions are slurm.conf's; the files gpumemd writes hold what NVML says.
+		c, err := slurmconf.ParseFile(r.f.slurmConf)
+		if err != nil {
+			return "inventory", err
+		}
+		c.Annotate(&in.Inventory)
 	}
 	jobs, err := r.reader.Show(ctx, "")
 	if err != nil {

@@ -30,10 +30,16 @@ type sliceJob struct {
 // must go by the 4 shards Slurm gave it.
 func submitSliceJob(t *testing.T, g labGres, outDir string, usedMiB, claimShards int) sliceJob {
 	t.Helper()
+	return submitShardJob(t, g, outDir, "4g", "wrap", usedMiB, claimShards)
+}
+
+// submitShardJob is submitSliceJob with the gpu:mem size and the job name given.
+func submitShardJob(t *testing.T, g labGres, outDir, size, name string, usedMiB, claimShards int) sliceJob {
+	t.Helper()
 	// Its own output file (the last --output wins over sbatch's /dev/null), for the
 	// warnings gpumemd writes to the job's stderr.
 	wrap := fmt.Sprintf("SLURM_SHARDS_ON_NODE=%d sleep 300", claimShards)
-	id := sbatch(t, "-p", "inference", "--gres=gpu:mem:4g", "--wrap", wrap, "--output="+outDir+"/%j.out")
+	id := sbatch(t, "-p", "inference", "--gres=gpu:mem:"+size, "-J", name, "--wrap", wrap, "--output="+outDir+"/%j.out")
 	out := filepath.Join(outDir, id+".out")
 	if st := waitState(t, id, "RUNNING"); st != "RUNNING" {
 		t.Fatalf("job %s: %s", id, st)

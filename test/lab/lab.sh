@@ -68,6 +68,8 @@ lab_in() {
 . "$REPO/test/lab/gres.sh"
 # shellcheck source=test/lab/accounting.sh
 . "$REPO/test/lab/accounting.sh"
+# shellcheck source=test/lab/prometheus.sh
+. "$REPO/test/lab/prometheus.sh"
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 pidfile_pid() { cat "$1" 2>/dev/null || true; }
@@ -305,6 +307,7 @@ cmd_up() {
 		lab_in slurmd -N "${LAB_NODES[$i]}"
 	done
 	wait_for 60 "nodes to register idle" nodes_idle
+	prom_up
 	say "up: $(lab_in sinfo -h -o '%P:%N' | tr '\n' ' ')(logs in $ROOT$LAB/log)"
 }
 
@@ -327,6 +330,7 @@ cmd_down() {
 		done
 		for pid in $pids; do kill -9 "$pid" 2>/dev/null || true; done
 	fi
+	prom_down
 	stop_munge
 	[ "${LAB_KEEP_BACKUP:-0}" = 1 ] || restore_conf
 	[ -n "$ROOT" ] && [ -d "$ROOT" ] && chroot_umount
