@@ -243,13 +243,13 @@ func (r *Reclaimer) apply(ctx context.Context, j IdleJob, now time.Time) {
 	}
 	if !r.warned[j.ID] {
 		r.warned[j.ID] = true
-		r.log(slog.LevelWarn, what, "job", j.ID, "policy", r.Policy)
-		if r.Policy == IdleRecord {
-			return
-		}
 		msg := what
 		if r.Policy == IdleRequeue || r.Policy == IdleCancel {
 			msg += fmt.Sprintf("; it will be %s in %s unless it starts using its GPU", done[r.Policy], r.Grace)
+		}
+		r.log(slog.LevelWarn, msg, "job", j.ID, "policy", r.Policy)
+		if r.Policy == IdleRecord {
+			return
 		}
 		if r.Tell != nil {
 			r.Tell(j.ID, msg)

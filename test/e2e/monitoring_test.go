@@ -120,82 +120,86 @@ func TestMonitoringOnPrometheus(t *testing.T) {
 	sidecars["n1"].start(t)
 	// Held until the cleanup resumes n2, so the drain lasts as long as the test.
 	sidecars["n2"].start(t, "--drain", "--xid-hold", "0s", "--drain-after", "1")
-	n3.start(t, "--idle-policy", "record", "--idle-after", "2s", "--idle-interval", "1s")
-	for n, s := range sidecars {
-		prom.scrape(t, "gpumemd", n, strings.TrimPrefix(s.base, "http://"))
+	for _, n := range []string{"n1", "n2"} {
+		prom.scrape(t, "gpumemd", n, strings.TrimPrefix(sidecars[n].base, "http://"))
 	}
 	prom.scrape(t, "cluster", "ctl", startExporter(t))
 	sidecars[drained].gpus(t)[0]["xids"] = []any{map[string]any{"xid": 79}}
 	sidecars[drained].write(t)
 
-	if !eventually(30*time.Second, func() bool {
-		return len(prom.query(t, `up{job="gpumemd"} == 1`)) == 3 && len(prom.query(t, `up{job="gpumem-cluster"} == 1`)) == 1
-	}) {
-		t.Fatalf("Prometheus does not scrape the three sidecars and the exporter: %v", prom.query(t, "up"))
-	}
+	// Phase one: IdlePolicy record on n3, stopped when this subtest ends.
+	t.Run("record", func(t *testing.T) {
+		n3.start(t, "--idle-policy", "record", "--idle-after", "2s", "--idle-interval", "1s")
+		prom.scrape(t, "gpumemd", "n3", strings.TrimPrefix(n3.base, "http://"))
+		if !eventually(30*time.Second, func() bool {
+			return len(prom.query(t, `up{job="gpumemd"} == 1`)) == 3 && len(prom.query(t, `up{job="gpumem-cluster"} == 1`)) == 1
+		}) {
+			t.Fatalf("Prometheus does not scrape the three sidecars and the exporter: %v", prom.query(t, "up"))
+		}
 
-	t.Run("panels and recording rules", func(t *testing.T) {
-		var d struct {
-			Panels []struct {
-				Type, Title string
-				Targets     []struct{ Expr string }
-			}
-		}
-		b, err := os.ReadFile("../../packaging/monitoring/gpumem-dashboard.json")
-		if err != nil || json.Unmarshal(b, &d) != nil {
-			t.Fatalf("dashboard: %v", err)
-		}
-		vars := strings.NewReplacer("$instance", ".*", "$node", ".*", "$__rate_interval", "30s")
-		want := map[string]string{} // query -> where
-		for _, p := range d.Panels {
-			for _, tg := range p.Targets {
-				want[vars.Replace(tg.Expr)] = "panel " + p.Title
-			}
-		}
-		rules, _ := os.ReadFile("../../packaging/monitoring/gpumem-rules.yml")
-		for _, m := range regexp.MustCompile(`(?m)^\s+- record: (\S+)$`).FindAllStringSubmatch(string(rules), -1) {
-			want[m[1]] = "recording rule"
-		}
-		empty := map[string]string{}
-		eventually(45*time.Second, func() bool {
-			clear(empty)
-			for q, where := range want {
-				if len(prom.query(t, q)) == 0 {
-					empty[q] = where
+		t.Run("panels and recording rules", func(t *testing.T) {
+			var d struct {
+				Panels []struct {
+					Type, Title string
+					Targets     []struct{ Expr string }
 				}
 			}
-			return len(empty) == 0
+			b, err := os.ReadFile("../../packaging/monitoring/gpumem-dashboard.json")
+			if err != nil || json.Unmarshal(b, &d) != nil {
+				t.Fatalf("dashboard: %v", err)
+			}
+			vars := strings.NewReplacer("$instance", ".*", "$node", ".*", "$__rate_interval", "30s")
+			want := map[string]string{} // query -> where
+			for _, p := range d.Panels {
+				for _, tg := range p.Targets {
+					want[vars.Replace(tg.Expr)] = "panel " + p.Title
+				}
+			}
+			rules, _ := os.ReadFile("../../packaging/monitoring/gpumem-rules.yml")
+			for _, m := range regexp.MustCompile(`(?m)^\s+- record: (\S+)$`).FindAllStringSubmatch(string(rules), -1) {
+				want[m[1]] = "recording rule"
+			}
+			empty := map[string]string{}
+			eventually(45*time.Second, func() bool {
+				clear(empty)
+				for q, where := range want {
+					if len(prom.query(t, q)) == 0 {
+						empty[q] = where
+					}
+				}
+				return len(empty) == 0
+			})
+			for q, where := range empty {
+				t.Errorf("%s: %s returns no series", where, q)
+			}
+			t.Logf("%d queries (panels and recording rules) each returned series", len(want)-len(empty))
+			// The series are the lab's jobs: the GPU series name them as dcgm-exporter would.
+			if s := prom.query(t, fmt.Sprintf(`gpumem_gpu_memory_allocated_bytes{Hostname="n3",hpc_job=~".*\\b%s\\b.*"}`, idle)); len(s) != 1 {
+				t.Errorf("no GPU series of n3 with hpc_job naming idle job %s: %v", idle, s)
+			}
+			if s := prom.query(t, fmt.Sprintf(`gpumem_job_memory_used_bytes{jobid="%s",partition="inference",user="root"}`, over.id)); len(s) != 1 {
+				t.Errorf("job %s's series lack Slurm's partition and user: %v", over.id, prom.query(t, `gpumem_job_memory_used_bytes`))
+			}
 		})
-		for q, where := range empty {
-			t.Errorf("%s: %s returns no series", where, q)
-		}
-		t.Logf("%d queries (panels and recording rules) each returned series", len(want)-len(empty))
-		// The series are the lab's jobs: the GPU series name them as dcgm-exporter would.
-		if s := prom.query(t, fmt.Sprintf(`gpumem_gpu_memory_allocated_bytes{Hostname="n3",hpc_job=~".*\\b%s\\b.*"}`, idle)); len(s) != 1 {
-			t.Errorf("no GPU series of n3 with hpc_job naming idle job %s: %v", idle, s)
-		}
-		if s := prom.query(t, fmt.Sprintf(`gpumem_job_memory_used_bytes{jobid="%s",partition="inference",user="root"}`, over.id)); len(s) != 1 {
-			t.Errorf("job %s's series lack Slurm's partition and user: %v", over.id, prom.query(t, `gpumem_job_memory_used_bytes`))
-		}
-	})
 
-	t.Run("alerts fire", func(t *testing.T) {
-		for alert, match := range map[string]string{
-			"GpumemJobOverAllocation": `jobid="` + over.id + `"`,
-			"GpumemIdleAllocation":    `jobid="` + idle + `"`,
-			"GpumemNodeDrained":       `alertstate="firing"`,
-			"GpumemXIDErrors":         `Hostname="` + drained + `",gpu="0",xid="79"`,
-		} {
-			q := `ALERTS{alertstate="firing",alertname="` + alert + `",` + match + `}`
-			if !eventually(30*time.Second, func() bool { return len(prom.query(t, q)) > 0 }) {
-				t.Errorf("%s did not fire within 30s: %v", q, prom.query(t, `ALERTS`))
+		t.Run("alerts fire", func(t *testing.T) {
+			for alert, match := range map[string]string{
+				"GpumemJobOverAllocation": `jobid="` + over.id + `"`,
+				"GpumemIdleAllocation":    `jobid="` + idle + `"`,
+				"GpumemNodeDrained":       `alertstate="firing"`,
+				"GpumemXIDErrors":         `Hostname="` + drained + `",gpu="0",xid="79"`,
+			} {
+				q := `ALERTS{alertstate="firing",alertname="` + alert + `",` + match + `}`
+				if !eventually(30*time.Second, func() bool { return len(prom.query(t, q)) > 0 }) {
+					t.Errorf("%s did not fire within 30s: %v", q, prom.query(t, `ALERTS`))
+				}
 			}
-		}
-		for _, never := range []string{`ALERTS{alertname="GpumemJobOverAllocation",jobid="` + plantA.id + `"}`, `ALERTS{alertname="GpumemIdleAllocation",jobid="` + over.id + `"}`} {
-			if s := prom.query(t, never); len(s) > 0 {
-				t.Errorf("%s: %v", never, s)
+			for _, never := range []string{`ALERTS{alertname="GpumemJobOverAllocation",jobid="` + plantA.id + `"}`, `ALERTS{alertname="GpumemIdleAllocation",jobid="` + over.id + `"}`} {
+				if s := prom.query(t, never); len(s) > 0 {
+					t.Errorf("%s: %v", never, s)
+				}
 			}
-		}
+		})
 	})
 
 	t.Run("idle job requeued", func(t *testing.T) {
