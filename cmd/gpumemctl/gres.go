@@ -211,15 +211,26 @@ refuses it, 2 when the check could not be made.`,
 			if err != nil {
 				return trouble(err)
 			}
-			if len(nodes) == 0 {
-				sc, err := slurmconf.ParseFile(conf)
-				if err != nil {
-					return trouble(err)
+			sc, err := slurmconf.ParseFile(conf)
+			if err != nil {
+				return trouble(err)
+			}
+			known := map[string]bool{}
+			var withGres []string
+			for _, n := range sc.Nodes {
+				known[n.Name] = true
+				if n.Get("gres") != "" {
+					withGres = append(withGres, n.Name)
 				}
-				for _, n := range sc.Nodes {
-					if n.Get("gres") != "" {
-						nodes = append(nodes, n.Name)
-					}
+			}
+			if len(nodes) == 0 {
+				nodes = withGres
+			}
+			// slurmd -N for a node slurm.conf does not define would only fail, after
+			// creating that node's log file.
+			for _, n := range nodes {
+				if !known[n] {
+					return trouble(fmt.Errorf("--node %s: no such NodeName in %s", n, conf))
 				}
 			}
 			reports, err := gresconf.Slurmd{SlurmConf: conf, Nodes: nodes}.Check(data)
@@ -245,13 +256,19 @@ func newGresDiffCmd() *cobra.Command {
 	var r renderFlags
 	var current string
 	cmd := &cobra.Command{
-		Use:   "diff",
+		Use:   "diff [GRES.CONF]",
 		Short: "Show how the installed gres.conf differs from what generate would write",
-		Long: `Show how the installed gres.conf (--current) differs from what generate would write,
-as a unified diff. Exit status as diff(1): 0 when they are the same, 1 when they differ,
-2 when the comparison could not be made.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Long: `Show how GRES.CONF (default /etc/slurm/gres.conf; --current names it too) differs
+from what generate would write, as a unified diff. Exit status as diff(1): 0 when they
+are the same, 1 when they differ, 2 when the comparison could not be made.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if cmd.Flags().Changed("current") && args[0] != current {
+					return trouble(fmt.Errorf("two files to compare: %s and --current %s; name one", args[0], current))
+				}
+				current = args[0] // as gres check takes it
+			}
 			opt, c, err := r.load(cmd)
 			if err != nil {
 				return trouble(err)

@@ -84,6 +84,9 @@ func TestGresGenerateInstallsOnceAndWritesInventoryDir(t *testing.T) {
 		!strings.Contains(out, "-NodeName=h1 Name=shard Count=80") || !strings.Contains(out, "+NodeName=h1 Name=shard Count=40") {
 		t.Fatalf("diff with another unit: want exit status 1 and the diff, got %v\n%s", err, out)
 	}
+	if out, err := run(t, "gres", "diff", gres, "--inventory", invDir, "--dev-prefix", "/lab/dev", "--no-cores"); err != nil || !strings.Contains(out, "up to date") {
+		t.Fatalf("diff with the file as its argument, as check takes it: %v\n%s", err, out)
+	}
 	_, err = run(t, "gres", "diff", "--inventory", filepath.Join(dir, "missing"), "--current", gres)
 	if !errors.As(err, &st) || st.code != 2 || st.err == nil {
 		t.Fatalf("diff of an inventory that is not there: want exit status 2 with the reason, got %v", err)
@@ -213,8 +216,13 @@ func TestGresCheck(t *testing.T) {
 		t.Fatalf("check: %v\n%s", err, out)
 	}
 	os.WriteFile(filepath.Join(dir, "broken.conf"), []byte("NodeName=h1 Name=gpu Type=h100 File="+dev+"/nvidia0 Bogus=1\n"), 0o644)
-	if _, err := run(t, "gres", "check", filepath.Join(dir, "broken.conf"), "--slurm-conf", conf, "--node", "h1"); err == nil {
-		t.Fatal("a broken gres.conf passed the check")
+	var st exitStatus
+	if _, err := run(t, "gres", "check", filepath.Join(dir, "broken.conf"), "--slurm-conf", conf, "--node", "h1"); !errors.As(err, &st) || st.code != 1 {
+		t.Fatalf("a broken gres.conf: %v; want exit status 1", err)
+	}
+	if _, err := run(t, "gres", "check", "--slurm-conf", conf, "--node", "n9"); !errors.As(err, &st) || st.code != 2 ||
+		!strings.Contains(err.Error(), "no such NodeName") {
+		t.Fatalf("check of a node slurm.conf lacks: %v; want exit status 2 naming it", err)
 	}
 }
 

@@ -197,3 +197,11 @@ func TestCheckWithoutSlurmdWarnsAndPasses(t *testing.T) {
 		t.Fatalf("without slurmd: err %v, warned %v", err, warned)
 	}
 }
+
+// A check's slurmd logs into its own folder, never into the node's live log.
+func TestPrivateLogs(t *testing.T) {
+	got := string(privateLogs([]byte("ClusterName=c\n slurmdlogfile = /var/log/slurm/slurmd-%n.log\nSlurmdDebug=info\n"), "/tmp/x"))
+	if strings.Contains(got, "/var/log") || !strings.Contains(got, "SlurmdLogFile=/tmp/x/slurmd-%n.log") || !strings.Contains(got, "SlurmdDebug=info") {
+		t.Errorf("privateLogs:\n%s", got)
+	}
+}

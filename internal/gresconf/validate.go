@@ -98,7 +98,7 @@ func copyConfDir(slurmConf, dir string) error {
 	if err != nil {
 		return fmt.Errorf("gres check: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), privateLogs(b, dir), 0o644); err != nil {
 		return err
 	}
 	for _, f := range beside {
@@ -193,4 +193,16 @@ func missingFiles(gres []byte) []string {
 		}
 	}
 	return missing
+}
+
+// privateLogs points slurm.conf's SlurmdLogFile into dir, so that a check never appends
+// to the node's live slurmd log (or, with %n, creates one for a node it names).
+func privateLogs(conf []byte, dir string) []byte {
+	lines := strings.Split(string(conf), "\n")
+	for i, l := range lines {
+		if k, _, ok := strings.Cut(strings.TrimSpace(l), "="); ok && strings.EqualFold(strings.TrimSpace(k), "SlurmdLogFile") {
+			lines[i] = "SlurmdLogFile=" + filepath.Join(dir, "slurmd-%n.log")
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
 }
