@@ -138,8 +138,14 @@ static uint32_t gpumem_update_id(const job_desc_msg_t *desc)
 	const char *s = desc->job_id_str;
 	uint32_t id = 0;
 
-	if (desc->job_id && desc->job_id != NO_VAL)
-		return desc->job_id;
+#ifdef slurm_load_job_sluid
+	// The release that added SLUIDs (26.05 has it) names the job by a step id.
+	uint32_t job_id = desc->step_id.job_id;
+#else
+	uint32_t job_id = desc->job_id;
+#endif
+	if (job_id && job_id != NO_VAL)
+		return job_id;
 	if (!s || !*s)
 		return 0;
 	for (; *s; s++) {
