@@ -31,6 +31,8 @@ type migReconciler struct {
 	said    string // the last dry-run plan logged, so it is logged once
 	// atDesired: the layout matched the desired file at the last look, already logged.
 	atDesired bool
+	failures  atomic.Int64 // failed applies in a row
+	retryAt   atomic.Int64 // unix ns before which a failed apply is not tried again
 }
 
 func newMIG(opt options, node string, d *daemon) *migReconciler {
@@ -74,7 +76,7 @@ func (m *migReconciler) busy() bool { return m.running.Load() || m.applier.Pendi
 // maybeStart looks at the desired layout once per gres interval and starts an apply
 // when the node differs (or finishes one a crash left), unless one runs.
 func (m *migReconciler) maybeStart(now time.Time) {
-	if m.running.Load() || (!m.last.IsZero() && now.Sub(m.last) < m.every) {
+	if m.running.Load() || (!m.last.IsZero() && now.Sub(m.last) < m.every) || now.UnixNano() < m.retryAt.Load() {
 		return
 	}
 	m.last = now
@@ -111,9 +113,24 @@ func (m *migReconciler) maybeStart(now time.Time) {
 			err = m.applier.Apply(want)
 		}
 		if err != nil {
-			m.log.Error("MIG apply failed", "err", err)
+			wait := retryAfter(int(m.failures.Add(1)))
+			m.retryAt.Store(time.Now().Add(wait).UnixNano())
+			m.log.Error("MIG apply failed", "err", err, "retry_in", wait)
+			return
 		}
+		m.failures.Store(0)
 	}()
+}
+
+// retryAfter is how long gpumemd waits before it tries a failed apply again: a failure
+// a person must fix (slurm.conf, a device) is not retried, drained again and logged
+// every gres interval, yet a passing one (slurmctld restarting) is soon retried.
+func retryAfter(failures int) time.Duration {
+	d := 30 * time.Second
+	for i := 1; i < failures && d < 30*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Minute)
 }
 
 // dryRun logs the steps an apply would take, once per plan: without --mig-apply gpumemd

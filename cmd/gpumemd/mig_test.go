@@ -81,3 +81,11 @@ func TestMIGKeysFromConfigFlagsWin(t *testing.T) {
 		t.Fatalf("a bad [mig] key: %v", err)
 	}
 }
+
+func TestRetryAfterBacksOff(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: 30 * time.Second, 2: time.Minute, 3: 2 * time.Minute, 7: 30 * time.Minute, 50: 30 * time.Minute} {
+		if got := retryAfter(n); got != want {
+			t.Errorf("after %d failures: %v, want %v", n, got, want)
+		}
+	}
+}
