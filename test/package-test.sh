@@ -140,7 +140,8 @@ chroot_install() {
 	d=$root/tmp/gpumem-package-test
 	rm -rf "$d" && mkdir -p "$d"
 	cp "$(deb "gpumem-plugins-$rel")" "$(deb gpumemd)" "$(deb gpumemctl)" "$d/"
-	if ! chroot "$root" dpkg -i /tmp/gpumem-package-test/*.deb >"$work/install-$rel.log" 2>&1; then
+	# The glob is the chroot's, so a shell inside it expands it.
+	if ! chroot "$root" sh -c 'dpkg -i /tmp/gpumem-package-test/*.deb' >"$work/install-$rel.log" 2>&1; then
 		bad "dpkg -i in the $rel root failed: $(tail -5 "$work/install-$rel.log")"
 		return
 	fi
