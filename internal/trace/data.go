@@ -12,6 +12,9 @@ import (
 // DirEnv names the environment variable that points at the trace folder.
 const DirEnv = "GPUMEM_TRACE_DIR"
 
+// Source is where the trace comes from, for the messages that say it is missing.
+const Source = "Alibaba's cluster-trace-gpu-v2023 (github.com/alibaba/clusterdata, folder cluster-trace-gpu-v2023)"
+
 // File names inside the trace folder.
 const (
 	NodesFile     = "openb_node_list_gpu_node.csv"
@@ -39,7 +42,7 @@ func WorkloadName(file string) string {
 func FindDir() (string, error) {
 	if d := os.Getenv(DirEnv); d != "" {
 		if _, err := os.Stat(filepath.Join(d, NodesFile)); err != nil {
-			return "", fmt.Errorf("$%s=%s has no %s", DirEnv, d, NodesFile)
+			return "", fmt.Errorf("$%s=%s has no %s; the trace is %s", DirEnv, d, NodesFile, Source)
 		}
 		return d, nil
 	}
@@ -51,12 +54,12 @@ func FindDir() (string, error) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			d := filepath.Join(dir, sharedDataRel)
 			if _, err := os.Stat(filepath.Join(d, NodesFile)); err != nil {
-				return "", fmt.Errorf("no trace at %s (set $%s to the folder holding %s)", d, DirEnv, NodesFile)
+				return "", fmt.Errorf("no trace at %s: get %s and set $%s to the folder holding %s", d, Source, DirEnv, NodesFile)
 			}
 			return d, nil
 		}
 		if filepath.Dir(dir) == dir {
-			return "", errors.New("no go.mod above the working directory to find the trace from; set $" + DirEnv)
+			return "", errors.New("no go.mod above the working directory to find the trace from; get " + Source + " and set $" + DirEnv)
 		}
 	}
 }
