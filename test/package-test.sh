@@ -175,7 +175,8 @@ lab_check() {
 		bad "$rel: the lab did not start with the installed plugins: $(tail -3 "$work/lab-$rel.log")"
 	else
 		pid=$(pgrep -x slurmctld | while read -r p; do [ "$(readlink /proc/"$p"/root)" = "$root" ] && echo "$p"; done | head -1)
-		grep -q ' /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so$' "/proc/$pid/maps" 2>/dev/null ||
+		# maps names files as this shell sees them: under the chroot's folder.
+		grep -q " $root/usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so\$" "/proc/$pid/maps" 2>/dev/null ||
 			bad "$rel: slurmctld did not load the installed job_submit_gpumem.so"
 		out=$(LAB_SLURM=$rel "$lab" run srun -N1 --gres=gpu:mem:10g -t 1 sh -c 'echo $SLURM_JOB_ID' 2>&1)
 		id=$(echo "$out" | tail -1)

@@ -216,12 +216,21 @@ func TestMonitoringOnPrometheus(t *testing.T) {
 		}) {
 			t.Fatalf("job %s not requeued with its reason within 40s:\n%s\n%s", idle, show, n3.log())
 		}
-		if m := fieldRE("Restarts").FindStringSubmatch(show); m == nil || m[1] == "0" {
+		// 24.11 shows the requeue in Restarts at once; 26.05 showed Restarts=0 right after
+		// it, so the count is awaited.
+		var m []string
+		if !eventually(30*time.Second, func() bool {
+			m = fieldRE("Restarts").FindStringSubmatch(ok(t, "scontrol", "show", "job", idle))
+			return m != nil && m[1] != "0"
+		}) {
 			t.Errorf("job %s: Restarts=%v; want the requeue counted", idle, m)
 		}
 		t.Logf("scontrol show job %s: %s", idle, regexp.MustCompile(`AdminComment=.*`).FindString(show))
-		if metricValue(n3.metrics(t), `gpumem_idle_actions_total{action="warn"}`) < 1 ||
-			metricValue(n3.metrics(t), `gpumem_idle_actions_total{action="requeue"}`) < 1 {
+		// The counters move after the scontrol call that the job's record shows.
+		if !eventually(10*time.Second, func() bool {
+			return metricValue(n3.metrics(t), `gpumem_idle_actions_total{action="warn"}`) >= 1 &&
+				metricValue(n3.metrics(t), `gpumem_idle_actions_total{action="requeue"}`) >= 1
+		}) {
 			t.Errorf("idle actions not counted:\n%s", grepLines(n3.metrics(t), "idle_actions"))
 		}
 		if !strings.Contains(n3.log(), "it will be requeued in 3s unless it starts using its GPU") {
