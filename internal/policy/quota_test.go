@@ -89,3 +89,24 @@ func TestGresGiB(t *testing.T) {
 		}
 	}
 }
+
+// testdata/assoc_mgr-2411.txt is the same pair of commands on the 24.11 lab, which names
+// a QOS's users as name(uid): teama at 60 GiB (root's 60 GiB job running), gpumemlab at
+// 30 GiB, QOS normal capping each user at 70 GiB.
+func TestParseAssocMgr2411(t *testing.T) {
+	b, err := os.ReadFile("testdata/assoc_mgr-2411.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assocs, users, err := ParseAssocMgr(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(Explain(Applies(assocs, users, "gpumemlab", "2001", "teama", "normal"), 20), "\n")
+	want := `user gpumemlab in account teama: quota 30 GiB, holds 0 GiB, 30 GiB left; this job needs 20 GiB — fits
+account teama: quota 60 GiB, holds 60 GiB, 0 GiB left; this job needs 20 GiB — it waits until 20 GiB of this quota's running jobs end
+QOS normal per user: quota 70 GiB, holds 0 GiB, 70 GiB left; this job needs 20 GiB — fits`
+	if got != want {
+		t.Errorf("Explain:\n%s\nwant:\n%s", got, want)
+	}
+}
