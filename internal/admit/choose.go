@@ -57,7 +57,9 @@ func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage) (target
 		}
 		if len(sh.siblings) > 0 {
 			if h := a.hosts(q, sh, a.resolve(r.parts, nil), &opts[i]); !hetFits(sh, h) {
-				crowded = append(crowded, h...)
+				for _, n := range h {
+					crowded = append(crowded, n...)
+				}
 				continue
 			}
 		}

@@ -1,6 +1,9 @@
 package admit
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Slurm gives each component of a heterogeneous job nodes of its own, so components that
 // each pick the form with the most room could all need the same few nodes and pend
@@ -8,9 +11,9 @@ import "sort"
 // passes the hosts of those decided before (Job.HetSiblings), and a form is chosen only
 // when the component still has nodes of its own whichever nodes those before it take.
 
-// Hosts lists, for each node d (the decision for j) takes, the nodes it may be: the
-// usable nodes of its partitions that hold its form, or its required nodes. The client
-// passes them on as HetSiblings of the next component.
+// Hosts lists, for each node d (the decision for j) takes, the nodes it may be: each
+// required node is one of them, and the rest may be any usable node of its partitions
+// that holds its form. The client passes them on as HetSiblings of the next component.
 func (a *Admitter) Hosts(j Job, d Decision) [][]string {
 	if !d.Changed {
 		return nil
@@ -21,22 +24,25 @@ func (a *Admitter) Hosts(j Job, d Decision) [][]string {
 	}
 	q := ask{mib: d.MiB, gpus: d.GPUs, perJob: d.PerJob}
 	o := option{kind: d.Kind, name: d.Model, mib: d.Units}
-	h := a.hosts(&q, &sh, a.resolve(d.Serving, nil), &o)
-	out := make([][]string, sh.nodes)
-	for i := range out {
-		out[i] = h
-	}
-	return out
+	return a.hosts(&q, &sh, a.resolve(d.Serving, nil), &o)
 }
 
-// hosts is the nodes of ps that one node of the job may be: its required nodes, or the
-// usable nodes holding o.
-func (a *Admitter) hosts(q *ask, sh *shape, ps []*partition, o *option) []string {
-	if len(sh.req) > 0 {
-		return sh.req
+// hosts is, for each node of sh, the nodes of ps it may be: a required node (--nodelist)
+// fills one node of the job by itself, and each of the others may be any usable node
+// holding o that is not required. -w n3 -N 2 is {n3} and {every other node holding o}.
+func (a *Admitter) hosts(q *ask, sh *shape, ps []*partition, o *option) [][]string {
+	out := make([][]string, 0, sh.nodes)
+	for _, n := range sh.req {
+		out = append(out, []string{n})
+	}
+	if int64(len(out)) >= sh.nodes {
+		return out
 	}
 	seen := map[string]bool{}
-	var out []string
+	for _, n := range sh.req {
+		seen[n] = true
+	}
+	var free []string
 	for _, p := range ps {
 		for _, m := range p.members {
 			if !sh.usable(m.g.features) {
@@ -48,12 +54,15 @@ func (a *Admitter) hosts(q *ask, sh *shape, ps []*partition, o *option) []string
 			for _, n := range m.g.nodes {
 				if p.nodes[n] && !sh.exc[n] && !seen[n] {
 					seen[n] = true
-					out = append(out, n)
+					free = append(free, n)
 				}
 			}
 		}
 	}
-	sort.Strings(out)
+	sort.Strings(free)
+	for int64(len(out)) < sh.nodes {
+		out = append(out, free)
+	}
 	return out
 }
 
@@ -84,18 +93,35 @@ func matched(sets [][]string) int {
 	return k
 }
 
-// hetFits says whether a component of sh whose nodes may each be any of own gets them
-// whichever nodes the components before it take. Slurm's backfill starts a heterogeneous
-// job's components one after the other, in order, each on nodes the ones before it did
-// not take, and picks each component's nodes without looking at the ones after it: a
-// component {n1,n2,n3} before one that only n1 can hold takes n1 (first fit) and the job
-// never starts, though an assignment exists. So the components before may take as many of
-// own as their node slots can be matched into it, and what is left must still be enough.
-func hetFits(sh *shape, own []string) bool {
+// hetFits says whether a component of sh, whose nodes may each be one of own (hosts),
+// gets them whichever nodes the components before it take. Slurm's backfill starts a
+// heterogeneous job's components one after the other, in order, each on nodes the ones
+// before it did not take, and picks each component's nodes without looking at the ones
+// after it: a component {n1,n2,n3} before one that only n1 can hold takes n1 (first fit)
+// and the job never starts, though an assignment exists. So a required node any earlier
+// component may take is lost, and of the rest the earlier components may take as many as
+// their node slots can be matched into; what is left must still be enough.
+func hetFits(sh *shape, own [][]string) bool {
 	if len(sh.siblings) == 0 {
 		return true
 	}
-	return int64(len(own)-matched(within(sh.siblings, own))) >= sh.nodes
+	var any []string
+	for _, s := range own {
+		if len(s) == 1 && slices.Contains(sh.req, s[0]) {
+			for _, sib := range sh.siblings {
+				if slices.Contains(sib, s[0]) {
+					return false
+				}
+			}
+			continue
+		}
+		any = s // the slots beyond the required nodes all share one set
+	}
+	rest := sh.nodes - int64(len(sh.req))
+	if rest <= 0 {
+		return true
+	}
+	return int64(len(any)-matched(within(sh.siblings, any))) >= rest
 }
 
 // within is each of sets cut down to the nodes in own.

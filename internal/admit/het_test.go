@@ -94,3 +94,33 @@ func TestHetComponentsCountNodes(t *testing.T) {
 		}
 	}
 }
+
+// A required node fills one node of a component by itself, and its other nodes may be
+// any that hold its form. Seen on the 26.05 lab: -w n3 -N 2 -C 'h100|l4' (so n3 and n1)
+// before a component kept off n2 (so n1 or n3) was taken as needing n3 alone, and the job
+// pended for ever.
+func TestHetRequiredNodeIsOneOfItsNodes(t *testing.T) {
+	a := labAdmitter(t)
+	two := Job{TresPerNode: "gres:gpu:mem:10g", Partitions: []string{"gpu", "inference"}, ReqNodes: "n3", MinNodes: 2, Features: "h100|l4"}
+	off := Job{TresPerNode: "gres:gpu:mem:3g", ExcNodes: "n2"}
+	for _, order := range [][]Job{{two, off}, {off, two}} {
+		got := hetComponents(t, a, order...)
+		if strings.HasPrefix(got[0], "gpumem:") || !strings.Contains(got[1], "heterogeneous job") {
+			t.Errorf("three nodes of n1,n3: want the second component refused, got %q", got)
+		}
+	}
+	// Off n3, the second component has n1 or n2 whichever other node the first takes.
+	off.ExcNodes = "n3"
+	two.Features = ""
+	if got := hetComponents(t, a, two, off); strings.HasPrefix(got[1], "gpumem:") {
+		t.Errorf("second component refused though two nodes are left for it: %q", got[1])
+	}
+	// A required node an earlier component may take is lost.
+	one := Job{TresPerNode: "gres:gpu:mem:4g", ReqNodes: "n3"}
+	if got := hetComponents(t, a, Job{TresPerNode: "gres:gpu:mem:4g"}, one); !strings.Contains(got[1], "(n") {
+		t.Errorf("-w n3 after a component that may take n3: %q", got[1])
+	}
+	if got := hetComponents(t, a, one, Job{TresPerNode: "gres:gpu:mem:4g", ExcNodes: "n3"}); strings.HasPrefix(got[1], "gpumem:") {
+		t.Errorf("a component kept off the first's required node: %q", got[1])
+	}
+}
