@@ -35,7 +35,7 @@ show sinfo -o '%10P %N'
 echo
 echo "gres.conf and every node's Gres= above were written by gpumem's node sidecar (gpumemd --once) from"
 echo "what each node's NVML reports (here fake NVML files in test/lab/nodes/):"
-show "$REPO/bin/gpumemctl" inventory --inventory "$INVENTORY" --format table
+show "$REPO/bin/gpumemctl" inventory --inventory "$INVENTORY" -o table
 
 bold "2. Users ask for GPU memory, not GPUs"
 scancel --quiet -u root || true
@@ -83,7 +83,7 @@ allocs() {
 
 bold "3. Where each job landed"
 alloc=$(allocs)
-inventory=$("$REPO/bin/gpumemctl" inventory --inventory "$INVENTORY" --format table)
+inventory=$("$REPO/bin/gpumemctl" inventory --inventory "$INVENTORY" -o table)
 printf '%-6s %-26s %-20s %-5s %-4s %s\n' JOB ASKED "GOT (native GRES)" NODE GPU SLICE
 for i in "${!ids[@]}"; do
 	id=${ids[$i]}

@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,7 +19,7 @@ func init() { subcommands = append(subcommands, newAdviseCmd) }
 func newAdviseCmd() *cobra.Command {
 	var f jobsFlags
 	var o advise.Options
-	var output string
+	var out *output
 	var running bool
 	cmd := &cobra.Command{
 		Use:   "advise",
@@ -34,9 +33,6 @@ jobs count: a whole GPU or MIG instance is the device's size whatever was asked.
 still running are left out unless --running. Groups are sorted by GiB-hours over-asked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "table" && output != "json" {
-				return fmt.Errorf("-o %q: want table or json", output)
-			}
 			clients, err := f.clients()
 			if err != nil {
 				return err
@@ -51,7 +47,7 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 			if err != nil {
 				return err
 			}
-			return printAdvice(cmd.OutOrStdout(), rows, o, output)
+			return printAdvice(cmd.OutOrStdout(), rows, o, out.format)
 		},
 	}
 	fs := cmd.Flags()
@@ -62,7 +58,7 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 	o.UnitMiB = shard.DefaultUnitMiB
 	addShardUnit(fs, &o.UnitMiB, "sizes are advised in whole units of this, as gpumem.conf ShardUnit")
 	fs.BoolVar(&running, "running", false, "count jobs still running too")
-	fs.StringVarP(&output, "output", "o", "table", "table or json")
+	out = addOutput(fs, formatTable, formatJSON, formatCSV)
 	return cmd
 }
 
@@ -84,25 +80,32 @@ func collectHistory(ctx context.Context, clients []api.Client, since int64, limi
 	return out, nil
 }
 
-func printAdvice(w io.Writer, rows []advise.Row, o advise.Options, output string) error {
-	if output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+func printAdvice(w io.Writer, groups []advise.Row, o advise.Options, format string) error {
+	switch format {
+	case formatJSON:
+		return writeJSON(w, struct {
 			By         string       `json:"by"`
 			Percentile float64      `json:"percentile"`
 			Rows       []advise.Row `json:"groups"`
-		}{o.By, o.Percentile, append([]advise.Row{}, rows...)})
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\tJOBS\tASKED\tPEAK p50\tPEAK p%g\tPEAK MAX\tADVISED\tOVER-ASKED GiB·h\n", map[string]string{"user": "USER", "account": "ACCOUNT", "name": "JOB NAME"}[o.By], o.Percentile)
-	for _, r := range rows {
-		adv := "-"
-		if r.Advised != "" {
-			adv = "gpu:mem:" + r.Advised
+		}{o.By, o.Percentile, append([]advise.Row{}, groups...)})
+	case formatCSV:
+		// The JSON's names and raw bytes, for a spreadsheet.
+		r := rows{head: []string{o.By, "jobs", "asked_bytes", "peak_p50_bytes", "peak_pct_bytes", "peak_max_bytes", "advised", "over_asked_gib_hours"}}
+		for _, g := range groups {
+			r.add(g.Group, strconv.Itoa(g.Jobs), strconv.FormatInt(g.AskedBytes, 10), strconv.FormatInt(g.PeakP50Bytes, 10),
+				strconv.FormatInt(g.PeakPctBytes, 10), strconv.FormatInt(g.PeakMaxBytes, 10), g.Advised, strconv.FormatFloat(g.OverGiBHours, 'f', 3, 64))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%.1f\n", r.Group, r.Jobs, jobGiB(float64(r.AskedBytes)), jobGiB(float64(r.PeakP50Bytes)),
-			jobGiB(float64(r.PeakPctBytes)), jobGiB(float64(r.PeakMaxBytes)), adv, r.OverGiBHours)
+		return r.write(w, formatCSV)
 	}
-	return tw.Flush()
+	r := rows{head: []string{map[string]string{"user": "USER", "account": "ACCOUNT", "name": "JOB NAME"}[o.By], "JOBS", "ASKED",
+		"PEAK p50", fmt.Sprintf("PEAK p%g", o.Percentile), "PEAK MAX", "ADVISED", "OVER-ASKED GiB·h"}}
+	for _, g := range groups {
+		adv := "-"
+		if g.Advised != "" {
+			adv = "gpu:mem:" + g.Advised
+		}
+		r.add(g.Group, strconv.Itoa(g.Jobs), jobGiB(float64(g.AskedBytes)), jobGiB(float64(g.PeakP50Bytes)),
+			jobGiB(float64(g.PeakPctBytes)), jobGiB(float64(g.PeakMaxBytes)), adv, fmt.Sprintf("%.1f", g.OverGiBHours))
+	}
+	return r.write(w, formatTable)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -14,20 +13,17 @@ func init() { subcommands = append(subcommands, newInventoryCmd) }
 
 func newInventoryCmd() *cobra.Command {
 	var src nodeSource
-	var format string
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "inventory",
 		Short: "Print the GPU inventory (from NVML or an inventory file) as JSON or a table",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(format, "json", "table"); err != nil {
-				return err
-			}
 			c, err := src.load(cmd)
 			if err != nil {
 				return err
 			}
-			if format == "table" {
+			if out.format == formatTable {
 				return printTable(cmd.OutOrStdout(), c)
 			}
 			b, err := c.Encode()
@@ -39,14 +35,15 @@ func newInventoryCmd() *cobra.Command {
 		},
 	}
 	src.addFlags(cmd)
-	addOutput(cmd.Flags(), &format, "json", "json (what the plugin reads)", "table")
-	cmd.Flags().StringVar(&format, "format", "json", "json or table")
+	// json first: the inventory's own document, what the plugins read.
+	out = addOutput(cmd.Flags(), formatJSON, formatTable)
+	cmd.Flags().Var(out, "format", "json or table")
 	_ = cmd.Flags().MarkDeprecated("format", "use -o json or -o table")
 	return cmd
 }
 
 func printTable(w io.Writer, c inventory.Cluster) error {
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "NODE\tGPU\tDEVICE\tTYPE\tMEMORY MiB\tMIG\tCORES\tNAME / FILES")
 	for _, n := range c.Nodes {
 		for _, g := range n.GPUs {

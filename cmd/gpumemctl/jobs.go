@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,7 +28,6 @@ type jobsFlags struct {
 	since        time.Duration
 	limit        int
 	asJSON       bool
-	output       string
 	user         string
 	passwordFile string
 	caFile       string
@@ -39,6 +36,7 @@ type jobsFlags struct {
 
 func newJobsCmd() *cobra.Command {
 	var f jobsFlags
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "jobs [JOBID]",
 		Short: "Show per-job GPU memory history (slice, peak, mean) from gpumemd on one or more nodes",
@@ -53,24 +51,23 @@ bucket). Nodes are given as gpumemd URLs; with TLS or basic auth (the node's
 			if err != nil {
 				return err
 			}
-			if err := checkOutput(f.output, "table", "json"); err != nil {
-				return err
+			if f.asJSON {
+				out.format = formatJSON
 			}
-			f.asJSON = f.asJSON || f.output == "json"
 			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 			defer cancel()
 			if len(args) == 1 {
 				if _, err := strconv.ParseUint(args[0], 10, 64); err != nil {
 					return fmt.Errorf("job id %q: want a Slurm job number such as 1234", args[0])
 				}
-				return showJob(ctx, cmd.OutOrStdout(), clients, args[0], f.asJSON)
+				return showJob(ctx, cmd.OutOrStdout(), clients, args[0], out.format)
 			}
-			return listJobs(ctx, cmd.OutOrStdout(), clients, time.Now().Add(-f.since).Unix(), f.limit, f.asJSON)
+			return listJobs(ctx, cmd.OutOrStdout(), clients, time.Now().Add(-f.since).Unix(), f.limit, out.format)
 		},
 	}
 	fs := cmd.Flags()
 	f.addFlags(fs, 24*time.Hour, 100)
-	addOutput(fs, &f.output, "table", "table", "json (the API's)")
+	out = addOutput(fs, formatTable, formatJSON, formatCSV)
 	fs.BoolVar(&f.asJSON, "json", false, "print the API's JSON instead of a table")
 	_ = fs.MarkDeprecated("json", "use -o json")
 	return cmd
@@ -124,7 +121,7 @@ func (f jobsFlags) clients() ([]api.Client, error) {
 	return out, nil
 }
 
-func listJobs(ctx context.Context, w io.Writer, clients []api.Client, since int64, limit int, asJSON bool) error {
+func listJobs(ctx context.Context, w io.Writer, clients []api.Client, since int64, limit int, format string) error {
 	type nodeJobs struct {
 		URL  string    `json:"url"`
 		Jobs []api.Job `json:"jobs"`
@@ -137,21 +134,31 @@ func listJobs(ctx context.Context, w io.Writer, clients []api.Client, since int6
 		}
 		all = append(all, nodeJobs{c.Base, l.Jobs})
 	}
-	if asJSON {
-		return jobsJSON(w, all)
+	switch format {
+	case formatJSON:
+		return writeJSON(w, all)
+	case formatCSV:
+		// Raw numbers for programs: bytes and Unix seconds.
+		r := rows{head: []string{"node", "job_id", "kind", "alloc_bytes", "peak_bytes", "mean_bytes", "gpus", "start_unix", "last_seen_unix", "state"}}
+		for _, n := range all {
+			for _, j := range n.Jobs {
+				r.add(jobHost(n.URL), j.ID, j.Kind, strconv.FormatInt(j.AllocBytes, 10), strconv.FormatInt(j.PeakBytes, 10),
+					strconv.FormatFloat(j.MeanBytes, 'f', 0, 64), jobInts(j.GPUs), strconv.FormatInt(j.Start, 10), strconv.FormatInt(j.End, 10), jobState(j))
+			}
+		}
+		return r.write(w, formatCSV)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tJOBID\tKIND\tALLOCATED\tPEAK\tMEAN\tGPUS\tSTART\tLAST SEEN\tSTATE")
+	r := rows{head: []string{"NODE", "JOBID", "KIND", "ALLOCATED", "PEAK", "MEAN", "GPUS", "START", "LAST SEEN", "STATE"}}
 	for _, n := range all {
 		for _, j := range n.Jobs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", jobHost(n.URL), j.ID, j.Kind, jobGiB(float64(j.AllocBytes)),
-				jobGiB(float64(j.PeakBytes)), jobGiB(j.MeanBytes), jobInts(j.GPUs), jobStamp(j.Start), jobStamp(j.End), jobState(j))
+			r.add(jobHost(n.URL), j.ID, j.Kind, jobGiB(float64(j.AllocBytes)), jobGiB(float64(j.PeakBytes)), jobGiB(j.MeanBytes),
+				jobInts(j.GPUs), jobStamp(j.Start), jobStamp(j.End), jobState(j))
 		}
 	}
-	return tw.Flush()
+	return r.write(w, formatTable)
 }
 
-func showJob(ctx context.Context, w io.Writer, clients []api.Client, id string, asJSON bool) error {
+func showJob(ctx context.Context, w io.Writer, clients []api.Client, id string, format string) error {
 	var found []api.JobDetail
 	var nodes []string
 	for _, c := range clients {
@@ -167,14 +174,23 @@ func showJob(ctx context.Context, w io.Writer, clients []api.Client, id string, 
 	if len(found) == 0 {
 		return fmt.Errorf("job %s: not in the history of %d node(s) asked", id, len(clients))
 	}
-	if asJSON {
-		return jobsJSON(w, found)
+	switch format {
+	case formatJSON:
+		return writeJSON(w, found)
+	case formatCSV:
+		r := rows{head: []string{"node", "job_id", "time_unix", "used_bytes"}}
+		for i, d := range found {
+			for _, s := range d.Samples {
+				r.add(jobHost(nodes[i]), d.Job.ID, strconv.FormatInt(s.T, 10), strconv.FormatInt(s.UsedBytes, 10))
+			}
+		}
+		return r.write(w, formatCSV)
 	}
 	for i, d := range found {
 		j := d.Job
 		fmt.Fprintf(w, "job %s on %s: %s, allocated %s, peak %s, mean %s, GPUs %s, %s to %s (%s)\n", j.ID, jobHost(nodes[i]), j.Kind,
 			jobGiB(float64(j.AllocBytes)), jobGiB(float64(j.PeakBytes)), jobGiB(j.MeanBytes), jobInts(j.GPUs), jobStamp(j.Start), jobStamp(j.End), jobState(j))
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		tw := newTable(w)
 		fmt.Fprintln(tw, "  TIME\tUSED")
 		for _, s := range d.Samples {
 			fmt.Fprintf(tw, "  %s\t%s\n", jobStamp(s.T), jobGiB(float64(s.UsedBytes)))
@@ -184,12 +200,6 @@ func showJob(ctx context.Context, w io.Writer, clients []api.Client, id string, 
 		}
 	}
 	return nil
-}
-
-func jobsJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func jobGiB(b float64) string { return fmt.Sprintf("%.1fG", b/(1<<30)) }

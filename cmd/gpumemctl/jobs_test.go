@@ -12,18 +12,26 @@ import (
 	"github.com/gpumem/gpumem/internal/usage"
 )
 
-// historyNode serves a real history database the way gpumemd does.
+// historyNode serves a real history database the way gpumemd does, one running job.
 func historyNode(t *testing.T) string {
+	t.Helper()
+	j := usage.Job{ID: "4242", Kind: usage.KindShard, Alloc: 20 << 30, Used: 18 << 30, GPUs: []usage.JobGPU{{GPU: 3, Used: 18 << 30}}}
+	return serveHistory(t, time.Now(), []usage.Job{j})
+}
+
+// serveHistory records one poll a minute from t0, each the jobs seen, into a real
+// history database and serves it as gpumemd does.
+func serveHistory(t *testing.T, t0 time.Time, polls ...[]usage.Job) string {
 	t.Helper()
 	s, err := history.Open(filepath.Join(t.TempDir(), "h.db"), history.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	now := time.Now()
-	j := usage.Job{ID: "4242", Kind: usage.KindShard, Alloc: 20 << 30, Used: 18 << 30, GPUs: []usage.JobGPU{{GPU: 3, Used: 18 << 30}}}
-	if err := s.Record(now, []usage.Job{j}); err != nil {
-		t.Fatal(err)
+	for i, jobs := range polls {
+		if err := s.Record(t0.Add(time.Duration(i)*time.Minute), jobs); err != nil {
+			t.Fatal(err)
+		}
 	}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)

@@ -500,8 +500,12 @@ func currentLayout(g inventory.GPU) mig.Layout {
 	return l
 }
 
+// migStatusVersion is the version of mig status's JSON; a reader checks it.
+const migStatusVersion = 1
+
 func newMigStatusCmd() *cobra.Command {
 	var desired, inv string
+	var out *output
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each node's desired MIG layout against the one it has",
@@ -533,24 +537,57 @@ lacks the node or GPU.`,
 					actual[n.Name][g.Index] = g
 				}
 			}
-			w := cmd.OutOrStdout()
+			type gpuStatus struct {
+				Node    string `json:"node"`
+				GPU     int    `json:"gpu"`
+				State   string `json:"state"` // ok, differs or unknown
+				Desired string `json:"desired"`
+				Actual  string `json:"actual,omitempty"` // empty when unknown
+			}
+			var status []gpuStatus
 			differ := 0
 			for _, d := range ds {
 				want, _, _ := d.Layouts() // checked by loadDesired
 				for _, g := range d.GPUs {
-					state, have := "unknown", "?"
+					st := gpuStatus{Node: d.Node, GPU: g.Index, State: "unknown", Desired: g.Layout}
 					if gpu, ok := actual[d.Node][g.Index]; ok {
 						cur := currentLayout(gpu)
-						have, state = cur.String(), "ok"
+						st.Actual, st.State = cur.String(), "ok"
 						if !mig.SameLayout(cur, want[g.Index]) {
-							state = "differs"
+							st.State = "differs"
 						}
 					}
-					if state != "ok" {
+					if st.State != "ok" {
 						differ++
 					}
-					fmt.Fprintf(w, "%s gpu%d\t%s\tdesired %s\tactual %s\n", d.Node, g.Index, state, show(g.Layout), show(have))
+					status = append(status, st)
 				}
+			}
+			w := cmd.OutOrStdout()
+			if out.format == formatJSON {
+				return writeJSON(w, struct {
+					Version int         `json:"version"`
+					GPUs    []gpuStatus `json:"gpus"`
+					Differ  int         `json:"not_as_desired"`
+				}{migStatusVersion, status, differ})
+			}
+			r := rows{head: []string{"node", "gpu", "state", "desired", "actual"}}
+			if out.format == formatTable {
+				r.head = []string{"NODE", "GPU", "STATE", "DESIRED", "ACTUAL"}
+			}
+			for _, st := range status {
+				actual := st.Actual
+				if st.State == "unknown" {
+					actual = "?"
+				}
+				if out.format == formatTable {
+					r.add(st.Node, strconv.Itoa(st.GPU), st.State, show(st.Desired), show(actual))
+				} else {
+					r.add(st.Node, strconv.Itoa(st.GPU), st.State, st.Desired, st.Actual)
+				}
+			}
+			if err := r.write(w, out.format); err != nil || out.format == formatCSV {
+				return err
 			}
 			if differ > 0 {
 				fmt.Fprintf(w, "%d GPU(s) not yet as desired\n", differ)
@@ -558,6 +595,7 @@ lacks the node or GPU.`,
 			return nil
 		},
 	}
+	out = addOutput(cmd.Flags(), formatTable, formatJSON, formatCSV)
 	cmd.Flags().StringVar(&desired, "desired", "/etc/slurm/gpumem-mig.d", "directory of desired-layout files (NODE.json); [mig] Desired")
 	cmd.Flags().StringVar(&inv, "inventory", "/etc/slurm/gpumem.d", "the inventory gpumemd writes (file or directory of NODE.json)")
 	return cmd

@@ -160,7 +160,7 @@ func TestMigPlanClusterAndStatus(t *testing.T) {
 		t.Fatalf("desired file: %v\n%s", err, b)
 	}
 	st, err := run(t, "mig", "status", "--desired", out, "--inventory", inv)
-	if err != nil || !strings.Contains(st, "n2 gpu0\tdiffers\tdesired 3g.20gb@0,1g.5gb@4,1g.5gb@5\tactual 7g.40gb@0") || !strings.Contains(st, "2 GPU(s) not yet as desired") {
+	if err != nil || !strings.Contains(st, "n2    0    differs  3g.20gb@0,1g.5gb@4,1g.5gb@5  7g.40gb@0") || !strings.Contains(st, "2 GPU(s) not yet as desired") {
 		t.Errorf("status: %v\n%s", err, st)
 	}
 	// Once the node has the layout, status agrees and planning again changes nothing.
@@ -175,7 +175,7 @@ func TestMigPlanClusterAndStatus(t *testing.T) {
 	}
 	writeInventory(t, inv, n)
 	st, err = run(t, "mig", "status", "--desired", out, "--inventory", inv)
-	if err != nil || strings.Contains(st, "differs") || !strings.Contains(st, "n2 gpu1\tok") {
+	if err != nil || strings.Contains(st, "differs") || !strings.Contains(st, "n2    1    ok ") {
 		t.Errorf("status after apply: %v\n%s", err, st)
 	}
 	got, err = run(t, "mig", "plan", "--inventory", inv, "--demand", demand, "--keep-whole", "0")

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +24,7 @@ type reportFlags struct {
 	pol        policyFlags
 	start, end string
 	by         string
-	output     string
+	out        *output
 	accounts   string
 	users      string
 	partitions string
@@ -59,7 +56,7 @@ was measured.`,
 	fs.StringVarP(&f.start, "start", "S", "", "period start: YYYY-MM-DD[THH:MM[:SS]] (local time); default 7 days before --end")
 	fs.StringVarP(&f.end, "end", "E", "", "period end, as --start; default now")
 	fs.StringVar(&f.by, "by", "account,user,partition", "group rows by these, comma-separated")
-	fs.StringVarP(&f.output, "output", "o", "table", "table, json or csv")
+	f.out = addOutput(fs, formatTable, formatJSON, formatCSV)
 	fs.StringVarP(&f.accounts, "accounts", "A", "", "only these accounts (comma-separated, as sacct -A)")
 	fs.StringVarP(&f.users, "users", "u", "", "only these users (comma-separated, as sacct -u)")
 	fs.StringVarP(&f.partitions, "partitions", "r", "", "only these partitions (comma-separated, as sacct -r)")
@@ -112,11 +109,6 @@ func (f *reportFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	switch f.output {
-	case "table", "json", "csv":
-	default:
-		return fmt.Errorf("-o %q: want table, json or csv", f.output)
-	}
 	eq, err := f.pol.equivalents(cmd)
 	if err != nil {
 		return err
@@ -148,7 +140,7 @@ func (f *reportFlags) run(cmd *cobra.Command) error {
 		}
 	}
 	rows := memreport.Summarize(runs, eq, group, from, to, now, used)
-	return writeReport(cmd.OutOrStdout(), f.output, rows, group, from, to)
+	return writeReport(cmd.OutOrStdout(), f.out.format, rows, group, from, to)
 }
 
 // gpumemdUse reads each node's job history and values a run by the mean memory its
@@ -175,7 +167,7 @@ func gpumemdUse(ctx context.Context, urls []string, since time.Time) (memreport.
 
 func fmtGiBh(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) }
 
-func writeReport(w io.Writer, format string, rows []memreport.Row, g memreport.Group, from, to time.Time) error {
+func writeReport(w io.Writer, format string, all []memreport.Row, g memreport.Group, from, to time.Time) error {
 	has := map[string]bool{}
 	for _, k := range g {
 		has[k] = true
@@ -202,40 +194,35 @@ func writeReport(w io.Writer, format string, rows []memreport.Row, g memreport.G
 		return fmtGiBh(*r.UsedGiBh)
 	}
 	switch format {
-	case "json":
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		return e.Encode(struct {
+	case formatJSON:
+		return writeJSON(w, struct {
 			Version int             `json:"version"`
 			Start   int64           `json:"start_unix"`
 			End     int64           `json:"end_unix"`
 			Unit    string          `json:"unit"`
 			Rows    []memreport.Row `json:"rows"`
-		}{reportVersion, from.Unix(), to.Unix(), "GiB*h", rows})
-	case "csv":
-		cw := csv.NewWriter(w)
-		_ = cw.Write(append(head, "runs", "alloc_gib_hours", "used_gib_hours"))
-		for _, r := range rows {
-			_ = cw.Write(append(keys(r), strconv.Itoa(r.Runs), fmtGiBh(r.AllocGiBh), used(r)))
+		}{reportVersion, from.Unix(), to.Unix(), "GiB*h", all})
+	case formatCSV:
+		out := rows{head: append(head, "runs", "alloc_gib_hours", "used_gib_hours")}
+		for _, r := range all {
+			out.add(append(keys(r), strconv.Itoa(r.Runs), fmtGiBh(r.AllocGiBh), used(r))...)
 		}
-		cw.Flush()
-		return cw.Error()
+		return out.write(w, formatCSV)
 	}
 	fmt.Fprintf(w, "GPU memory held %s .. %s (GiB·h)\n", from.Format("2006-01-02 15:04:05"), to.Format("2006-01-02 15:04:05"))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.ToUpper(strings.Join(append(head, "runs", "allocated", "used"), "\t")))
+	table := rows{head: strings.Split(strings.ToUpper(strings.Join(append(head, "runs", "allocated", "used"), "\t")), "\t")}
 	var total float64
 	unvalued := 0
-	for _, r := range rows {
+	for _, r := range all {
 		u := used(r)
 		if u == "" {
 			u = "-"
 		}
-		fmt.Fprintln(tw, strings.Join(append(keys(r), strconv.Itoa(r.Runs), fmtGiBh(r.AllocGiBh), u), "\t"))
+		table.add(append(keys(r), strconv.Itoa(r.Runs), fmtGiBh(r.AllocGiBh), u)...)
 		total += r.AllocGiBh
 		unvalued += r.Unvalued
 	}
-	if err := tw.Flush(); err != nil {
+	if err := table.write(w, formatTable); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "total allocated: %s GiB·h\n", fmtGiBh(total))

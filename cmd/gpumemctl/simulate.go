@@ -1,11 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,11 +19,12 @@ import (
 func init() { subcommands = append(subcommands, newSimulateCmd) }
 
 type simulateFlags struct {
-	data, nodes, output, curveCSV, plot, policies string
-	workloads                                     []string
-	seeds, workers                                int
-	firstSeed                                     int64
-	tune, coverage                                float64
+	data, nodes, curveCSV, plot, policies string
+	out                                   *output
+	workloads                             []string
+	seeds, workers                        int
+	firstSeed                             int64
+	tune, coverage                        float64
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -53,16 +54,13 @@ gpushare40, multigpu20, ...); by default the nine of the published comparison.`,
 	fl.Float64Var(&f.tune, "tune", 1.3, "arrivals up to this multiple of GPU capacity")
 	fl.Float64Var(&f.coverage, "coverage", 0.95, "share of tasks whose shapes make the fragmentation target")
 	fl.IntVar(&f.workers, "workers", 0, "runs in parallel (default: one per CPU)")
-	fl.StringVarP(&f.output, "output", "o", "table", "table or json")
+	f.out = addOutput(fl, formatTable, formatJSON, formatCSV)
 	fl.StringVar(&f.curveCSV, "curve-csv", "", "write every run's allocation curve (per whole % arrived) to this CSV")
 	fl.StringVar(&f.plot, "plot", "", "draw the mean curves to this SVG file")
 	return c
 }
 
 func runSimulate(out io.Writer, f *simulateFlags) error {
-	if f.output != "table" && f.output != "json" {
-		return fmt.Errorf("--output %q: want table or json", f.output)
-	}
 	if f.seeds < 1 {
 		return fmt.Errorf("--seeds %d: want at least 1", f.seeds)
 	}
@@ -131,13 +129,29 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 			return err
 		}
 	}
-	if f.output == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"runs": len(results), "wall_seconds": wall.Seconds(), "seeds": spec.Seeds,
+	switch f.out.format {
+	case formatJSON:
+		return writeJSON(out, map[string]any{"runs": len(results), "wall_seconds": wall.Seconds(), "seeds": spec.Seeds,
 			"tune": spec.Tune, "results": sums, "published_unallocated_pct": published})
+	case formatCSV:
+		return simCSV(out, sums, published)
 	}
 	return printSimTable(out, spec, sums, published, len(results), wall)
+}
+
+// simCSV prints one row per workload and policy: the means over seeds, beside the
+// published figure where the trace has one (the curves are --curve-csv's).
+func simCSV(out io.Writer, sums []sim.Summary, published map[string]map[string]float64) error {
+	r := rows{head: []string{"workload", "policy", "seeds", "unallocated_pct", "unallocated_stddev", "frag_ratio_pct", "failed_tasks", "published_unallocated_pct"}}
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', 4, 64) }
+	for _, s := range sums {
+		pub := ""
+		if v, ok := published[s.Workload][s.Policy]; ok {
+			pub = num(v)
+		}
+		r.add(s.Workload, s.Policy, strconv.Itoa(s.Seeds), num(s.Unallocated), num(s.StdDev), num(s.FragRatio), num(s.Failed), pub)
+	}
+	return r.write(out, formatCSV)
 }
 
 // allTraceNames reports whether every workload is a trace name rather than a file.

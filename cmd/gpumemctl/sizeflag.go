@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -42,18 +40,4 @@ func addShardUnit(fs *pflag.FlagSet, mib *int64, usage string) {
 	fs.Var(sizeMiB{mib}, "shard-unit", usage+" (1G, 512M, 2GiB)")
 	fs.Int64Var(mib, "shard-unit-mib", *mib, usage+", in MiB")
 	_ = fs.MarkDeprecated("shard-unit-mib", "use --shard-unit with a unit, such as --shard-unit 1G")
-}
-
-// addOutput registers -o/--output, the one output flag of every gpumemctl command that
-// prints data, into *out with its default and the formats the command has.
-func addOutput(fs *pflag.FlagSet, out *string, def string, formats ...string) {
-	fs.StringVarP(out, "output", "o", def, strings.Join(formats, ", "))
-}
-
-// checkOutput refuses an output format the command does not have, naming those it has.
-func checkOutput(out string, formats ...string) error {
-	if slices.Contains(formats, out) {
-		return nil
-	}
-	return fmt.Errorf("-o %q: want %s", out, strings.Join(formats, " or "))
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -169,13 +169,17 @@ func slurmRunner(name string) slurmcli.Runner {
 	return slurmcli.Runner{Path: name, Timeout: 30 * time.Second}
 }
 
+// steerReportVersion is the version of steer report's JSON; a reader checks it.
+const steerReportVersion = 1
+
 func newSteerReportCmd(f *steerFlags) *cobra.Command {
-	return &cobra.Command{
+	var out *output
+	c := &cobra.Command{
 		Use:   "report",
-		Short: "Print running and pending shard jobs and GPU memory left stranded, as JSON",
+		Short: "Print running and pending shard jobs, and the GPU memory left stranded per GPU",
 		Long: `Stranded shards are free shards on GPUs where no pending shard job's size fits, or
 where none of --sizes fits when nothing is pending: memory no job of those sizes can use
-until something ends.`,
+until something ends. -o json carries "version": 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := f.controller(cmd.OutOrStdout())
@@ -186,34 +190,54 @@ until something ends.`,
 			if err != nil {
 				return err
 			}
-			sizes := f.sizes
-			if len(v.Pending) > 0 {
-				sizes = nil
-				for _, p := range v.Pending {
-					sizes = append(sizes, p.Shards)
-				}
-			}
-			free, stranded := steer.Stranded(v.Cluster.State, sizes)
-			type gpu struct {
-				Node string `json:"node"`
-				GPU  int    `json:"gpu"`
-				Used int64  `json:"used"`
-				Free int64  `json:"free"`
-			}
-			rep := struct {
-				Running  int   `json:"running_shard_uses"`
-				Pending  int   `json:"pending_shard_jobs"`
-				Free     int64 `json:"free_shards"`
-				Stranded int64 `json:"stranded_shards"`
-				GPUs     []gpu `json:"gpus"`
-			}{Running: len(v.Running), Pending: len(v.Pending), Free: free, Stranded: stranded}
-			for _, nd := range v.Cluster.State.Nodes {
-				for i, dv := range nd.Devices {
-					rep.GPUs = append(rep.GPUs, gpu{Node: nd.Name, GPU: i, Used: dv.Used, Free: dv.Free()})
-				}
-			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			return enc.Encode(rep)
+			return writeSteerReport(cmd.OutOrStdout(), out.format, v, f.sizes)
 		},
 	}
+	out = addOutput(c.Flags(), formatTable, formatJSON, formatCSV)
+	return c
+}
+
+func writeSteerReport(w io.Writer, format string, v *steer.View, sizes []int64) error {
+	if len(v.Pending) > 0 {
+		sizes = nil
+		for _, p := range v.Pending {
+			sizes = append(sizes, p.Shards)
+		}
+	}
+	free, stranded := steer.Stranded(v.Cluster.State, sizes)
+	type gpu struct {
+		Node string `json:"node"`
+		GPU  int    `json:"gpu"`
+		Used int64  `json:"used"`
+		Free int64  `json:"free"`
+	}
+	rep := struct {
+		Version  int   `json:"version"`
+		Running  int   `json:"running_shard_uses"`
+		Pending  int   `json:"pending_shard_jobs"`
+		Free     int64 `json:"free_shards"`
+		Stranded int64 `json:"stranded_shards"`
+		GPUs     []gpu `json:"gpus"`
+	}{Version: steerReportVersion, Running: len(v.Running), Pending: len(v.Pending), Free: free, Stranded: stranded}
+	for _, nd := range v.Cluster.State.Nodes {
+		for i, dv := range nd.Devices {
+			rep.GPUs = append(rep.GPUs, gpu{Node: nd.Name, GPU: i, Used: dv.Used, Free: dv.Free()})
+		}
+	}
+	if format == formatJSON {
+		return writeJSON(w, rep)
+	}
+	r := rows{head: []string{"node", "gpu", "used_shards", "free_shards"}}
+	if format == formatTable {
+		r.head = []string{"NODE", "GPU", "USED", "FREE"}
+	}
+	for _, g := range rep.GPUs {
+		r.add(g.Node, strconv.Itoa(g.GPU), strconv.FormatInt(g.Used, 10), strconv.FormatInt(g.Free, 10))
+	}
+	if err := r.write(w, format); err != nil || format == formatCSV {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d running shard use(s), %d pending shard job(s); %d shard(s) free, %d of them stranded\n",
+		rep.Running, rep.Pending, rep.Free, rep.Stranded)
+	return err
 }

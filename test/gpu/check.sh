@@ -42,8 +42,8 @@ if command -v nvidia-smi >/dev/null; then
 	nvidia-smi --query-gpu=index,name,uuid,memory.total,mig.mode.current,mig.mode.pending --format=csv
 fi
 
-say "gpumemctl inventory --nvml=real --format table"
-"$BIN" inventory --nvml=real --node "$NODE" --format table || bad "inventory (table)"
+say "gpumemctl inventory --nvml=real -o table"
+"$BIN" inventory --nvml=real --node "$NODE" -o table || bad "inventory (table)"
 "$BIN" inventory --nvml=real --node "$NODE" >"$WORK/inventory.json" || bad "inventory (json)"
 say "gpumemctl inventory --nvml=real (JSON)"
 cat "$WORK/inventory.json"

@@ -64,7 +64,7 @@ install -d "$ROOT$(dirname "$BIN")"
 (cd "$REPO" && go build -o "$ROOT$BIN" ./cmd/gpumemctl)
 
 # Shard capacity and the nodes with shards, from the lab's own report.
-read -r CAPACITY NODES < <(lab "$BIN" steer report |
+read -r CAPACITY NODES < <(lab "$BIN" steer report -o json |
 	jq -r '[([.gpus[] | .used + .free] | add), ([.gpus[].node] | unique | join(","))] | @tsv')
 
 # stream SEED prints one shard count a line.
@@ -122,7 +122,7 @@ run() {
 	placed=$(lab squeue -h -t R -o %i | wc -l)
 	for n in $(lab squeue -h -t PD -o %b | grep -o '[0-9]*$'); do unplaced+=",$n"; done
 	against=${unplaced#,}
-	lab "$BIN" steer report --sizes "${against:-$sizes}" | jq -r --arg placed "$placed" --arg un "$against" '
+	lab "$BIN" steer report -o json --sizes "${against:-$sizes}" | jq -r --arg placed "$placed" --arg un "$against" '
 		($un | split(",") | map(select(. != "")) | length) as $n
 		| "\($placed) \([.gpus[].used] | add) \($n) \(.free_shards) \(.stranded_shards)"'
 }
