@@ -2,11 +2,23 @@
  * whose layout is private to slurmctld (slurmctld.h ships in no -dev package), while the
  * job_desc of an update holds only the fields being changed: to check the change against
  * the job's GRES and shape, the shim reads a few fields of the record at offsets measured
- * for exactly the releases below (cgo/jobrec-offsets.sh prints an entry from a checkout of
- * that release's tag). A plugin is loaded only by the release it was built for, and before
- * reading anything the shim checks the record's and its details' magic numbers and the
- * job id: any other release, or a record that does not look right, reads as unknown, and
- * the change is decided from the job_desc alone, as before. */
+ * for exactly the releases below (cgo/jobrec-offsets.sh prints the entries from checkouts
+ * of those releases' tags). A plugin is loaded only by the release it was built for, and
+ * before reading anything the shim checks the record's and its details' magic numbers and
+ * the job id: any other release, or a record that does not look right, reads as unknown,
+ * and the change is decided from the job_desc alone, as before.
+ *
+ * Where the magic numbers sit is measured too: from 25.11 job_record_t starts with the
+ * job's slurm_step_id_t, and its magic comes second.
+ *
+ * 26.05.5 (Debian forky's) is the one entry not measured from source: neither its tag
+ * nor Debian's source package was reachable, and its record is not 26.05.3's (one 8-byte
+ * field more, after bit_flags). It was measured in the lab against Debian's 26.05.5
+ * slurmctld: held jobs with a known value in each field read here (partition, --gres,
+ * --gpus, --gpus-per-socket, --gpus-per-task, -w, -x, -C, -N), a job_modify that dumped
+ * the record, and every field found at the offset below; TestScontrolUpdateKnowsTheJob
+ * (test/e2e/route_test.go) checks the result. Measure a release from its tag whenever
+ * the source can be had. */
 #ifndef GPUMEM_JOBREC_H
 #define GPUMEM_JOBREC_H
 
@@ -14,11 +26,12 @@
 #include <slurm/slurm.h>
 #include "gpumem_job.h"
 
-#define GPUMEM_JOB_MAGIC 0xf0b7392c     /* slurmctld's JOB_MAGIC, the record's first field */
-#define GPUMEM_DETAILS_MAGIC 0x0dea84e7 /* DETAILS_MAGIC, its details' first field */
+#define GPUMEM_JOB_MAGIC 0xf0b7392c     /* slurmctld's JOB_MAGIC, at GPUMEM_JR_MAGIC in the record */
+#define GPUMEM_DETAILS_MAGIC 0x0dea84e7 /* DETAILS_MAGIC, at GPUMEM_JR_DT_MAGIC in its details */
 
 #if 0
 #elif SLURM_VERSION_NUMBER == SLURM_VERSION_NUM(22, 5, 8)
+#define GPUMEM_JR_MAGIC 0
 #define GPUMEM_JR_JOB_ID 360
 #define GPUMEM_JR_DETAILS 208
 #define GPUMEM_JR_PARTITION 584
@@ -26,11 +39,13 @@
 #define GPUMEM_JR_TRES_PER_JOB 912
 #define GPUMEM_JR_TRES_PER_SOCKET 928
 #define GPUMEM_JR_TRES_PER_TASK 936
+#define GPUMEM_JR_DT_MAGIC 0
 #define GPUMEM_JR_DT_FEATURES 208
 #define GPUMEM_JR_DT_REQ_NODES 376
 #define GPUMEM_JR_DT_EXC_NODES 168
 #define GPUMEM_JR_DT_MIN_NODES 276
 #elif SLURM_VERSION_NUMBER == SLURM_VERSION_NUM(24, 11, 5)
+#define GPUMEM_JR_MAGIC 0
 #define GPUMEM_JR_JOB_ID 392
 #define GPUMEM_JR_DETAILS 216
 #define GPUMEM_JR_PARTITION 656
@@ -38,10 +53,44 @@
 #define GPUMEM_JR_TRES_PER_JOB 1024
 #define GPUMEM_JR_TRES_PER_SOCKET 1040
 #define GPUMEM_JR_TRES_PER_TASK 1048
+#define GPUMEM_JR_DT_MAGIC 0
 #define GPUMEM_JR_DT_FEATURES 208
 #define GPUMEM_JR_DT_REQ_NODES 400
 #define GPUMEM_JR_DT_EXC_NODES 176
 #define GPUMEM_JR_DT_MIN_NODES 284
+#elif SLURM_VERSION_NUMBER == SLURM_VERSION_NUM(26, 5, 0) || \
+	SLURM_VERSION_NUMBER == SLURM_VERSION_NUM(26, 5, 1) || \
+	SLURM_VERSION_NUMBER == SLURM_VERSION_NUM(26, 5, 2) || \
+	SLURM_VERSION_NUMBER == SLURM_VERSION_NUM(26, 5, 3)
+#define GPUMEM_JR_MAGIC 24
+#define GPUMEM_JR_JOB_ID 448
+#define GPUMEM_JR_DETAILS 256
+#define GPUMEM_JR_PARTITION 752
+#define GPUMEM_JR_TRES_PER_NODE 1160
+#define GPUMEM_JR_TRES_PER_JOB 1152
+#define GPUMEM_JR_TRES_PER_SOCKET 1168
+#define GPUMEM_JR_TRES_PER_TASK 1176
+#define GPUMEM_JR_DT_MAGIC 0
+#define GPUMEM_JR_DT_FEATURES 208
+#define GPUMEM_JR_DT_REQ_NODES 416
+#define GPUMEM_JR_DT_EXC_NODES 176
+#define GPUMEM_JR_DT_MIN_NODES 288
+#elif SLURM_VERSION_NUMBER == SLURM_VERSION_NUM(26, 5, 5)
+/* Measured in the lab, not from source (see above): every field after bit_flags 8 bytes
+ * later than in 26.05.3; job_details_t as in 26.05.3. */
+#define GPUMEM_JR_MAGIC 24
+#define GPUMEM_JR_JOB_ID 456
+#define GPUMEM_JR_DETAILS 264
+#define GPUMEM_JR_PARTITION 760
+#define GPUMEM_JR_TRES_PER_NODE 1168
+#define GPUMEM_JR_TRES_PER_JOB 1160
+#define GPUMEM_JR_TRES_PER_SOCKET 1176
+#define GPUMEM_JR_TRES_PER_TASK 1184
+#define GPUMEM_JR_DT_MAGIC 0
+#define GPUMEM_JR_DT_FEATURES 208
+#define GPUMEM_JR_DT_REQ_NODES 416
+#define GPUMEM_JR_DT_EXC_NODES 176
+#define GPUMEM_JR_DT_MIN_NODES 288
 #endif
 
 #ifdef GPUMEM_JR_JOB_ID
@@ -55,11 +104,11 @@ static inline int gpumem_jobrec_read(struct gpumem_job *j, const void *rec, uint
 {
 	const void *details;
 
-	if (!rec || !job_id || GPUMEM_JR_AT(rec, 0, uint32_t) != GPUMEM_JOB_MAGIC ||
+	if (!rec || !job_id || GPUMEM_JR_AT(rec, GPUMEM_JR_MAGIC, uint32_t) != GPUMEM_JOB_MAGIC ||
 	    GPUMEM_JR_AT(rec, GPUMEM_JR_JOB_ID, uint32_t) != job_id)
 		return 0;
 	details = GPUMEM_JR_AT(rec, GPUMEM_JR_DETAILS, const void *);
-	if (!details || GPUMEM_JR_AT(details, 0, uint32_t) != GPUMEM_DETAILS_MAGIC)
+	if (!details || GPUMEM_JR_AT(details, GPUMEM_JR_DT_MAGIC, uint32_t) != GPUMEM_DETAILS_MAGIC)
 		return 0;
 	j->in[GPUMEM_JOB_PER_NODE] = GPUMEM_JR_AT(rec, GPUMEM_JR_TRES_PER_NODE, const char *);
 	j->in[GPUMEM_JOB_PER_JOB] = GPUMEM_JR_AT(rec, GPUMEM_JR_TRES_PER_JOB, const char *);

@@ -126,9 +126,6 @@ func TestScontrolUpdate(t *testing.T) {
 // forever. 22.05's job_modify has no message for the user: there only Slurm's error
 // code's text is read, and gpumem's reason goes to the slurmctld log.
 func TestScontrolUpdateKnowsTheJob(t *testing.T) {
-	if release == "26.05" {
-		t.Skip("job_record_t offsets are not measured for 26.05 (cgo/include/gpumem_jobrec.h): job_modify decides an update from its job_desc alone there")
-	}
 	clean(t)
 	g := readGres(t)
 	p := tresPrefix()
