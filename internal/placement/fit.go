@@ -3,18 +3,49 @@ package placement
 // BestFit packs: the node whose leftover, 0.5*CPU/maxCPU + 0.5*GPU/maxGPU after placing
 // (maxima over the cluster's nodes, see scale), is least, then on it the tightest devices. This is the best-fit baseline of
 // the FGD paper (Weng et al., ATC '23), so a trace replay compares with its figures.
-type BestFit struct{}
+// BestFit{} searches the State's index on every call; Indexed gives one that keeps a
+// ranking per demand as well (fitIndex), for a caller that places many alike demands.
+type BestFit struct{ idx *fitIndex }
 
 func (BestFit) Name() string { return "best-fit" }
 
-func (BestFit) Place(s *State, d *Demand) (Choice, bool) { return s.scored(d, true) }
+func (p BestFit) Place(s *State, d *Demand) (Choice, bool) { return s.fit(p.idx, d, true) }
+
+// Prepare ranks the nodes for each of ds ahead of time when p keeps rankings.
+func (p BestFit) Prepare(s *State, ds []Demand) { p.idx.prepareOn(s, ds) }
 
 // Spread balances: the node with the most leftover share, then its least loaded devices.
-type Spread struct{}
+type Spread struct{ idx *fitIndex }
 
 func (Spread) Name() string { return "spread" }
 
-func (Spread) Place(s *State, d *Demand) (Choice, bool) { return s.scored(d, false) }
+func (p Spread) Place(s *State, d *Demand) (Choice, bool) { return s.fit(p.idx, d, false) }
+
+// Prepare ranks the nodes for each of ds ahead of time when p keeps rankings.
+func (p Spread) Prepare(s *State, ds []Demand) { p.idx.prepareOn(s, ds) }
+
+// Indexed returns best fit or spread keeping a ranking of the nodes per demand asked
+// lately (fitIndex), so that a call costs log n per node changed since the last call for
+// that demand, however the nodes are filled. It makes the same choices as the search.
+// Any other policy is returned as it is. Like every policy that keeps state, the result
+// is for one State at a time and not for concurrent use.
+func Indexed(p Policy) Policy {
+	switch p.(type) {
+	case BestFit:
+		return BestFit{idx: newFitIndex(true)}
+	case Spread:
+		return Spread{idx: newFitIndex(false)}
+	}
+	return p
+}
+
+// fit places d by its ranking in x when there is one, else by the search.
+func (s *State) fit(x *fitIndex, d *Demand, tight bool) (Choice, bool) {
+	if x == nil {
+		return s.scored(d, tight)
+	}
+	return x.place(s, d)
+}
 
 // scoreTie is how close two leftover shares must be to count as equal, so that float
 // rounding never decides between nodes; equal shares go to the lower node index.

@@ -37,6 +37,21 @@ type candidates struct {
 // A demand beyond them is indexed anew (one pass) when it comes.
 const maxHeaps = 64
 
+// dropLeastUsed makes room for one more heap: once heaps holds maxHeaps, it drops the
+// one whose last use (used) is oldest.
+func dropLeastUsed[H any](heaps map[string]H, used func(H) uint64) {
+	if len(heaps) < maxHeaps {
+		return
+	}
+	old, oldest := "", uint64(0)
+	for key, h := range heaps {
+		if u := used(h); old == "" || u < oldest {
+			old, oldest = key, u
+		}
+	}
+	delete(heaps, old)
+}
+
 // candHeap is the ranking of the nodes that admit one demand.
 type candHeap struct {
 	d     Demand
@@ -173,15 +188,7 @@ func (x *candidates) heapFor(o *Ours, s *State, d *Demand) *candHeap {
 		if x.heaps == nil {
 			x.heaps = map[string]*candHeap{}
 		}
-		if len(x.heaps) >= maxHeaps {
-			old := ""
-			for key, g := range x.heaps {
-				if old == "" || g.used < x.heaps[old].used {
-					old = key
-				}
-			}
-			delete(x.heaps, old)
-		}
+		dropLeastUsed(x.heaps, func(g *candHeap) uint64 { return g.used })
 		h = &candHeap{d: cloneDemand(d), did: o.cache.demandID(d), share: d.kinds()&Shard != 0 && d.GPUs == 1, pos: -1}
 		x.heaps[k] = h
 	}
