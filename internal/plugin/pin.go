@@ -55,7 +55,7 @@ type nodeAt struct {
 }
 
 // newPinBase builds the placement state for pinning, or says why there is none. A policy
-// that keeps an index per demand (placement.Ours) gets it built here, off the submit
+// that keeps an index per demand (placement.Ours, an Indexed best fit) gets it built here, off the submit
 // path, for the target sizes in the default partitions and for the demands asked lately
 // (asked), so that no job pays for a pass over the cluster.
 func newPinBase(cfg config.Config, core Core, inv *inventory.Cluster, snap *steer.Snapshot, types map[string]map[string]bool, defParts []string, asked []placement.Demand) (*pinBase, error) {
@@ -122,12 +122,30 @@ func newUsage(core Core) *admit.Usage {
 	return &admit.Usage{Shards: map[string]map[int]int64{}}
 }
 
+// pinPolicies are the policies that may pin inside slurmctld: those whose choice per job
+// costs no pass over the cluster (gpumem's index, best fit's and spread's rankings,
+// first fit's subtree bounds). fgd, gpu-packing and random score or draw among every
+// node on each call, 0.2-5 ms per job at 10,000 nodes, while slurmctld holds its job
+// locks; they stay for placement and replays (Policy, gpumemctl simulate).
+var pinPolicies = []string{placement.OursName, "best-fit", "first-fit", "spread"}
+
+// pinPolicy makes the policy a pinBase places with. Pinning places many alike demands
+// on one state, so best fit and spread keep their per-demand rankings (placement.Indexed),
+// as gpumem's own policy keeps its index: no pin pays for a search whose cost grows with
+// the pins made since the snapshot.
 func pinPolicy(name string, sizes []int64) (placement.Policy, error) {
 	shapes, err := placement.ShapesOfSizes(sizes)
 	if err != nil {
 		return nil, err
 	}
-	return placement.ByName(name, 1, shapes...)
+	p, err := placement.ByName(name, 1, shapes...)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(pinPolicies, name) {
+		return nil, fmt.Errorf("%q looks at every node for each job, too slow inside slurmctld's submit path; pinning takes %s", name, strings.Join(pinPolicies, ", "))
+	}
+	return placement.Indexed(p), nil
 }
 
 // pinDemand is the placement demand of a job of shards that may use the partitions

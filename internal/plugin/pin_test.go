@@ -202,17 +202,27 @@ func TestDefaultPolicyPins(t *testing.T) {
 	}
 }
 
+// An unknown PinPolicy, or one that looks at every node for each job (too slow inside
+// slurmctld's submit path), turns pinning off with an error that names it.
 func TestUnknownPinPolicyDisablesPinning(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "gpumem.conf")
-	if err := os.WriteFile(conf, []byte("ShardTypes = per-gpu\nPinPolicy = nearest\nInventoryPath = "+dir+"/none\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sink := &logSink{}
-	p := New(conf, "job_submit/gpumem", sink, AdmitCore)
-	defer p.Close()
-	if p.Pins() || !sink.has(`PinPolicy: unknown placement policy "nearest"`) {
-		t.Errorf("pins %v, log %v; want pinning off and the unknown policy named", p.Pins(), sink.errors)
+	slow := "looks at every node for each job, too slow inside slurmctld's submit path; pinning takes gpumem, best-fit, first-fit, spread"
+	for name, want := range map[string]string{
+		"nearest":     `PinPolicy: unknown placement policy "nearest"`,
+		"fgd":         `PinPolicy: "fgd" ` + slow,
+		"gpu-packing": `PinPolicy: "gpu-packing" ` + slow,
+		"random":      `PinPolicy: "random" ` + slow,
+	} {
+		dir := t.TempDir()
+		conf := filepath.Join(dir, "gpumem.conf")
+		if err := os.WriteFile(conf, []byte("ShardTypes = per-gpu\nPinPolicy = "+name+"\nInventoryPath = "+dir+"/none\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sink := &logSink{}
+		p := New(conf, "job_submit/gpumem", sink, AdmitCore)
+		if p.Pins() || !sink.has(want) {
+			t.Errorf("PinPolicy = %s: pins %v, log %v; want pinning off and %q", name, p.Pins(), sink.errors, want)
+		}
+		p.Close()
 	}
 }
 

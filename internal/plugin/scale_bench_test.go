@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,9 +21,10 @@ import (
 // loader's times (first load, a reload after one node file changed, a look with nothing
 // changed), all off the submit path, and the submit path per job (p50, p99, max) of
 // SubmitPinned over a mix of gpu:mem and plain shard jobs, most of them pinned, split into
-// admission (with and without the usage view) and the pin choice; with best-fit and
-// first-fit pinning (the policy's search is most of a pin), and without pinning. It prints
-// figures and asserts none: test/bench/plugin.sh runs it.
+// admission (with and without the usage view) and the pin choice; for every policy
+// PinPolicy takes (the policy's search is most of a pin), and without pinning; then a
+// table of p50 and p99 per policy beside the loader's times. It prints figures and
+// asserts none: test/bench/plugin.sh runs it.
 func BenchmarkPluginAtScale(b *testing.B) {
 	var nodes int
 	if _, err := fmt.Sscan(os.Getenv("GPUMEM_BENCH_NODES"), &nodes); err != nil || nodes < 1 {
@@ -70,12 +72,19 @@ func BenchmarkPluginAtScale(b *testing.B) {
 	}
 	write("usage.json", sb)
 
-	for _, mode := range []struct{ name, conf string }{
-		{"pinning on (ShardTypes = per-gpu, PinPolicy = gpumem, the default)", "ShardTypes = per-gpu\nPinPolicy = gpumem\n"},
-		{"pinning on (ShardTypes = per-gpu, PinPolicy = best-fit)", "ShardTypes = per-gpu\nPinPolicy = best-fit\n"},
-		{"pinning on (ShardTypes = per-gpu, PinPolicy = first-fit)", "ShardTypes = per-gpu\nPinPolicy = first-fit\n"},
-		{"pinning off", ""},
-	} {
+	// Every policy PinPolicy takes (the default first), then pinning off; or the
+	// comma-separated names in GPUMEM_BENCH_POLICIES ("off" for pinning off).
+	policies := append(slices.Clone(pinPolicies), "off")
+	if only := os.Getenv("GPUMEM_BENCH_POLICIES"); only != "" {
+		policies = strings.Split(only, ",")
+	}
+	var summary []string
+	for _, policy := range policies {
+		mode := struct{ name, conf string }{"pinning off", ""}
+		if policy != "off" {
+			mode.name = "pinning on (ShardTypes = per-gpu, PinPolicy = " + policy + ")"
+			mode.conf = "ShardTypes = per-gpu\nPinPolicy = " + policy + "\n"
+		}
 		write("gpumem.conf", []byte(fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nUsageSnapshot = %s\nUsageMaxAge = 1h\nReloadInterval = 0\nLogLevel = error\n%s",
 			inv, filepath.Join(dir, "slurm.conf"), filepath.Join(dir, "usage.json"), mode.conf)))
 		p := newPlugin(filepath.Join(dir, "gpumem.conf"), "job_submit/gpumem", &lockedSink{}, AdmitCore, time.Now, false)
@@ -93,10 +102,8 @@ func BenchmarkPluginAtScale(b *testing.B) {
 		one := timed()
 
 		jobs := []Fields{{PerNode: "gres/gpu:mem:20g"}, {PerNode: "gres/shard:10"}, {PerNode: "gres/gpu:mem:60g"}, {PerNode: "gres/shard:5"}}
+		// As many pins as a busy site makes between two snapshots (UsageMaxAge 30 s).
 		n := 20000
-		if nodes > 2000 {
-			n = 4000
-		}
 		pinned := 0
 		whole := percentiles(n, func(i int) {
 			if v := p.SubmitPinned(jobs[i%len(jobs)]); v.Fields.ReqNodes != "" {
@@ -107,6 +114,8 @@ func BenchmarkPluginAtScale(b *testing.B) {
 		fmt.Printf("  loader (off the submit path): first load %v, reload after one node file changed %v, look with nothing changed %v\n",
 			first.Round(time.Millisecond), one.Round(time.Millisecond), same.Round(time.Millisecond))
 		fmt.Printf("  SubmitPinned per job (%d jobs, %d pinned): %s\n", n, pinned, whole)
+		summary = append(summary, fmt.Sprintf("%-10s %9v %9v %5d/%d   %v / %v / %v", policy, whole.p50, whole.p99, pinned, n,
+			first.Round(time.Millisecond), one.Round(time.Millisecond), same.Round(time.Millisecond)))
 		// Where the time goes: admission with and without the usage view, and the pin.
 		st := p.st.Load()
 		j := jobOf(Fields{PerNode: "gres/gpu:mem:20g"})
@@ -118,10 +127,20 @@ func BenchmarkPluginAtScale(b *testing.B) {
 			fmt.Printf("  pin choice alone (placement search + commit): %s\n", percentiles(n/4, func(int) { _, _, _ = p.pins.choose(st, 5, nil, time.Now()) }))
 		}
 	}
+	fmt.Printf("\nSubmitPinned per job, %d nodes x %d GPUs (target: p99 <= 100us with pinning on):\n", nodes, gpus)
+	fmt.Printf("%-10s %9s %9s %10s   %s\n", "PinPolicy", "p50", "p99", "pinned", "loader, off the path: first load / one node file changed / nothing changed")
+	for _, l := range summary {
+		fmt.Println(l)
+	}
 }
 
-// percentiles times n calls of f and gives p50, p99 and max.
-func percentiles(n int, f func(i int)) string {
+// timings are the p50, p99 and max of a run of calls.
+type timings struct{ p50, p99, max time.Duration }
+
+func (t timings) String() string { return fmt.Sprintf("p50 %v, p99 %v, max %v", t.p50, t.p99, t.max) }
+
+// percentiles times n calls of f.
+func percentiles(n int, f func(i int)) timings {
 	took := make([]time.Duration, n)
 	for i := range n {
 		t0 := time.Now()
@@ -129,5 +148,5 @@ func percentiles(n int, f func(i int)) string {
 		took[i] = time.Since(t0)
 	}
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	return fmt.Sprintf("p50 %v, p99 %v, max %v", took[n/2], took[n*99/100], took[n-1])
+	return timings{took[n/2], took[n*99/100], took[n-1]}
 }
