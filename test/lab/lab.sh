@@ -11,6 +11,16 @@
 # for local use, so even opening one reaches no driver.
 set -euo pipefail
 
+# Nothing the lab starts keeps a descriptor of its caller's, such as the lab lock (flock's
+# fd): a daemon outliving the command, as munged does, would hold the lock for ever.
+# 255 is bash's own, the script being read.
+for fd in /proc/$$/fd/*; do
+	fd=${fd##*/}
+	if [ "$fd" -gt 2 ] && [ "$fd" -ne 255 ]; then
+		eval "exec $fd>&-" 2>/dev/null || true
+	fi
+done
+
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 REL=${LAB_SLURM:-22.05}
 CHROOT_CACHE=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
