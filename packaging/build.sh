@@ -35,11 +35,13 @@ bin=$(cd "$bin" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Man pages and completions come from gpumemctl's own command tree, so they say what -h
-# says. Compressed without a timestamp, so the same source gives the same package.
+# Man pages (gpumemctl's section 1, gpumemd's section 8) and completions come from the
+# binaries' own command trees, so they say what -h says. Compressed without a
+# timestamp, so the same source gives the same package.
 mkdir -p "$work/gen/man" "$work/gen/completions"
 "$bin/gpumemctl" man "$work/gen/man"
-gzip -9n "$work"/gen/man/*.1
+"$bin/gpumemd" man "$work/gen/man"
+gzip -9n "$work"/gen/man/*.1 "$work"/gen/man/*.8
 for sh in bash zsh fish; do
 	"$bin/gpumemctl" completion "$sh" >"$work/gen/completions/gpumemctl.$sh"
 done

@@ -7,8 +7,8 @@
 #   - the license, NOTICE, third-party notices and copyright in every package;
 #   - with --install (make test; root): the debs installed with dpkg into the lab's
 #     Debian root of their release (the trixie and forky chroots), never enabling a
-#     service, gpumemctl's man pages and completions in place, a plugin package refused
-#     on another release's Slurm, and purge leaving nothing behind; 22.05's against this
+#     service, gpumemd's and gpumemctl's man pages and gpumemctl's completions in place,
+#     a plugin package refused on another release's Slurm, and purge leaving nothing behind; 22.05's against this
 #     machine's own Slurm with dpkg --dry-run, which changes nothing;
 #   - with --lab (as well; under the lab lock): each chroot lab started with the
 #     installed plugins, slurmctld loading them from Debian's plugin folder and
@@ -85,7 +85,8 @@ for rel in $releases; do
 	has "$work/$p.deb.list" /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/lib/x86_64-linux-gnu/slurm-wlm/cli_filter_gpumem.so
 done
 has "$work/gpumemd.deb.list" /usr/sbin/gpumemd /usr/sbin/gpumemd-task-prolog /lib/systemd/system/gpumemd.service \
-	/etc/default/gpumemd /var/lib/gpumem /usr/share/doc/gpumemd/examples/gpumem.conf
+	/etc/default/gpumemd /var/lib/gpumem /usr/share/doc/gpumemd/examples/gpumem.conf \
+	/usr/share/man/man8/gpumemd.8.gz /usr/share/man/man8/gpumemd-task-prolog.8.gz
 has "$work/gpumemctl.deb.list" /usr/bin/gpumemctl /lib/systemd/system/gpumemctl-steer.service /etc/default/gpumemctl-steer \
 	/usr/share/man/man1/gpumemctl.1.gz /usr/share/man/man1/gpumemctl-gres-diff.1.gz \
 	/usr/share/bash-completion/completions/gpumemctl /usr/share/zsh/vendor-completions/_gpumemctl \
@@ -104,6 +105,12 @@ for b in /usr/sbin/gpumemd:gpumemd /usr/bin/gpumemctl:gpumemctl; do
 	v=$("$work/x/${b#*:}${b%%:*}" --version)
 	case $v in *" $semver (revision "*) ;; *) bad "${b%%:*} --version says '$v', want $semver" ;; esac
 done
+# The man pages are the binaries' own help: flags and exit status.
+zcat "$work/x/gpumemd/usr/share/man/man8/gpumemd.8.gz" | grep -q 'fragmentation\\-sizes\|fragmentation-sizes' ||
+	bad "gpumemd.8 does not list gpumemd's flags"
+zcat "$work/x/gpumemd/usr/share/man/man8/gpumemd.8.gz" | grep -q 'Exit status' || bad "gpumemd.8 says nothing of the exit status"
+zcat "$work/x/gpumemctl/usr/share/man/man1/gpumemctl-gres-diff.1.gz" | grep -q 'Exit status' ||
+	bad "gpumemctl-gres-diff.1 says nothing of the exit status"
 
 # --- rpms
 if command -v rpm >/dev/null; then
@@ -120,7 +127,8 @@ if command -v rpm >/dev/null; then
 		[ "$deps" = "slurm < $next,slurm >= $rel," ] || bad "$p rpm: requires '$deps', want slurm >= $rel and < $next"
 		has "$work/$p.rpm.list" /usr/lib64/slurm/job_submit_gpumem.so /usr/lib64/slurm/cli_filter_gpumem.so
 	done
-	has "$work/gpumemd.rpm.list" /usr/sbin/gpumemd /usr/lib/systemd/system/gpumemd.service /etc/sysconfig/gpumemd /var/lib/gpumem
+	has "$work/gpumemd.rpm.list" /usr/sbin/gpumemd /usr/lib/systemd/system/gpumemd.service /etc/sysconfig/gpumemd /var/lib/gpumem \
+		/usr/share/man/man8/gpumemd.8.gz
 	has "$work/gpumemctl.rpm.list" /usr/bin/gpumemctl /usr/lib/systemd/system/gpumemctl-steer.service \
 		/usr/share/man/man1/gpumemctl.1.gz /usr/share/zsh/site-functions/_gpumemctl
 	rpm -qpc "$(rpmf gpumemd)" 2>/dev/null | grep -qx /etc/sysconfig/gpumemd || bad "gpumemd rpm: /etc/sysconfig/gpumemd is not %config"
@@ -146,7 +154,7 @@ chroot_install() {
 		return
 	fi
 	for p in /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/sbin/gpumemd /usr/bin/gpumemctl \
-		/usr/share/man/man1/gpumemctl.1.gz /var/lib/gpumem /etc/default/gpumemd; do
+		/usr/share/man/man1/gpumemctl.1.gz /usr/share/man/man8/gpumemd.8.gz /var/lib/gpumem /etc/default/gpumemd; do
 		[ -e "$root$p" ] || bad "$rel: $p is not there after dpkg -i"
 	done
 	chroot "$root" gpumemctl --version | grep -q " $semver " || bad "$rel: the installed gpumemctl --version is not $semver"

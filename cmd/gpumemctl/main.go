@@ -18,9 +18,20 @@ var subcommands []func() *cobra.Command
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "gpumemctl",
-		Version:       version.String(),
-		Short:         "Administer GPU-memory-aware scheduling for Slurm",
+		Use:     "gpumemctl",
+		Version: version.String(),
+		Short:   "Administer GPU-memory-aware scheduling for Slurm",
+		Long: `gpumemctl generates and checks gres.conf, shows the GPU inventory and each job's GPU
+memory, plans and applies MIG layouts, steers shard jobs, prints Slurm accounting
+policy and reports, and simulates placement policies.
+
+Commands that print data take -o table|json (and csv where the data is rows). Sizes take
+their unit (20G, 512M), as in the request language. gpumem.conf (--config, default
+$GPUMEM_CONF or /etc/slurm/gpumem.conf) gives the defaults that gpumemd shares; flags win.
+
+Exit status: 0 done, 1 the command failed, 2 the command line is wrong (an unknown
+command or flag, a value a flag never takes, a wrong number of arguments). gres diff and
+gres check exit as diff(1): 0 same or accepted, 1 different or refused, 2 trouble.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

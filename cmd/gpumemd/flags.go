@@ -1,11 +1,13 @@
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/gresconf"
@@ -25,10 +27,22 @@ type options struct {
 
 // parseArgs reads flags twice: once to find --config, then over the file's values,
 // so a flag given on the command line wins over the file and the file over defaults.
+// A flag gpumemd does not have, or a value a flag never takes, is a usageError; -h is
+// pflag.ErrHelp.
 func parseArgs(args []string, stderr io.Writer) (options, error) {
 	var o options
 	o.Gpumemd, o.MIG = config.DefaultGpumemd(), config.DefaultMIG()
-	if err := newFlags(&o, stderr).Parse(args); err != nil || o.Version {
+	fs := newFlags(&o, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return o, err
+		}
+		return o, usageError{err}
+	}
+	if o.Version {
+		return o, nil
+	}
+	if err := checkNoArgs(fs); err != nil {
 		return o, err
 	}
 	file, err := config.LoadGpumemd(o.ConfPath)
@@ -58,11 +72,27 @@ func (w warning) Error() string {
 	return w.err.Error()
 }
 
-func newFlags(o *options, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("gpumemd", flag.ContinueOnError)
+// usageError is a mistake in the command line itself: gpumemd exits 2 for it.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() + " (gpumemd --help lists the flags)" }
+func (u usageError) Unwrap() error { return u.err }
+
+// newFlags is a flag set over o that parses on its own: parseArgs' two passes. Its help
+// is cobra's (newRoot), so pflag prints none.
+func newFlags(o *options, out io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("gpumemd", pflag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {}
+	addFlags(fs, o)
+	return fs
+}
+
+// addFlags registers gpumemd's flags over o, whose values are their defaults; the same
+// set makes gpumemd's help and manual page.
+func addFlags(fs *pflag.FlagSet, o *options) {
 	c := &o.Gpumemd
-	fs.StringVar(&o.ConfPath, "config", config.DefaultPath, "gpumem.conf; gpumemd reads its [gpumemd] section and the shared ShardUnit and SlurmConf")
+	fs.StringVar(&o.ConfPath, "config", config.DefaultPath, "gpumem.conf; gpumemd reads its [gpumemd] and [mig] sections and the shared ShardUnit and SlurmConf")
 	// Not nvmlsrc.AddFlag: its default would overwrite the file's NVML key.
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.Once, "once", false, "discover the GPUs once, write gres.conf and/or the inventory (--write-gres, --write-inventory), and exit; serves, measures and enforces nothing")
@@ -130,12 +160,11 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 		return nil
 	})
 	fs.BoolVar(&c.IdleInteractive, "idle-interactive", c.IdleInteractive, "let the idle policy act on interactive jobs (salloc, srun) too")
-	fs.Func("fragmentation-sizes", "request sizes fragmentation is measured against (default "+sizes(c.FragmentationSizesMiB)+")", func(v string) error {
-		s, err := config.ParseSizes(v)
+	fs.Func("fragmentation-sizes", "request sizes fragmentation is measured against, each with its unit (default "+sizes(c.FragmentationSizesMiB)+")", func(v string) error {
+		s, err := config.ParseSizesWithUnit(v)
 		c.FragmentationSizesMiB = s
 		return err
 	})
-	return fs
 }
 
 func sizes(mib []int64) string {

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -28,19 +27,14 @@ import (
 )
 
 func main() {
-	if isTaskProlog() {
-		os.Exit(taskProlog(os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
-	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	if err := run(ctx, os.Args[1:], log, nil); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return
-		}
+	err := newRoot(ctx, log).Execute()
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gpumemd:", err)
-		os.Exit(1)
 	}
+	os.Exit(exitCode(err))
 }
 
 // run starts the sidecar and blocks until ctx ends. ready, when not nil, receives the
@@ -48,7 +42,7 @@ func main() {
 func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- string) error {
 	opt, err := parseArgs(args, os.Stderr)
 	if err == nil && opt.Version {
-		fmt.Println("gpumemd", version.String())
+		fmt.Println("gpumemd version", version.String())
 		return nil
 	}
 	var w warning

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -63,6 +62,3 @@ func mpsLimit(shards, visible string, unitMiB int64) (string, error) {
 	}
 	return "export CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=" + strings.Join(parts, ","), nil
 }
-
-// isTaskProlog reports whether gpumemd was started as the TaskProlog helper.
-func isTaskProlog() bool { return len(os.Args) > 1 && os.Args[1] == "task-prolog" }

@@ -233,11 +233,18 @@ func ParseXIDs(v string) ([]int, error) {
 	return out, nil
 }
 
-// ParseSizes reads a comma-separated list of sizes (10G,20G,40G) into MiB.
-func ParseSizes(v string) ([]int64, error) {
+// ParseSizes reads a comma-separated list of sizes (10G,20G,40G) into MiB; a bare
+// number is MiB, as gpumem.conf reads every size.
+func ParseSizes(v string) ([]int64, error) { return sizeList(v, ParseMiB) }
+
+// ParseSizesWithUnit is ParseSizes for command lines, where each size takes its unit
+// as in the request language (ParseSizeMiB).
+func ParseSizesWithUnit(v string) ([]int64, error) { return sizeList(v, ParseSizeMiB) }
+
+func sizeList(v string, parse func(string) (int64, error)) ([]int64, error) {
 	var out []int64
 	for _, f := range strings.Split(v, ",") {
-		n, err := ParseMiB(f)
+		n, err := parse(f)
 		if err != nil {
 			return nil, fmt.Errorf("%q: %w", strings.TrimSpace(f), err)
 		}

@@ -151,6 +151,11 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 		d = append(d, file(filepath.Join(in.top, f), "/usr/share/doc/gpumemd/examples/"+filepath.Base(f), 0o644))
 	}
 	d = append(d, file(filepath.Join(in.top, "docs/gpumemd.md"), "/usr/share/doc/gpumemd/gpumemd.md", 0o644))
+	dman, err := in.manPages("8", "gpumemd")
+	if err != nil {
+		return nil, err
+	}
+	d = append(d, dman...)
 	out = append(out, &nfpm.Info{
 		Name: "gpumemd", Version: in.version, Section: "admin", Priority: "optional",
 		Description: "gpumem node sidecar for Slurm GPU nodes\n" +
@@ -178,13 +183,11 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 	for _, f := range []string{"gpumem-rules.yml", "gpumem-rules.test.yml", "prometheus.yml", "gpumem-dashboard.json"} {
 		c = append(c, file(filepath.Join(in.top, "packaging/monitoring", f), "/usr/share/gpumem/monitoring/"+f, 0o644))
 	}
-	man, err := filepath.Glob(filepath.Join(in.gen, "man", "*.1.gz"))
-	if err != nil || len(man) == 0 {
-		return nil, fmt.Errorf("no manual pages in %s/man: run gpumemctl man first", in.gen)
+	cman, err := in.manPages("1", "gpumemctl")
+	if err != nil {
+		return nil, err
 	}
-	for _, m := range man {
-		c = append(c, file(m, "/usr/share/man/man1/"+filepath.Base(m), 0o644))
-	}
+	c = append(c, cman...)
 	out = append(out, &nfpm.Info{
 		Name: "gpumemctl", Version: in.version, Section: "admin", Priority: "optional",
 		Description: "gpumem admin CLI for Slurm clusters with shared GPUs\n" +
@@ -208,4 +211,18 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 		p.RPM.Summary, _, _ = strings.Cut(p.Description, "\n")
 	}
 	return out, nil
+}
+
+// manPages are the generated manual pages of one section, which bin's own man command
+// wrote, for /usr/share/man/manSECTION.
+func (in inputs) manPages(section, bin string) (files.Contents, error) {
+	pages, err := filepath.Glob(filepath.Join(in.gen, "man", "*."+section+".gz"))
+	if err != nil || len(pages) == 0 {
+		return nil, fmt.Errorf("no section %s manual pages in %s/man: run %s man first", section, in.gen, bin)
+	}
+	var c files.Contents
+	for _, m := range pages {
+		c = append(c, file(m, "/usr/share/man/man"+section+"/"+filepath.Base(m), 0o644))
+	}
+	return c, nil
 }

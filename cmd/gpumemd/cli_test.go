@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpumem/gpumem/internal/manpage"
+)
+
+// execute runs gpumemd's command line in-process, as main does, and returns its exit
+// status and what it printed.
+func execute(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	root := newRoot(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil {
+		out.WriteString(err.Error())
+	}
+	return exitCode(err), out.String()
+}
+
+// TestExitCodes: 0 done, 1 gpumemd cannot start, 2 a wrong command line; task-prolog
+// exits 0 whatever it is given, since a failing TaskProlog fails the job's task. None of
+// these starts the daemon.
+func TestExitCodes(t *testing.T) {
+	broken := filepath.Join(t.TempDir(), "gpumem.conf")
+	if err := os.WriteFile(broken, []byte("[gpumemd]\nPollInterval = often\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"--help"}, 0, "gpumemd [flags]"},
+		{[]string{"-h"}, 0, "Exit status: 0 after SIGTERM"},
+		{[]string{"--version", "--config", broken}, 0, ""},
+		{[]string{"--config", broken}, 1, `pollinterval = "often"`},
+		{[]string{"--config", "/nonexistent", "--once"}, 1, "add --write-gres, --write-inventory or both"},
+		{[]string{"--no-such-flag"}, 2, "unknown flag: --no-such-flag (gpumemd --help lists the flags)"},
+		{[]string{"-config", "/nonexistent"}, 2, "unknown shorthand flag"},
+		{[]string{"--fragmentation-sizes", "5,10"}, 2, "a bare number is not accepted"},
+		{[]string{"--poll-interval", "often"}, 2, `invalid argument "often" for "--poll-interval"`},
+		{[]string{"--config", "/nonexistent", "serve"}, 2, `unexpected argument "serve"`},
+		{[]string{"task-prolog", "--no-such-flag"}, 0, "usage: gpumemd task-prolog"},
+	} {
+		code, out := execute(t, c.args...)
+		if code != c.code || !strings.Contains(out, c.says) {
+			t.Errorf("gpumemd %s: status %d, want %d saying %q:\n%s", strings.Join(c.args, " "), code, c.code, c.says, out)
+		}
+	}
+}
+
+// TestManPages: gpumemd's manual pages (section 8, in the gpumemd package) come from the
+// flags it parses, with the exit status.
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	if err := manpage.Write(newRoot(context.Background(), nil), "8", dir); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "gpumemd.8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`.TH "GPUMEMD" "8"`, "--fragmentation-sizes", "--mig-desired", "Exit status", "--version"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("gpumemd.8 lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gpumemd-task-prolog.8")); err != nil {
+		t.Error(err)
+	}
+}
