@@ -69,7 +69,7 @@ func collectHistory(ctx context.Context, clients []api.Client, since int64, limi
 	for _, c := range clients {
 		l, err := c.Jobs(ctx, since, limit)
 		if err != nil {
-			return nil, err
+			return nil, unreachable(c.Base, err)
 		}
 		for _, j := range l.Jobs {
 			if running || !j.Running {

@@ -146,7 +146,7 @@ func parseSizes(args []string) ([]int64, error) {
 
 func planCluster(cmd *cobra.Command, f migPlanFlags, args []string) error {
 	w := cmd.OutOrStdout()
-	c, err := inventory.LoadPath(f.inventory)
+	c, err := loadInventory(f.inventory)
 	if err != nil {
 		return err
 	}
@@ -522,7 +522,7 @@ lacks the node or GPU.`,
 			}); err != nil {
 				return err
 			}
-			c, err := inventory.LoadPath(inv)
+			c, err := loadInventory(inv)
 			if err != nil {
 				return err
 			}

@@ -56,7 +56,7 @@ func readHistory(ctx context.Context, src string, sinceUnix int64) ([]api.Job, e
 		defer cancel()
 		l, err := api.Client{Base: src}.Jobs(ctx, sinceUnix, historyLimit)
 		if err != nil {
-			return nil, fmt.Errorf("--from-history %s: %w", src, err)
+			return nil, fmt.Errorf("--from-history: %w", unreachable(src, err))
 		}
 		return l.Jobs, nil
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -37,7 +39,7 @@ func (s *nodeSource) load(cmd *cobra.Command) (inventory.Cluster, error) {
 		if cmd.Flags().Changed(nvmlsrc.FlagName) {
 			return inventory.Cluster{}, fmt.Errorf("--inventory and --nvml both given: use one source of GPU facts")
 		}
-		c, err := inventory.LoadPath(s.inventory)
+		c, err := loadInventory(s.inventory)
 		if err != nil {
 			return c, err
 		}
@@ -92,4 +94,21 @@ func onlyNode(c inventory.Cluster, name string) (inventory.Cluster, error) {
 		names = append(names, n.Name)
 	}
 	return inventory.Cluster{}, fmt.Errorf("node %q not in the inventory; it has %v", name, names)
+}
+
+// loadInventory reads an inventory file or directory, and where there is none says
+// what writes it.
+func loadInventory(path string) (inventory.Cluster, error) {
+	c, err := inventory.LoadPath(path)
+	return c, missingInventory(path, err)
+}
+
+// missingInventory says what writes the inventory when there is none at path; other
+// errors pass through.
+func missingInventory(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no inventory at %s: gpumemd --write-inventory writes it on every GPU node "+
+			"(or gpumemctl gres generate --inventory-out); name another with --inventory", path)
+	}
+	return err
 }

@@ -153,7 +153,7 @@ func gpumemdUse(ctx context.Context, urls []string, since time.Time) (memreport.
 		}
 		l, err := api.Client{Base: u}.Jobs(ctx, since.Unix(), 10000)
 		if err != nil {
-			return nil, err
+			return nil, unreachable(u, err)
 		}
 		for _, j := range l.Jobs {
 			meanGiB[j.ID] += j.MeanBytes / (1 << 30)

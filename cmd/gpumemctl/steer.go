@@ -99,6 +99,9 @@ func (f *steerFlags) controller(w io.Writer) (*steer.Controller, error) {
 	if f.unitMiB <= 0 {
 		return nil, fmt.Errorf("--shard-unit %dM; want a positive size such as 1G", f.unitMiB)
 	}
+	if _, err := os.Stat(f.inventory); err != nil {
+		return nil, missingInventory(f.inventory, err)
+	}
 	sl := &slurmCLI{
 		reader:   slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")},
 		scontrol: slurmRunner("scontrol"), squeue: slurmRunner("squeue"), errs: os.Stderr,

@@ -204,4 +204,10 @@ func TestPrivateLogs(t *testing.T) {
 	if strings.Contains(got, "/var/log") || !strings.Contains(got, "SlurmdLogFile=/tmp/x/slurmd-%n.log") || !strings.Contains(got, "SlurmdDebug=info") {
 		t.Errorf("privateLogs:\n%s", got)
 	}
+	// Without a log file slurmd would log to syslog: the check names one of its own, and
+	// keeps slurmd off syslog, once each.
+	got = string(privateLogs([]byte("ClusterName=c\nSlurmdSyslogDebug=info"), "/tmp/x"))
+	if got != "ClusterName=c\nSlurmdSyslogDebug=quiet\nSlurmdLogFile=/tmp/x/slurmd-%n.log\n" {
+		t.Errorf("privateLogs without SlurmdLogFile:\n%s", got)
+	}
 }

@@ -195,14 +195,26 @@ func missingFiles(gres []byte) []string {
 	return missing
 }
 
-// privateLogs points slurm.conf's SlurmdLogFile into dir, so that a check never appends
-// to the node's live slurmd log (or, with %n, creates one for a node it names).
+// privateLogs points slurm.conf's SlurmdLogFile into dir and keeps slurmd off syslog,
+// so that a check never appends to the node's live slurmd log (or, with %n, creates one
+// for a node it names), nor to the journal where slurm.conf names no log file. Each key
+// is set once: where slurm.conf has it, else at the end.
 func privateLogs(conf []byte, dir string) []byte {
-	lines := strings.Split(string(conf), "\n")
+	keys := []string{"slurmdlogfile", "slurmdsyslogdebug"}
+	set := map[string]string{"slurmdlogfile": "SlurmdLogFile=" + filepath.Join(dir, "slurmd-%n.log"), "slurmdsyslogdebug": "SlurmdSyslogDebug=quiet"}
+	lines := strings.Split(strings.TrimRight(string(conf), "\n"), "\n")
+	done := map[string]bool{}
 	for i, l := range lines {
-		if k, _, ok := strings.Cut(strings.TrimSpace(l), "="); ok && strings.EqualFold(strings.TrimSpace(k), "SlurmdLogFile") {
-			lines[i] = "SlurmdLogFile=" + filepath.Join(dir, "slurmd-%n.log")
+		k, _, ok := strings.Cut(strings.TrimSpace(l), "=")
+		if line, mine := set[strings.ToLower(strings.TrimSpace(k))]; ok && mine {
+			lines[i] = line
+			done[strings.ToLower(strings.TrimSpace(k))] = true
 		}
 	}
-	return []byte(strings.Join(lines, "\n"))
+	for _, k := range keys {
+		if !done[k] {
+			lines = append(lines, set[k])
+		}
+	}
+	return []byte(strings.Join(lines, "\n") + "\n")
 }

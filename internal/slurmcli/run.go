@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -78,6 +79,9 @@ func (r Runner) Run(ctx context.Context, args ...string) (string, error) {
 		return "", fmt.Errorf("%s: %w: more than %d bytes", name, ErrTooLarge, max)
 	case err != nil && ctx.Err() == context.DeadlineExceeded:
 		return "", fmt.Errorf("%s: no answer within %s", name, timeout)
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+		// The command itself is missing: say so, not the exec package's words alone.
+		return "", fmt.Errorf("%s: %w: Slurm's client commands are not installed on this host, or not at this path (the command's flags can name them)", r.Path, err)
 	case err != nil:
 		return "", fmt.Errorf("%s: %v: %s", name, err, strings.TrimSpace(errOut.String()))
 	}
