@@ -32,7 +32,7 @@ type exporterFlags struct {
 	listen, inventory, webConfig string
 	slurmConf                    string
 	unitMiB                      int64
-	sizes                        []int64
+	sizes                        sizeList
 	interval                     time.Duration
 }
 
@@ -75,7 +75,10 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 	fl.StringVar(&f.slurmConf, "slurm-conf", "/etc/slurm/slurm.conf", "slurm.conf, for each node's partitions (empty: the inventory's own)")
 	f.unitMiB = shard.DefaultUnitMiB
 	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
-	fl.Int64SliceVar(&f.sizes, "sizes", []int64{10, 20, 40}, "sizes in shards fragmentation is measured against when no shard job pends")
+	f.sizes.mib = []int64{10 << 10, 20 << 10, 40 << 10}
+	fl.Var(&f.sizes, "fragmentation-sizes", "request sizes fragmentation is measured against when no shard job pends, each with its unit, as gpumemd's")
+	fl.Var(&f.sizes, "sizes", "as --fragmentation-sizes")
+	_ = fl.MarkDeprecated("sizes", "use --fragmentation-sizes with units, such as --fragmentation-sizes 10G,20G,40G")
 	fl.DurationVar(&f.interval, "interval", 30*time.Second, "time between two readings of Slurm")
 	fl.StringVar(&f.webConfig, "web.config.file", "", "Prometheus exporter-toolkit web config for TLS and basic auth")
 	return c
@@ -131,7 +134,7 @@ type clusterReader struct {
 
 // read publishes a new view, or returns what failed (a clusterview.Sources entry).
 func (r *clusterReader) read(ctx context.Context, e *clusterview.Exporter) (string, error) {
-	in := clusterview.Input{UnitMiB: r.f.unitMiB, Sizes: r.f.sizes, Reasons: map[string]int{}, Now: time.Now()}
+	in := clusterview.Input{UnitMiB: r.f.unitMiB, Sizes: r.f.sizes.shards(r.f.unitMiB), Reasons: map[string]int{}, Now: time.Now()}
 	var err error
 	if in.Inventory, err = inventory.LoadPath(r.f.inventory); err != nil {
 		return "inventory", err

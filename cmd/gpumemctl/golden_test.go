@@ -210,6 +210,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"inventory", "-o", "xml"}, 2, "want json or table"},
 		{[]string{"steer", "report", "-o", "yaml"}, 2, "want table, json or csv"},
 		{[]string{"simulate", "-o", "svg"}, 2, "want table, json or csv"},
+		{[]string{"steer", "report", "--sizes", "20"}, 2, "a bare number is not accepted"},
+		{[]string{"exporter", "--fragmentation-sizes", "10,20"}, 2, "a bare number is not accepted"},
 		{[]string{"inventory", "extra"}, 2, "gpumemctl inventory --help"},
 		{[]string{"quota"}, 2, "accepts 1 arg(s), received 0"},
 	} {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -60,5 +61,25 @@ func TestOutputFlag(t *testing.T) {
 		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "want ") {
 			t.Errorf("gpumemctl %s: %v; want a refusal naming the formats", strings.Join(args, " "), err)
 		}
+	}
+}
+
+// --sizes takes GPU memory as gpu:mem does: units required, the first given replaces
+// the default, repeats count, and shards round up as the plugins round a request.
+func TestSizeList(t *testing.T) {
+	s := sizeList{mib: []int64{10 << 10}}
+	for _, v := range []string{"5G,5g", "10GiB"} {
+		if err := s.Set(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.String(); got != "5G,5G,10G" {
+		t.Errorf("sizes %q, want 5G,5G,10G", got)
+	}
+	if got := fmt.Sprint(s.shards(2048)); got != "[3 3 5]" {
+		t.Errorf("in 2G shards: %s, want [3 3 5]", got)
+	}
+	if err := s.Set("20"); err == nil || !strings.Contains(err.Error(), "a bare number is not accepted") {
+		t.Errorf("a bare 20: %v", err)
 	}
 }

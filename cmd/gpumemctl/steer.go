@@ -22,7 +22,7 @@ func init() { subcommands = append(subcommands, newSteerCmd) }
 
 type steerFlags struct {
 	inventory, policy string
-	sizes             []int64
+	sizes             sizeList
 	unitMiB           int64
 	base              uint32
 	interval          time.Duration
@@ -44,8 +44,8 @@ policy. Only nodes whose weight changes are updated; nodes without shareable GPU
 theirs. Weights never make a node unusable, so no job waits longer than under first fit
 for want of a node. Runs every --interval until stopped, or once with --once.
 
-The target sizes (--sizes, in shards) are the sizes the ranking keeps room for; without
-them, the sizes of the running and pending shard jobs are used.
+The target sizes (--sizes, GPU memory as in gpu:mem requests) are the sizes the ranking
+keeps room for; without them, the sizes of the running and pending shard jobs are used.
 
 With per-GPU shard types (gpumem.conf ShardTypes = per-gpu), --snapshot writes the
 shards taken on each GPU (running jobs and pending pinned ones) and the target sizes to
@@ -81,7 +81,7 @@ never holds a job longer than that.`,
 	fl := c.PersistentFlags()
 	fl.StringVar(&f.inventory, "inventory", "/etc/slurm/gpumem.d", "the plugins' inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.policy, "policy", placement.OursName, "placement policy to steer by: first-fit, best-fit, gpumem, fgd, ...")
-	fl.Int64SliceVar(&f.sizes, "sizes", nil, "target job sizes in shards, repeated for weight (default: the running and pending jobs')")
+	fl.Var(&f.sizes, "sizes", "target job sizes with their units (5G,10G,20G), a size repeated for weight (default: the running and pending jobs')")
 	f.unitMiB = shard.DefaultUnitMiB
 	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
 	c.Flags().Uint32Var(&f.base, "base-weight", 1, "weight of the first node of the ranking; the next get one more each")
@@ -106,7 +106,7 @@ func (f *steerFlags) controller(w io.Writer) (*steer.Controller, error) {
 		reader:   slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")},
 		scontrol: slurmRunner("scontrol"), squeue: slurmRunner("squeue"), errs: os.Stderr,
 	}
-	return &steer.Controller{Slurm: sl, Inventory: f.inventory, Policy: f.policy, Sizes: f.sizes, UnitMiB: f.unitMiB,
+	return &steer.Controller{Slurm: sl, Inventory: f.inventory, Policy: f.policy, Sizes: f.sizes.shards(f.unitMiB), UnitMiB: f.unitMiB,
 		Base: f.base, DryRun: f.dryRun, Snapshot: f.snapshot, UnpinOld: f.unpinAfter, Out: w}, nil
 }
 
@@ -193,7 +193,7 @@ until something ends. -o json carries "version": 1.`,
 			if err != nil {
 				return err
 			}
-			return writeSteerReport(cmd.OutOrStdout(), out.format, v, f.sizes)
+			return writeSteerReport(cmd.OutOrStdout(), out.format, v, f.sizes.shards(f.unitMiB))
 		},
 	}
 	out = addOutput(c.Flags(), formatTable, formatJSON, formatCSV)

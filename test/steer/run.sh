@@ -67,6 +67,9 @@ install -d "$ROOT$(dirname "$BIN")"
 read -r CAPACITY NODES < <(lab "$BIN" steer report -o json |
 	jq -r '[([.gpus[] | .used + .free] | add), ([.gpus[].node] | unique | join(","))] | @tsv')
 
+# gib writes shard counts as the sizes --sizes takes: the lab's ShardUnit is 1 GiB.
+gib() { sed 's/[0-9][0-9]*/&G/g' <<<"$1"; }
+
 # stream SEED prints one shard count a line.
 stream() {
 	awk -F, -v seed="$1" -v cap="$CAPACITY" -v tune="$TUNE" -v ref="$REF" '
@@ -113,7 +116,7 @@ run() {
 	sizes=$(stream "$seed" | paste -sd, -)
 	for n in ${sizes//,/ }; do
 		if [ "$mode" = steer ]; then
-			lab "$BIN" steer --once --policy "$POLICY" --sizes "$sizes" "${steer_args[@]}" >/dev/null
+			lab "$BIN" steer --once --policy "$POLICY" --sizes "$(gib "$sizes")" "${steer_args[@]}" >/dev/null
 		fi
 		id=$(lab sbatch --parsable -o /dev/null --gres="shard:$n" --wrap 'sleep 3600')
 		if [ "$QUEUE" = drop ]; then drop_unless_started "$id" "$n"; fi
@@ -122,7 +125,7 @@ run() {
 	placed=$(lab squeue -h -t R -o %i | wc -l)
 	for n in $(lab squeue -h -t PD -o %b | grep -o '[0-9]*$'); do unplaced+=",$n"; done
 	against=${unplaced#,}
-	lab "$BIN" steer report -o json --sizes "${against:-$sizes}" | jq -r --arg placed "$placed" --arg un "$against" '
+	lab "$BIN" steer report -o json --sizes "$(gib "${against:-$sizes}")" | jq -r --arg placed "$placed" --arg un "$against" '
 		($un | split(",") | map(select(. != "")) | length) as $n
 		| "\($placed) \([.gpus[].used] | add) \($n) \(.free_shards) \(.stranded_shards)"'
 }
