@@ -131,3 +131,24 @@ func TestBrokenConfigKeepsTheLastGood(t *testing.T) {
 		t.Errorf("logged %d times; want once: %v", n, h.sink.errors)
 	}
 }
+
+// A login node of a configless cluster has none of gpumem's files: no gpumem.conf (so
+// OnError is open), no inventory, no slurm.conf. A new gpu:mem allocation goes to
+// slurmctld untranslated, for job_submit to translate, and the user sees nothing.
+func TestClientWithoutFilesLeavesTheRequestToSlurmctld(t *testing.T) {
+	dir := t.TempDir()
+	sink := &logSink{}
+	p := NewClient(filepath.Join(dir, "gpumem.conf"), "cli_filter/gpumem", sink, AdmitCore)
+	if p.Config().OnError != "open" || p.Config().InventoryPath != "/etc/slurm/gpumem.d" {
+		t.Fatalf("defaults: %+v", p.Config())
+	}
+	// Point the defaults somewhere empty, as a login node without /etc/slurm has them.
+	os.WriteFile(filepath.Join(dir, "gpumem.conf"), []byte("InventoryPath = "+dir+"/gpumem.d\nSlurmConf = "+dir+"/slurm.conf\n"), 0o644)
+	o, refusal := p.SubmitOptions(Options{Gres: "gres:gpu:mem:20g"}, 0, Fields{})
+	if refusal != "" || o.Gres != "gres:gpu:mem:20g" {
+		t.Errorf("%+v, %q; want the options left to slurmctld", o, refusal)
+	}
+	if len(sink.errors) > 0 { // a client's info and debug lines wait for -v
+		t.Errorf("the user's terminal shows %v", sink.errors)
+	}
+}

@@ -168,7 +168,7 @@ func (p *Plugin) load(full bool) {
 		s.sig.slurm, slurmChanged = sig, true
 		s.defParts = nil
 		if part, err := DefaultPartition(cfg.SlurmConf); err != nil {
-			p.log.errorf("default partition: %v; jobs without --partition are admitted against every partition", err)
+			p.log.adminf("default partition: %v; jobs without --partition are admitted against every partition", err)
 		} else if part != "" {
 			s.defParts = []string{part}
 		}
@@ -187,10 +187,10 @@ func (p *Plugin) load(full bool) {
 		c, err := p.readInventory(cfg.InventoryPath)
 		if err != nil {
 			if s.cluster != nil && cfg.InventoryPath == old.sig.invPath {
-				p.log.errorf("%v; keeping the inventory loaded before", err)
+				p.log.adminf("%v; keeping the inventory loaded before", err)
 				invChanged = false
 			} else {
-				p.log.errorf("%v; no inventory yet: gpu:mem jobs are refused until there is one", err)
+				p.log.adminf("%v; no inventory yet: gpu:mem jobs are refused until there is one", err)
 				s.cluster, s.core, s.invErr = nil, nil, err
 			}
 		} else {
@@ -204,10 +204,10 @@ func (p *Plugin) load(full bool) {
 			s.core, s.invErr = core, nil
 			p.log.infof("inventory %s: %d nodes", cfg.InventoryPath, len(s.cluster.Nodes))
 		case s.core != nil:
-			p.log.errorf("inventory %s: %v; keeping the inventory loaded before", cfg.InventoryPath, err)
+			p.log.adminf("inventory %s: %v; keeping the inventory loaded before", cfg.InventoryPath, err)
 			s.cluster = old.cluster
 		default:
-			p.log.errorf("inventory %s: %v; gpu:mem jobs are refused until it is fixed", cfg.InventoryPath, err)
+			p.log.adminf("inventory %s: %v; gpu:mem jobs are refused until it is fixed", cfg.InventoryPath, err)
 			s.cluster, s.invErr = nil, fmt.Errorf("inventory %s: %w", cfg.InventoryPath, err)
 		}
 	}
@@ -254,7 +254,7 @@ func (p *Plugin) readInventory(path string) (*inventory.Cluster, error) {
 		return nil, fmt.Errorf("inventory %s: %w", path, err)
 	}
 	for _, s := range skipped {
-		p.log.errorf("inventory: %v; skipped, the rest is used", s)
+		p.log.adminf("inventory: %v; skipped, the rest is used", s)
 	}
 	if len(c.Nodes) == 0 {
 		return nil, fmt.Errorf("inventory %s: no nodes", path)
