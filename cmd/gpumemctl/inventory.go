@@ -34,6 +34,7 @@ func newInventoryCmd() *cobra.Command {
 			return err
 		},
 	}
+	cmd.AddCommand(newInventoryPullCmd())
 	src.addFlags(cmd)
 	// json first: the inventory's own document, what the plugins read.
 	out = addOutput(cmd.Flags(), formatJSON, formatTable)

@@ -71,16 +71,23 @@ var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, T
 
 func scrape(t *testing.T, url string) string {
 	t.Helper()
+	code, b := get(t, url)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d\n%s", url, code, b)
+	}
+	return string(b)
+}
+
+// get fetches url and returns the status and body.
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
 	resp, err := client.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s\n%s", url, resp.Status, b)
-	}
-	return string(b)
+	return resp.StatusCode, b
 }
 
 // eventually polls cond every 50ms for up to d.

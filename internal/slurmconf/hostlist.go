@@ -44,15 +44,16 @@ func clip(s string) string {
 	return s
 }
 
-// splitTop splits on commas outside brackets.
+// splitTop splits on commas outside brackets (a hostlist's ranges) and parentheses (a
+// GRES entry's socket list).
 func splitTop(s string) []string {
 	var parts []string
 	depth, start := 0, 0
 	for i, c := range s {
 		switch c {
-		case '[':
+		case '[', '(':
 			depth++
-		case ']':
+		case ']', ')':
 			depth--
 		case ',':
 			if depth == 0 {
