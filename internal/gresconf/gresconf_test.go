@@ -211,3 +211,24 @@ func TestPrivateLogs(t *testing.T) {
 		t.Errorf("privateLogs without SlurmdLogFile:\n%s", got)
 	}
 }
+
+// A configless slurm.conf Includes its node lines; slurmd -G in the scratch folder must
+// find them there, or it retries the missing file for a minute.
+func TestCheckCopiesIncludedFiles(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(src, "slurm.conf"), []byte("ClusterName=t\ninclude gpu-nodes.conf\nInclude /abs/elsewhere.conf\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "gpu-nodes.conf"), []byte("NodeName=g1 CPUs=8\nInclude more.conf\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "more.conf"), []byte("NodeName=g2 CPUs=8\n"), 0o644)
+	if err := copyConfDir(filepath.Join(src, "slurm.conf"), dst); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"gpu-nodes.conf", "more.conf"} {
+		if b, err := os.ReadFile(filepath.Join(dst, f)); err != nil || !strings.Contains(string(b), "NodeName=") {
+			t.Errorf("%s not copied: %v %q", f, err, b)
+		}
+	}
+	os.Remove(filepath.Join(src, "more.conf"))
+	if err := copyConfDir(filepath.Join(src, "slurm.conf"), t.TempDir()); err == nil || !strings.Contains(err.Error(), "more.conf") {
+		t.Errorf("a missing Included file: %v; want an error naming it", err)
+	}
+}

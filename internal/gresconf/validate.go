@@ -92,7 +92,9 @@ var beside = []struct {
 	{"oci.conf", 0o644}, {"helpers.conf", 0o644}, {"slurm.key", 0o600},
 }
 
-// copyConfDir copies slurm.conf and those of the files beside it that exist.
+// copyConfDir copies slurm.conf, the files it Includes by a name beside it (a missing
+// one would hold slurmd for a minute of retries), and those of the files beside it that
+// exist.
 func copyConfDir(slurmConf, dir string) error {
 	b, err := os.ReadFile(slurmConf)
 	if err != nil {
@@ -100,6 +102,21 @@ func copyConfDir(slurmConf, dir string) error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), privateLogs(b, dir), 0o644); err != nil {
 		return err
+	}
+	for todo, seen := includes(b), map[string]bool{}; len(todo) > 0; todo = todo[1:] {
+		name := todo[0]
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		inc, err := os.ReadFile(filepath.Join(filepath.Dir(slurmConf), name))
+		if err != nil {
+			return fmt.Errorf("gres check: slurm.conf includes %s: %w", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), privateLogs(inc, dir), 0o644); err != nil {
+			return err
+		}
+		todo = append(todo, includes(inc)...)
 	}
 	for _, f := range beside {
 		b, err := os.ReadFile(filepath.Join(filepath.Dir(slurmConf), f.name))
@@ -114,6 +131,19 @@ func copyConfDir(slurmConf, dir string) error {
 		}
 	}
 	return nil
+}
+
+// includes are the files a slurm.conf text Includes by a name relative to its folder
+// (what configless Slurm ships along); absolute ones are read where they are.
+func includes(conf []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(conf), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && strings.EqualFold(f[0], "include") && !strings.HasPrefix(f[1], "/") {
+			out = append(out, f[1])
+		}
+	}
+	return out
 }
 
 func (s Slurmd) run(bin, conf, node string) (Report, error) {
