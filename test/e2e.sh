@@ -1,22 +1,23 @@
 #!/bin/bash
 # End-to-end tests of gpumem in the real-Slurm lab, on one release or both.
 #
-#   test/e2e.sh [22.05|24.11|24.11-typed|26.05|all]      (default: $LAB_SLURM, else 22.05)
+#   test/e2e.sh [22.05|22.05-configless|24.11|24.11-typed|26.05|all]      (default: $LAB_SLURM, else 22.05)
 #
 # Installs what is missing (test/lab/deps.sh), builds bin/, starts each lab afresh, runs
 # the Go tests in test/e2e (build tag e2e) against it, and leaves each lab as it found
 # it (up or down). 24.11-typed is the 24.11 lab with per-GPU typed shards
-# (LAB_SHARD_TYPES=per-gpu), where only the pinning tests run; `all` runs 22.05, 24.11,
-# 24.11-typed and 26.05 (Debian forky's Slurm, the newest release the lab knows). Ends with one line: "N passed, N failed". Run as root.
+# (LAB_SHARD_TYPES=per-gpu), where only the pinning tests run; 22.05-configless is the 22.05
+# lab as a configless cluster (LAB_CONFIGLESS=1), where the submit tests run; `all` runs 22.05, 24.11,
+# 22.05-configless, 24.11, 24.11-typed and 26.05 (Debian forky's Slurm, the newest release the lab knows). Ends with one line: "N passed, N failed". Run as root.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=$REPO/test/lab/lab.sh
 which=${1:-${LAB_SLURM:-22.05}}
 case "$which" in
-all) releases=(22.05 24.11 24.11-typed 26.05) ;;
-22.05 | 24.11 | 24.11-typed | 26.05) releases=("$which") ;;
+all) releases=(22.05 22.05-configless 24.11 24.11-typed 26.05) ;;
+22.05 | 22.05-configless | 24.11 | 24.11-typed | 26.05) releases=("$which") ;;
 *)
-	echo "usage: $0 [22.05|24.11|24.11-typed|26.05|all]" >&2
+	echo "usage: $0 [22.05|22.05-configless|24.11|24.11-typed|26.05|all]" >&2
 	exit 2
 	;;
 esac
@@ -36,27 +37,31 @@ make -s -C "$REPO" build >/dev/null || {
 mkdir -p "$REPO/test/lab/.state"
 passed=0 failed=0
 for pass in "${releases[@]}"; do
-	rel=${pass%-typed} types=none run=.
-	if [ "$pass" != "$rel" ]; then
-		types=per-gpu run=Pin
-	fi
+	rel=${pass%-*} types=none run=. configless=0
+	case "$pass" in
+	*-typed) types=per-gpu run=Pin ;;
+	*-configless) configless=1 run='^Test(SrunGpuMemLandsOnGPUWithRoom|SbatchDirectiveAndSteps|SallocAndStep|ConcurrentJobsNeverOvercommit|Configless.*)$' ;; # submit_test.go, configless_test.go
+	esac
 	log=$REPO/test/lab/.state/e2e-$pass.log
 	was_up=0
 	LAB_SLURM=$rel "$LAB" status >/dev/null 2>&1 && was_up=1
-	if [ "$was_up" -eq 1 ] && [ "$types" = per-gpu ]; then
-		echo "e2e[$pass]: the $rel lab is up; it is restarted with typed shards" >&2
+	if [ "$was_up" -eq 1 ] && [ "$pass" != "$rel" ]; then
+		echo "e2e[$pass]: the $rel lab is up; it is restarted as $pass" >&2
 		LAB_SLURM=$rel "$LAB" down >/dev/null
 	fi
 	start=$(date +%s)
-	if ! LAB_SLURM=$rel LAB_SHARD_TYPES=$types "$LAB" up; then
+	if ! LAB_SLURM=$rel LAB_SHARD_TYPES=$types LAB_CONFIGLESS=$configless "$LAB" up; then
 		echo "e2e[$pass]: the lab did not start" >&2
 		failed=$((failed + 1))
 		# What a failed start left running goes too, unless the lab was up before.
-		[ "$was_up" -eq 1 ] || LAB_SLURM=$rel "$LAB" down >/dev/null
+		[ "$was_up" -eq 1 ] || LAB_SLURM=$rel LAB_CONFIGLESS=$configless "$LAB" down >/dev/null
 		continue
 	fi
 	echo "e2e[$pass]: lab up in $(($(date +%s) - start))s; running tests (log: $log)"
-	(cd "$REPO" && LAB_SLURM=$rel go test -tags e2e -count=1 -v -timeout 40m -run "$run" ./test/e2e/) >"$log" 2>&1
+	# The configless lab's clients are a login node's: gpumem.conf from GPUMEM_CONF.
+	login=(env)
+	[ "$configless" = 1 ] && login+=(GPUMEM_CONF=/var/lib/gpumem-lab/$rel/login/gpumem.conf)
+	(cd "$REPO" && "${login[@]}" LAB_SLURM=$rel LAB_CONFIGLESS=$configless go test -tags e2e -count=1 -v -timeout 40m -run "$run" ./test/e2e/) >"$log" 2>&1
 	# Top-level results only: a subtest's failure also fails its parent.
 	p=$(grep -c '^--- PASS' "$log")
 	f=$(grep -c '^--- FAIL' "$log")
@@ -71,8 +76,8 @@ for pass in "${releases[@]}"; do
 	passed=$((passed + p)) failed=$((failed + f))
 	echo "e2e[$pass]: $p passed, $f failed in $(($(date +%s) - start))s"
 	if [ "$was_up" -eq 0 ]; then
-		LAB_SLURM=$rel "$LAB" down >/dev/null
-	elif [ "$types" = per-gpu ]; then # it was up untyped: leave it so
+		LAB_SLURM=$rel LAB_CONFIGLESS=$configless "$LAB" down >/dev/null
+	elif [ "$pass" != "$rel" ]; then # it was up plain: leave it so
 		LAB_SLURM=$rel "$LAB" up >/dev/null
 	fi
 done

@@ -127,6 +127,13 @@ func (f pullFlags) run(ctx context.Context, out, errOut io.Writer, verbose bool)
 		}
 		pulled.Nodes = append(pulled.Nodes, r.Node)
 	}
+	if len(pulled.Nodes) == 0 {
+		// Nothing new: the files are as good as they were. Without any (a first run),
+		// writing would only install an empty gres.conf.
+		if have, _, err := new(inventory.Reader).Read(f.dir); err != nil || len(have.Nodes) == 0 {
+			return exitStatus{1, fmt.Errorf("no node answered and %s holds no inventory yet: nothing written", f.dir)}
+		}
+	}
 	rel, err := gresconf.ResolveRelease(f.rel)
 	if err != nil {
 		return trouble(err)

@@ -24,7 +24,7 @@ type labGres struct {
 
 func readGres(t testing.TB) labGres {
 	t.Helper()
-	b, err := os.ReadFile(hostPath("/etc/slurm/gres.conf"))
+	b, err := os.ReadFile(ctldConf("gres.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}

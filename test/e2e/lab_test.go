@@ -100,6 +100,16 @@ func ok(t testing.TB, args ...string) string {
 // hostPath is where a path inside the lab is on this machine.
 func hostPath(p string) string { return root + p }
 
+// ctldConf is where slurmctld's configuration (slurm.conf, gres.conf, gpumem.conf, the
+// inventory) is on this machine: /etc/slurm, or in a configless lab (LAB_CONFIGLESS=1)
+// the controller's own folder, which no node or client reads.
+func ctldConf(name string) string {
+	if os.Getenv("LAB_CONFIGLESS") == "1" {
+		return hostPath(filepath.Join("/var/lib/gpumem-lab", release, "etc", name))
+	}
+	return hostPath(filepath.Join("/etc/slurm", name))
+}
+
 // envOf reads KEY=VALUE lines, as `env` prints them.
 func envOf(out string) map[string]string {
 	m := map[string]string{}

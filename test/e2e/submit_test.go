@@ -17,7 +17,7 @@ import (
 // gres.conf was generated from: a GPU by its GRES type, a MIG instance by its profile.
 func memMiB(t testing.TB, u use) int64 {
 	t.Helper()
-	c, err := inventory.LoadPath(hostPath("/etc/slurm/gpumem.d"))
+	c, err := inventory.LoadPath(ctldConf("gpumem.d"))
 	if err != nil {
 		t.Fatal(err)
 	}

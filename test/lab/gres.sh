@@ -32,6 +32,10 @@ gres_nodes() {
 	install -m 0755 "$REPO/test/lab/mig-reload.sh" "$ROOT$LAB/bin/mig-reload"
 	cp "$REPO"/test/lab/nodes/*.json "$ROOT$LAB/nodes/"
 	printf 'ShardUnit = 1GiB\nSlurmConf = %s\nShardTypes = %s\n' "$CONF/slurm.conf" "$SHARD_TYPES" >"$ROOT$LAB/gpumemd.conf"
+	if cl_on; then # the nodes' gpumemd and the controller's pull do the rest
+		rm -rf "$out"
+		return 0
+	fi
 	for n in "${LAB_NODES[@]}"; do
 		err=$(gpumemd_once "$n" --write-inventory --inventory-dir "$LAB/inv" 2>&1) ||
 			die "gpumemd --once could not read fake node $n: $err"

@@ -3,6 +3,8 @@
 #
 #   lab.sh up|down|status|chroot|submitter|run CMD...     (LAB_SLURM=22.05, the default, 24.11 or 26.05)
 #
+# LAB_CONFIGLESS=1 starts it as a configless cluster (test/lab/configless.sh).
+#
 # 22.05 is Debian bookworm's Slurm, installed on the host, on the standard ports and
 # /etc/slurm, so plain srun/sbatch/squeue talk to it. 24.11 is Debian trixie's Slurm and
 # 26.05 Debian forky's, each in a debootstrap chroot on its own ports; reach them with
@@ -61,12 +63,15 @@ die() {
 	exit 1
 }
 
-# lab_in runs a command in the lab's Slurm environment (the chroot for 24.11).
+# lab_in runs a command in the lab's Slurm environment (the chroot for 24.11), as the
+# controller runs it: a configless lab's slurm.conf is not where Slurm looks by default.
 lab_in() {
+	local e=()
+	[ "${CONFIGLESS:-0}" = 1 ] && e=(env "SLURM_CONF=$CONF/slurm.conf")
 	if [ -n "$ROOT" ]; then
-		chroot "$ROOT" "$@"
+		chroot "$ROOT" "${e[@]}" "$@"
 	else
-		"$@"
+		"${e[@]}" "$@"
 	fi
 }
 
@@ -80,6 +85,8 @@ lab_in() {
 . "$REPO/test/lab/accounting.sh"
 # shellcheck source=test/lab/prometheus.sh
 . "$REPO/test/lab/prometheus.sh"
+# shellcheck source=test/lab/configless.sh
+. "$REPO/test/lab/configless.sh"
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 pidfile_pid() { cat "$1" 2>/dev/null || true; }
@@ -192,10 +199,11 @@ LAB_FILES=(slurm.conf gres.conf gres.conf.prev job_submit.lua gpumem.conf gpumem
 MARK=.gpumem-lab
 BACKUP=$LAB/etc-backup
 
-# lab_wrote says whether $CONF holds the lab's own files (or none at all): the lab marks
-# what it writes, and knows the slurm.conf it rendered before it marked anything.
+# lab_wrote says whether folder $1 (default $CONF) holds the lab's own files (or none at
+# all): the lab marks what it writes, and knows the slurm.conf it rendered before it
+# marked anything.
 lab_wrote() {
-	local etc=$ROOT$CONF f
+	local etc=${1:-$ROOT$CONF} f
 	[ -e "$etc/$MARK" ] && return 0
 	head -1 "$etc/slurm.conf" 2>/dev/null | grep -q '^# The gpumem lab' && return 0
 	for f in "${LAB_FILES[@]}"; do
@@ -204,11 +212,12 @@ lab_wrote() {
 	return 0
 }
 
-# guard_conf stops the lab from overwriting a Slurm configuration it did not write: it
-# refuses, or with LAB_BACKUP=1 moves the machine's files aside until `down`.
+# guard_conf stops the lab from overwriting a Slurm configuration it did not write in
+# folder $1 (default $CONF): it refuses, or with LAB_BACKUP=1 moves the machine's files
+# aside until `down`.
 guard_conf() {
-	local etc=$ROOT$CONF f foreign=()
-	lab_wrote && return 0
+	local etc=${1:-$ROOT$CONF} f foreign=()
+	lab_wrote "$etc" && return 0
 	for f in "${LAB_FILES[@]}"; do
 		[ -e "$etc/$f" ] && foreign+=("$f")
 	done
@@ -223,9 +232,10 @@ guard_conf() {
 	say "moved this machine's ${foreign[*]} from $etc to $ROOT$BACKUP; lab.sh down puts them back"
 }
 
-# restore_conf puts back what guard_conf moved aside, once the lab's daemons are gone.
+# restore_conf puts back what guard_conf moved aside, once the lab's daemons are gone:
+# the machine's own files come from $ETC_SLURM, whichever folder the lab used.
 restore_conf() {
-	local etc=$ROOT$CONF f
+	local etc=$ROOT$ETC_SLURM f
 	[ -d "$ROOT$BACKUP" ] || return 0
 	for f in "${LAB_FILES[@]}" "$MARK"; do
 		rm -rf "${etc:?}/$f"
@@ -256,6 +266,12 @@ render_conf() {
 	echo "Slurm configuration written by gpumem's test/lab/lab.sh (LAB_SLURM=$REL)" >"$etc/$MARK"
 	gres_nodes "$STATE/node-gres"
 	nodes=$(node_lines "$STATE/node-gres")
+	if cl_on; then
+		# The nodes' Gres= are not known here: the controller's pull adds them to this
+		# template's lines, in the file slurm.conf Includes.
+		printf '%s\n' "$nodes" >"$etc/gpumem-nodes.conf.in"
+		nodes=$(printf 'SlurmctldParameters=enable_configless\nInclude gpumem-nodes.conf')
+	fi
 	parts=$(partition_lines)
 	plugins=$(plugin_lines)
 	local f acct tres="" weights=""
@@ -287,7 +303,7 @@ render_conf() {
 	fi
 	install -m 0644 "$REPO/slurm-conf/job_submit.lab.lua" "$etc/job_submit.lua"
 	acct_render
-	gres_install
+	cl_on || gres_install
 	gpumem_conf "$etc"
 	return 0
 }
@@ -301,6 +317,7 @@ cmd_up() {
 	# Also after a start that failed half-way: whatever it left running goes first.
 	# The machine's own configuration stays aside: this start writes the lab's again.
 	LAB_KEEP_BACKUP=1 cmd_down >/dev/null
+	cl_on && cl_clear_etc
 	[ -n "$ROOT" ] && chroot_mount
 	rm -rf "$ROOT$LAB"/{ctld,spool,log,run}
 	install -d "$ROOT$LAB"/{ctld,spool,log,run}
@@ -310,14 +327,26 @@ cmd_up() {
 	render_conf
 	start_munge
 	acct_start
-	lab_in slurmctld -c -i
+	if cl_on; then
+		cl_gpumemd_up
+		cl_pull
+	fi
+	lab_in env GPUMEM_CONF="$CONF/gpumem.conf" slurmctld -c -i
 	wait_for 30 "slurmctld" lab_in scontrol ping
 	local i
-	for i in "${!LAB_NODES[@]}"; do
-		lab_in slurmd -N "${LAB_NODES[$i]}"
-	done
+	if cl_on; then
+		cl_slurmd_up
+	else
+		for i in "${!LAB_NODES[@]}"; do
+			lab_in slurmd -N "${LAB_NODES[$i]}"
+		done
+	fi
 	wait_for 60 "nodes to register idle" nodes_idle
-	prom_up
+	if cl_on; then
+		cl_login_up
+	else
+		prom_up
+	fi
 	say "up: $(lab_in sinfo -h -o '%P:%N' | tr '\n' ' ')(logs in $ROOT$LAB/log)"
 }
 
@@ -341,6 +370,7 @@ cmd_down() {
 		for pid in $pids; do kill -9 "$pid" 2>/dev/null || true; done
 	fi
 	prom_down
+	cl_down
 	stop_munge
 	[ "${LAB_KEEP_BACKUP:-0}" = 1 ] || restore_conf
 	[ -n "$ROOT" ] && [ -d "$ROOT" ] && chroot_umount

@@ -13,13 +13,15 @@ LAB_TOPOLOGY=("Sockets=2 CoresPerSocket=8" "Sockets=1 CoresPerSocket=16" "Socket
 LAB_MEMORY_MB=64000
 
 # node_lines prints one NodeName line per node, with the Gres= that the generator wrote
-# to DIR/NODE (one file per node).
+# to DIR/NODE (one file per node; none: no Gres=).
 node_lines() {
-	local dir=$1 i n gres
+	local dir=$1 i n gres addr
 	for i in "${!LAB_NODES[@]}"; do
 		n=${LAB_NODES[$i]}
-		gres=$(cat "$dir/$n")
-		echo "NodeName=$n NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((NODE_PORT0 + i)) CPUs=$LAB_CPUS ${LAB_TOPOLOGY[$i]} ThreadsPerCore=1 RealMemory=$LAB_MEMORY_MB Features=${LAB_FEATURES[$i]}${gres:+ Gres=$gres} State=UNKNOWN"
+		gres=$(cat "$dir/$n" 2>/dev/null || true)
+		addr=127.0.0.1
+		cl_on && addr=$(cl_addr "$i") # its own address, where its gpumemd listens
+		echo "NodeName=$n NodeHostname=$HOST NodeAddr=$addr Port=$((NODE_PORT0 + i)) CPUs=$LAB_CPUS ${LAB_TOPOLOGY[$i]} ThreadsPerCore=1 RealMemory=$LAB_MEMORY_MB Features=${LAB_FEATURES[$i]}${gres:+ Gres=$gres} State=UNKNOWN"
 	done
 }
 
