@@ -16,6 +16,9 @@ package placement
 // since the last snapshot, 1 ms at the 99th percentile. The heap's cost does not depend
 // on how the nodes are filled: one push per changed node, log n each.
 //
+// A demand not ranked yet, or whose heap fell further behind than the change log keeps
+// (twice the node count), costs one pass over the nodes when next asked, as in Ours.
+//
 // The heap ranks by the exact leftover and then the lower node; scored counts leftovers
 // within scoreTie as equal, so the two can differ only between nodes whose leftovers
 // differ by less than that, which is float rounding.
