@@ -166,6 +166,22 @@ func TestGoldenSteerReport(t *testing.T) {
 	formats(t, "steer-report", nil, []string{"steer", "report", "--inventory", labInventory(t)}, formatTable, formatJSON, formatCSV)
 }
 
+// TestGoldenQuota: a pending shard job, as the 22.05 lab's squeue prints it, under the
+// quotas of that lab's real assoc_mgr output (internal/policy/testdata).
+func TestGoldenQuota(t *testing.T) {
+	dir := t.TempDir()
+	assoc, _ := filepath.Abs("../../internal/policy/testdata/assoc_mgr-2205.txt")
+	queue, _ := filepath.Abs("testdata/quota-squeue-22.05.txt")
+	squeue, scontrol := filepath.Join(dir, "squeue"), filepath.Join(dir, "scontrol")
+	for path, file := range map[string]string{squeue: queue, scontrol: assoc} {
+		if err := os.WriteFile(path, []byte("#!/bin/sh\nexec cat "+file+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	formats(t, "quota", nil, []string{"quota", "4242", "--squeue", squeue, "--scontrol", scontrol, "--inventory", labInventory(t)},
+		formatTable, formatJSON)
+}
+
 // TestGoldenMigStatus: the lab's MIG A100 (n2) against the layout mig plan wants for
 // seven 5G requests, which it does not have yet.
 func TestGoldenMigStatus(t *testing.T) {
@@ -214,6 +230,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"exporter", "--fragmentation-sizes", "10,20"}, 2, "a bare number is not accepted"},
 		{[]string{"inventory", "extra"}, 2, "gpumemctl inventory --help"},
 		{[]string{"quota"}, 2, "accepts 1 arg(s), received 0"},
+		{[]string{"quota", "1", "-o", "csv"}, 2, "want table or json"},
 	} {
 		out, err := run(t, c.args...)
 		code, msg := exitCode(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ func newQuotaCmd() *cobra.Command {
 	var (
 		pol              policyFlags
 		squeue, scontrol string
+		out              *output
 	)
 	cmd := &cobra.Command{
 		Use:   "quota JOBID",
@@ -41,13 +43,13 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
 			// Only fields a user cannot fill with free text (no job name, no comment).
-			out, err := slurmcli.Runner{Path: squeue}.Run(ctx, "-h", "-j", id, "-o", "%u|%U|%a|%q|%T|%r|%D|%b")
+			line, err := slurmcli.Runner{Path: squeue}.Run(ctx, "-h", "-j", id, "-o", "%u|%U|%a|%q|%T|%r|%D|%b")
 			if err != nil {
 				return err
 			}
-			f := strings.Split(strings.TrimSpace(out), "|")
+			f := strings.Split(strings.TrimSpace(line), "|")
 			if len(f) != 8 {
-				return fmt.Errorf("job %s: not in the queue (squeue printed %q)", id, strings.TrimSpace(out))
+				return fmt.Errorf("job %s: not in the queue (squeue printed %q)", id, strings.TrimSpace(line))
 			}
 			user, uid, account, qos, state, reason := f[0], f[1], f[2], f[3], f[4], f[5]
 			nodes, _ := strconv.ParseInt(f[6], 10, 64)
@@ -70,8 +72,12 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 				return err
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "job %s (user %s, account %s, QOS %s): %s, reason %s; it needs %d GiB of GPU memory\n", id, user, account, qos, state, reason, need)
 			limits := policy.Applies(assocs, users, user, uid, account, qos)
+			if out.format == formatJSON {
+				return writeQuotaJSON(w, quotaJob{Version: quotaVersion, Job: id, User: user, Account: account, QOS: qos,
+					State: state, Reason: reason, NeedGiB: need}, limits)
+			}
+			fmt.Fprintf(w, "job %s (user %s, account %s, QOS %s): %s, reason %s; it needs %d GiB of GPU memory\n", id, user, account, qos, state, reason, need)
 			if len(limits) == 0 {
 				fmt.Fprintln(w, "no GPU-memory quota applies to it")
 				return nil
@@ -86,5 +92,38 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 	fs := cmd.Flags()
 	fs.StringVar(&squeue, "squeue", "squeue", "the squeue command")
 	fs.StringVar(&scontrol, "scontrol", "scontrol", "the scontrol command")
+	out = addOutput(fs, formatTable, formatJSON)
 	return cmd
+}
+
+// quotaVersion is the version of quota's JSON; a reader checks it.
+const quotaVersion = 1
+
+// quotaJob is quota's JSON: the job and every quota over it.
+type quotaJob struct {
+	Version int         `json:"version"`
+	Job     string      `json:"job_id"`
+	User    string      `json:"user"`
+	Account string      `json:"account"`
+	QOS     string      `json:"qos"`
+	State   string      `json:"state"`
+	Reason  string      `json:"reason"`
+	NeedGiB int64       `json:"need_gib"`
+	Quotas  []quotaJSON `json:"quotas"`
+}
+
+type quotaJSON struct {
+	What    string `json:"quota"`
+	SizeGiB int64  `json:"size_gib"`
+	HeldGiB int64  `json:"held_gib"`
+	LeftGiB int64  `json:"left_gib"`
+	Verdict string `json:"verdict"` // fits, waits or never
+}
+
+func writeQuotaJSON(w io.Writer, j quotaJob, limits []policy.Limit) error {
+	j.Quotas = []quotaJSON{}
+	for _, l := range limits {
+		j.Quotas = append(j.Quotas, quotaJSON{What: l.What, SizeGiB: l.Quota, HeldGiB: l.Held, LeftGiB: l.Left(), Verdict: l.Verdict(j.NeedGiB)})
+	}
+	return writeJSON(w, j)
 }

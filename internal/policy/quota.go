@@ -170,16 +170,35 @@ func Applies(assocs []Assoc, users []QOSUser, user, uid, account, qos string) []
 	return out
 }
 
+// What a quota means for a job that needs some GiB: it fits in what is left, waits for
+// running jobs under the quota to end, or never fits the whole quota.
+const (
+	VerdictFits  = "fits"
+	VerdictWaits = "waits"
+	VerdictNever = "never"
+)
+
+// Verdict is what the quota means for a job that needs need GiB.
+func (l Limit) Verdict(need int64) string {
+	switch {
+	case need > l.Quota:
+		return VerdictNever
+	case need > l.Left():
+		return VerdictWaits
+	}
+	return VerdictFits
+}
+
 // Explain says, for a job that needs need GiB, each quota over it and what is left:
 // the lines a user reads to learn why the job waits and what would let it run.
 func Explain(limits []Limit, need int64) []string {
 	var lines []string
 	for _, l := range limits {
 		s := fmt.Sprintf("%s: quota %d GiB, holds %d GiB, %d GiB left; this job needs %d GiB", l.What, l.Quota, l.Held, l.Left(), need)
-		switch {
-		case need > l.Quota:
+		switch l.Verdict(need) {
+		case VerdictNever:
 			s += fmt.Sprintf(" — more than the whole quota: it runs only if an admin raises it to %d GiB or more", need)
-		case need > l.Left():
+		case VerdictWaits:
 			s += fmt.Sprintf(" — it waits until %d GiB of this quota's running jobs end", need-l.Left())
 		default:
 			s += " — fits"
