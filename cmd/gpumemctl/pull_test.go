@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/internal/inventory"
 )
@@ -130,5 +133,37 @@ func TestInventoryPullRefusesWhatCannotWork(t *testing.T) {
 		if !errors.As(err, &st) || st.code != 2 || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v; want exit 2 saying %q", c.args, err, c.want)
 		}
+	}
+}
+
+// --every pulls again and again until stopped, and a stop is a clean end.
+func TestInventoryPullEvery(t *testing.T) {
+	dir := t.TempDir()
+	file, err := run(t, "inventory", "--nvml=fake:../../test/lab/nodes/n3.json", "--node", "n3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		asked.Add(1)
+		w.Write([]byte(file))
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs([]string{"inventory", "pull", "--config", "/dev/null", "--inventory-dir", dir, "--nodes", "n3",
+		"--slurm-conf", filepath.Join(dir, "none.conf"), "--url", srv.URL + "/{node}", "--every", "100ms"})
+	if err := root.ExecuteContext(ctx); err != nil {
+		t.Fatalf("--every ended with %v\n%s", err, out.String())
+	}
+	if n := asked.Load(); n < 3 {
+		t.Errorf("asked %d times in 1s at --every 100ms", n)
+	}
+	if strings.Count(out.String(), "n3.json: written") != 1 || strings.Contains(out.String(), "unchanged") {
+		t.Errorf("--every reports only changes; printed:\n%s", out.String())
 	}
 }
