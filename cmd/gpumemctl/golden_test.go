@@ -81,6 +81,21 @@ func TestGoldenInventory(t *testing.T) {
 	formats(t, "inventory", nil, []string{"inventory", "--inventory", labInventory(t)}, formatTable, formatJSON)
 }
 
+// TestGoldenGres: what gres generate and node-line write for the lab's nodes, per Slurm
+// release whose gres.conf forms differ (22.05 splits a MIG instance's files).
+func TestGoldenGres(t *testing.T) {
+	inv := labInventory(t)
+	for _, rel := range []string{"22.05.8", "24.11"} {
+		for _, c := range [][]string{{"gres", "generate"}, {"gres", "node-line"}} {
+			out, err := run(t, append(c, "--inventory", inv, "--slurm-version", rel)...)
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", c, err, out)
+			}
+			golden(t, c[1]+"-"+rel+".conf", out)
+		}
+	}
+}
+
 // historyAt serves a real history database, as gpumemd does, with three jobs recorded
 // at fixed times: 101 ended, 102 over two GPUs and 103 still running.
 func historyAt(t *testing.T) string {

@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 
 	"github.com/gpumem/gpumem/internal/manpage"
 )
@@ -79,5 +82,29 @@ func TestManPages(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "gpumemd-task-prolog.8")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestDocsListEveryFlag: docs/gpumemd.md's flag table names exactly the flags gpumemd
+// parses, so the page an admin reads never drifts from -h.
+func TestDocsListEveryFlag(t *testing.T) {
+	b, err := os.ReadFile("../../docs/gpumemd.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `--([a-z.-]+)`").FindAllStringSubmatch(string(b), -1) {
+		documented[m[1]] = true
+	}
+	var o options
+	fs := newFlags(&o, io.Discard)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name != "version" && !documented[f.Name] {
+			t.Errorf("--%s is not in docs/gpumemd.md's flag table", f.Name)
+		}
+		delete(documented, f.Name)
+	})
+	for name := range documented {
+		t.Errorf("docs/gpumemd.md lists --%s, which gpumemd does not have", name)
 	}
 }

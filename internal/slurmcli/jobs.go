@@ -218,6 +218,11 @@ func (v *number) UnmarshalJSON(b []byte) error {
 // and MinCPUsNode=. A refused record is in Jobs.Bad; the others are read.
 func ParseJobsText(out string) Jobs {
 	var js Jobs
+	// What 22.05's scontrol prints for an empty queue; only as the whole output, so a
+	// job's free text cannot hide a record behind it.
+	if strings.TrimSpace(out) == "No jobs in the system" {
+		return js
+	}
 	lines := strings.Split(out, "\n")
 	for i, line := range lines {
 		if strings.TrimSpace(line) == "" {

@@ -207,3 +207,14 @@ func TestNodeGres(t *testing.T) {
 		t.Errorf("Gres=(null) read as %q", n.Gres)
 	}
 }
+
+// 22.05's scontrol -d -o show job prints a sentence for an empty queue: no jobs, and
+// nothing to warn about; the sentence inside other output is still a bad line.
+func TestTextEmptyQueue(t *testing.T) {
+	if js := ParseJobsText("No jobs in the system\n"); len(js.Jobs) != 0 || len(js.Bad) != 0 {
+		t.Errorf("empty queue: %d jobs, bad %v", len(js.Jobs), js.Bad)
+	}
+	if js := ParseJobsText("No jobs in the system\nNo jobs in the system\n"); len(js.Bad) != 2 {
+		t.Errorf("the sentence twice: bad %v, want both lines refused", js.Bad)
+	}
+}
