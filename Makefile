@@ -58,6 +58,7 @@ lab-down:
 	LAB_SLURM=22.05 test/lab/lab.sh down
 	@if [ -d "$${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie" ]; then LAB_SLURM=24.11 test/lab/lab.sh down; fi
 	@if [ -d "$${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/forky" ]; then LAB_SLURM=26.05 test/lab/lab.sh down; fi
+	@if [ -d "$${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/bookworm" ]; then LAB_SLURM=22.05 LAB_CHROOT=1 test/lab/lab.sh down; fi
 
 e2e:
 	test/e2e.sh $(LAB_SLURM)
@@ -70,7 +71,10 @@ demo: deps build
 package: build chroots
 	packaging/build.sh
 
+# The Debian roots of the chroot labs; bookworm's (22.05) takes the package tests' installs,
+# which never touch this machine's own Slurm.
 chroots:
+	LAB_SLURM=22.05 LAB_CHROOT=1 test/lab/lab.sh chroot
 	LAB_SLURM=24.11 test/lab/lab.sh chroot
 	LAB_SLURM=26.05 test/lab/lab.sh chroot
 

@@ -6,13 +6,13 @@
 #     maintainer scripts (dpkg-deb; rpm -qp);
 #   - the license, NOTICE, third-party notices and copyright in every package;
 #   - with --install (make test; root): the debs installed with dpkg into the lab's
-#     Debian root of their release (the trixie and forky chroots), never enabling a
-#     service, gpumemd's and gpumemctl's man pages and gpumemctl's completions in place,
-#     a plugin package refused on another release's Slurm, and purge leaving nothing behind; 22.05's against this
-#     machine's own Slurm with dpkg --dry-run, which changes nothing;
-#   - with --lab (as well; under the lab lock): each chroot lab started with the
-#     installed plugins, slurmctld loading them from Debian's plugin folder and
-#     rewriting a gpu:mem job.
+#     Debian root of their release (the bookworm, trixie and forky chroots: make
+#     chroots), never enabling a service, gpumemd's and gpumemctl's man pages and
+#     gpumemctl's completions in place, a plugin package refused on another release's
+#     Slurm, and purge leaving nothing behind; this machine's own Slurm is never touched;
+#   - with --lab (as well; under the lab lock): each chroot lab (22.05's with
+#     LAB_CHROOT=1) started with the installed plugins, slurmctld loading them from
+#     Debian's plugin folder and rewriting a gpu:mem job.
 #
 #   test/package-test.sh [--install] [--lab] [BINDIR]     (make package-test builds first)
 set -uo pipefail
@@ -144,7 +144,7 @@ fi
 # --- installs
 # chroot_install REL ROOT: the release's debs into its Debian root, checked, purged.
 chroot_install() {
-	local rel=$1 root=$2 other p d
+	local rel=$1 root=$2 other p d t0=$SECONDS
 	d=$root/tmp/gpumem-package-test
 	rm -rf "$d" && mkdir -p "$d"
 	cp "$(deb "gpumem-plugins-$rel")" "$(deb gpumemd)" "$(deb gpumemctl)" "$d/"
@@ -173,12 +173,14 @@ chroot_install() {
 		[ -e "$root$p" ] && bad "$rel: $p is left after dpkg --purge"
 	done
 	rm -rf "$d"
-	echo "package-test: $rel: installed in $root, checked, purged"
+	echo "package-test: $rel: installed in $root, checked$([ "$lab" = 1 ] && echo ", its lab started"), purged in $((SECONDS - t0))s"
 }
 
-# lab_check REL: the lab of REL started with the installed plugins.
+# lab_check REL: the lab of REL started with the installed plugins, in its chroot (22.05's
+# too, so the machine's own Slurm is left alone).
 lab_check() {
 	local rel=$1 lab=$top/test/lab/lab.sh pid out
+	export LAB_CHROOT=1
 	if ! LAB_SLURM=$rel "$lab" up >"$work/lab-$rel.log" 2>&1; then
 		bad "$rel: the lab did not start with the installed plugins: $(tail -3 "$work/lab-$rel.log")"
 	else
@@ -198,14 +200,19 @@ if [ "$install" = 1 ]; then
 	[ "$(id -u)" -eq 0 ] || bad "--install needs root (dpkg in the lab's chroots)"
 	for rel in $releases; do
 		case $rel in
-		22.05)
-			# This machine's own Slurm: dpkg --dry-run checks the dependencies, changes nothing.
-			dpkg --dry-run -i "$(deb gpumem-plugins-22.05)" "$(deb gpumemd)" "$(deb gpumemctl)" >"$work/dry.log" 2>&1 ||
-				bad "22.05: dpkg --dry-run -i refused the packages: $(tail -3 "$work/dry.log")"
+		22.05) suite=bookworm ;;
+		24.11) suite=trixie ;;
+		26.05) suite=forky ;;
+		*)
+			bad "$rel: the lab has no Debian root for Slurm $rel to install gpumem-plugins-$rel into"
+			continue
 			;;
-		24.11) [ -x "$cache/trixie/usr/sbin/slurmctld" ] && chroot_install 24.11 "$cache/trixie" ;;
-		26.05) [ -x "$cache/forky/usr/sbin/slurmctld" ] && chroot_install 26.05 "$cache/forky" ;;
 		esac
+		if [ -x "$cache/$suite/usr/sbin/slurmctld" ]; then
+			chroot_install "$rel" "$cache/$suite"
+		else
+			bad "$rel: no $suite chroot in $cache to install the packages into (make chroots)"
+		fi
 	done
 fi
 

@@ -9,7 +9,8 @@
 # 24.11), on a lab port. Both write pid files under $LAB/run, so `down` stops them with
 # the other daemons it started, and only those.
 ACCOUNTING=${LAB_ACCOUNTING:-1}
-# Beside each release's slurmctld port: 6806 and 6819 for 22.05, 8806 and 8819 for 24.11.
+# Beside each release's slurmctld port: 6806 and 6819 for 22.05 (5806 and 5819 in its
+# chroot), 8806 and 8819 for 24.11.
 DB_PORT=$((CTLD_PORT - 11)) DBD_PORT=$((CTLD_PORT + 2))
 DB_NAME=gpumem_lab_${REL/./}
 DB_USER=gpumemlab

@@ -1,5 +1,6 @@
 # The chroot labs' Debian root (sourced by lab.sh): trixie for Slurm 24.11, forky for
-# 26.05 ($SUITE), made once by debootstrap and cached, mounted while the lab is up.
+# 26.05, bookworm for 22.05 with LAB_CHROOT=1 ($SUITE), made once by debootstrap and
+# cached, mounted while the lab is up.
 CHROOT_PKGS=slurmctld,slurmd,slurm-client,munge,libslurm-dev,slurm-wlm-basic-plugins,slurmdbd,gcc,libc6-dev
 
 chroot_ensure() {
@@ -28,14 +29,21 @@ chroot_mount() {
 		mountpoint -q "$ROOT/$m" || mount --bind "/$m" "$ROOT/$m" ||
 			die "cannot bind-mount /$m into $ROOT (the $REL lab needs mount privileges)"
 	done
+	# 22.05's slurmd loads a cgroup plugin whatever the task and proctrack plugins (there
+	# is no CgroupPlugin=disabled before 24.05): it needs the host's cgroup filesystems
+	# (v1: one mount per controller), which a bind mount of /sys leaves out.
+	if [ "$REL" = 22.05 ] && mountpoint -q /sys/fs/cgroup && ! mountpoint -q "$ROOT/sys/fs/cgroup"; then
+		mount --rbind /sys/fs/cgroup "$ROOT/sys/fs/cgroup" ||
+			die "cannot bind-mount /sys/fs/cgroup into $ROOT (the $REL lab needs mount privileges)"
+	fi
 	cp /etc/hosts "$ROOT/etc/hosts"
 }
 
 chroot_umount_at() {
 	local m
-	for m in dev sys proc; do
+	for m in sys/fs/cgroup dev sys proc; do
 		if mountpoint -q "$1/$m" 2>/dev/null; then
-			umount "$1/$m" 2>/dev/null || umount -l "$1/$m"
+			umount -R "$1/$m" 2>/dev/null || umount -R -l "$1/$m"
 		fi
 	done
 }

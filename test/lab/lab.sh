@@ -8,9 +8,11 @@
 # 22.05 is Debian bookworm's Slurm, installed on the host, on the standard ports and
 # /etc/slurm, so plain srun/sbatch/squeue talk to it. 24.11 is Debian trixie's Slurm and
 # 26.05 Debian forky's, each in a debootstrap chroot on its own ports; reach them with
-# `lab.sh run CMD` (or chroot DIR). All can run at once. The lab never touches /dev/nvidia*: its fake GPUs are device
-# nodes under /run/gpumem-lab/dev (of the chroot, for 24.11) with a major number reserved
-# for local use, so even opening one reaches no driver.
+# `lab.sh run CMD` (or chroot DIR). LAB_CHROOT=1 runs 22.05 in a bookworm chroot too, on
+# ports of its own, leaving the host's Slurm alone (test/package-test.sh installs the
+# packages there). All can run at once. The lab never touches /dev/nvidia*: its fake
+# GPUs are device nodes under /run/gpumem-lab/dev (of the chroot, for 24.11) with a
+# major number reserved for local use, so even opening one reaches no driver.
 set -euo pipefail
 
 # Nothing the lab starts keeps a descriptor of its caller's, such as the lab lock (flock's
@@ -32,8 +34,13 @@ DEBIAN_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
 
 case "$REL" in
 22.05)
-	ROOT=""
-	CTLD_PORT=6817 SLURMD_PORT=6818 NODE_PORT0=6831
+	if [ "${LAB_CHROOT:-0}" = 1 ]; then
+		SUITE=bookworm ROOT=$CHROOT_CACHE/$SUITE
+		CTLD_PORT=5817 SLURMD_PORT=5818 NODE_PORT0=5831
+	else
+		ROOT=""
+		CTLD_PORT=6817 SLURMD_PORT=6818 NODE_PORT0=6831
+	fi
 	AUTH=auth/munge CRED=cred/munge
 	;;
 24.11)
@@ -55,11 +62,14 @@ esac
 LAB=/var/lib/gpumem-lab/$REL
 DEV=/run/gpumem-lab/dev
 CONF=/etc/slurm
-STATE=$REPO/test/lab/.state/$REL
+# What this lab keeps on the host: the release, and the suite where 22.05 has a chroot.
+LAB_ID=$REL
+[ "$REL" = 22.05 ] && [ -n "$ROOT" ] && LAB_ID=$REL-$SUITE
+STATE=$REPO/test/lab/.state/$LAB_ID
 
-say() { echo "lab[$REL]: $*"; }
+say() { echo "lab[$LAB_ID]: $*"; }
 die() {
-	echo "lab[$REL]: $*" >&2
+	echo "lab[$LAB_ID]: $*" >&2
 	exit 1
 }
 
@@ -101,29 +111,32 @@ daemon_pids() {
 	return 0
 }
 
+munge_ok() { lab_in sh -c 'munge -n | unmunge' >/dev/null 2>&1; }
+
+# start_munge starts the release's munged (a chroot's own, with its own key and socket)
+# unless one answers already; 24.11 on use auth/slurm.
 start_munge() {
-	[ -n "$ROOT" ] && return 0 # 24.11 uses auth/slurm
-	if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-		return 0
-	fi
-	[ -s /etc/munge/munge.key ] || die "no /etc/munge/munge.key: run test/lab/deps.sh"
-	install -d -o munge -g munge -m 0755 /run/munge
-	runuser -u munge -- /usr/sbin/munged
+	[ "$AUTH" = auth/munge ] || return 0
+	munge_ok && return 0
+	[ -s "$ROOT/etc/munge/munge.key" ] || die "no $ROOT/etc/munge/munge.key: run test/lab/deps.sh"
+	lab_in install -d -o munge -g munge -m 0755 /run/munge
+	lab_in runuser -u munge -- /usr/sbin/munged
 	# Remembered so that `down` stops only a munged the lab started itself.
-	install -d "$LAB/run"
+	install -d "$ROOT$LAB/run"
 	for _ in $(seq 50); do
-		munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break
+		munge_ok && break
 		sleep 0.1
 	done
-	pidfile_pid /run/munge/munged.pid >"$LAB/run/munged.started"
+	pidfile_pid "$ROOT/run/munge/munged.pid" >"$ROOT$LAB/run/munged.started"
 }
 
 stop_munge() {
-	[ -n "$ROOT" ] && return 0
-	local f=$LAB/run/munged.started pid
+	[ "$AUTH" = auth/munge ] || return 0
+	local f=$ROOT$LAB/run/munged.started pid
 	[ -s "$f" ] || return 0
 	pid=$(cat "$f")
-	if pid_alive "$pid" && [ "$(readlink /proc/"$pid"/exe)" = /usr/sbin/munged ]; then
+	# A chrooted process's exe reads as a path under the chroot.
+	if pid_alive "$pid" && [ "$(readlink /proc/"$pid"/exe)" = "$ROOT/usr/sbin/munged" ]; then
 		kill "$pid"
 	fi
 	rm -f "$f"
@@ -295,11 +308,13 @@ render_conf() {
 	f=${f/@NODES@/$nodes}
 	f=${f/@PARTITIONS@/$parts}
 	printf '%s\n' "$f" >"$etc/slurm.conf"
-	if [ -n "$ROOT" ]; then
+	# CgroupPlugin=disabled came with 24.05; 22.05 loads a cgroup plugin in any case
+	# (test/lab/chroot.sh gives it the host's cgroup filesystems).
+	if [ -n "$ROOT" ] && [ "$REL" != 22.05 ]; then
 		echo "CgroupPlugin=disabled" >"$etc/cgroup.conf"
-		if [ ! -s "$etc/slurm.key" ]; then
-			(umask 077 && head -c 1024 /dev/urandom >"$etc/slurm.key")
-		fi
+	fi
+	if [ "$AUTH" = auth/slurm ] && [ ! -s "$etc/slurm.key" ]; then
+		(umask 077 && head -c 1024 /dev/urandom >"$etc/slurm.key")
 	fi
 	install -m 0644 "$REPO/slurm-conf/job_submit.lab.lua" "$etc/job_submit.lua"
 	acct_render
@@ -418,7 +433,7 @@ run)
 	lab_in "$@"
 	;;
 *)
-	echo "usage: LAB_SLURM=22.05|24.11|26.05 $0 up|down|status|chroot|submitter|run CMD..." >&2
+	echo "usage: LAB_SLURM=22.05|24.11|26.05 [LAB_CHROOT=1] $0 up|down|status|chroot|submitter|run CMD..." >&2
 	exit 2
 	;;
 esac
