@@ -33,6 +33,9 @@ jobs count: a whole GPU or MIG instance is the device's size whatever was asked.
 still running are left out unless --running. Groups are sorted by GiB-hours over-asked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := confShardUnit(cmd, &o.UnitMiB); err != nil {
+				return err
+			}
 			clients, err := f.clients()
 			if err != nil {
 				return err
@@ -57,6 +60,7 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 	fs.IntVar(&o.MinJobs, "min-jobs", 3, "groups with fewer jobs get no advised size")
 	o.UnitMiB = shard.DefaultUnitMiB
 	addShardUnit(fs, &o.UnitMiB, "sizes are advised in whole units of this, as gpumem.conf ShardUnit")
+	addConfig(fs)
 	fs.BoolVar(&running, "running", false, "count jobs still running too")
 	out = addOutput(fs, formatTable, formatJSON, formatCSV)
 	return cmd

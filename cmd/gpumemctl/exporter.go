@@ -56,6 +56,9 @@ Sizes are classes: the request rounded up to a power of two GiB. A scrape reads 
 last view and never waits on Slurm. See docs/monitoring.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := confShardUnit(cmd, &f.unitMiB); err != nil {
+				return err
+			}
 			if f.interval <= 0 || f.unitMiB <= 0 {
 				return fmt.Errorf("--interval %s, --shard-unit %dM: want a positive duration such as 30s and a positive size such as 1G", f.interval, f.unitMiB)
 			}
@@ -75,6 +78,7 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 	fl.StringVar(&f.slurmConf, "slurm-conf", "/etc/slurm/slurm.conf", "slurm.conf, for each node's partitions (empty: the inventory's own)")
 	f.unitMiB = shard.DefaultUnitMiB
 	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
+	addConfig(fl)
 	f.sizes.mib = []int64{10 << 10, 20 << 10, 40 << 10}
 	fl.Var(&f.sizes, "fragmentation-sizes", "request sizes fragmentation is measured against when no shard job pends, each with its unit, as gpumemd's")
 	fl.Var(&f.sizes, "sizes", "as --fragmentation-sizes")

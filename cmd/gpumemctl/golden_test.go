@@ -272,3 +272,33 @@ func TestExitCodeOfErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedConfDefaults: gpumem.conf's ShardUnit and ShardTypes are the defaults of
+// every command that counts or names shards, as gpumemd reads them; a flag wins.
+func TestSharedConfDefaults(t *testing.T) {
+	inv, dir := labInventory(t), t.TempDir()
+	conf := filepath.Join(dir, "gpumem.conf")
+	if err := os.WriteFile(conf, []byte("ShardUnit = 4GiB\nShardTypes = per-gpu\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	weights := func(args ...string) string {
+		t.Helper()
+		out, err := run(t, append([]string{"policy", "--inventory", inv, "--print", "weights"}, args...)...)
+		if err != nil {
+			t.Fatalf("policy %v: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	fromConf, byFlags, builtIn := weights("--config", conf), weights("--shard-unit", "4G", "--shard-types", "per-gpu"), weights()
+	if fromConf != byFlags || fromConf == builtIn {
+		t.Errorf("policy weights: from gpumem.conf %q, by flags %q, built-in %q", fromConf, byFlags, builtIn)
+	}
+	if got := weights("--config", conf, "--shard-unit", "1G", "--shard-types", "none"); got != builtIn {
+		t.Errorf("flags over gpumem.conf: %q, want the built-in %q", got, builtIn)
+	}
+	// advise rounds to whole units: 18G of peak is 20G in 4G shards.
+	out, err := run(t, "advise", "--url", historyAt(t), "--since", "87600h", "--running", "--min-jobs", "1", "--config", conf, "-o", "csv")
+	if err != nil || !strings.Contains(out, ",20g,") {
+		t.Errorf("advise with ShardUnit = 4GiB: %v\n%s", err, out)
+	}
+}

@@ -29,21 +29,17 @@ func newGresCmd() *cobra.Command {
 
 // renderFlags are the flags that shape a rendered gres.conf.
 type renderFlags struct {
-	src        nodeSource
-	shardUnit  string
-	shardTypes string
-	conf       string
-	devPrefix  string
-	noCores    bool
-	slurm      string
+	src       nodeSource
+	shards    shardFlags
+	devPrefix string
+	noCores   bool
+	slurm     string
 }
 
 func (r *renderFlags) add(cmd *cobra.Command) {
 	r.src.addFlags(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&r.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB); default: gpumem.conf's ShardUnit")
-	fs.StringVar(&r.shardTypes, "shard-types", "none", "none, or per-gpu for a shard Type per GPU; default: gpumem.conf's ShardTypes")
-	fs.StringVar(&r.conf, "config", confDefault(), "gpumem.conf whose ShardUnit and ShardTypes are the defaults, as gpumemd reads them (missing: built-in defaults)")
+	r.shards.add(fs)
 	fs.StringVar(&r.devPrefix, "dev-prefix", "/dev", "directory holding the nvidia device files named in File=")
 	fs.BoolVar(&r.noCores, "no-cores", false, "leave out Cores= (CPU affinity)")
 	fs.StringVar(&r.slurm, "slurm-version", "auto", "Slurm release the file is for (22.05.8, 24.11, ...); auto asks slurmd -V, current when slurmd is not installed")
@@ -54,23 +50,9 @@ func (r *renderFlags) add(cmd *cobra.Command) {
 func (r *renderFlags) load(cmd *cobra.Command) (gresconf.Options, inventory.Cluster, error) {
 	// gpumem.conf's values are the defaults, so that what gpumemctl renders is what
 	// gpumemd writes on the same node; flags given on the command line win.
-	conf, err := config.Load(r.conf)
+	unit, types, err := r.shards.settings(cmd)
 	if err != nil {
-		return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--config %s: %w", r.conf, err)
-	}
-	unit, types := conf.ShardUnitMiB, conf.ShardTypes == config.ShardTypesPerGPU
-	if cmd.Flags().Changed("shard-unit") {
-		if unit, err = config.ParseSizeMiB(r.shardUnit); err != nil {
-			return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--shard-unit: %w", err)
-		}
-	}
-	if cmd.Flags().Changed("shard-types") {
-		switch r.shardTypes {
-		case "none", "per-gpu":
-			types = r.shardTypes == "per-gpu"
-		default:
-			return gresconf.Options{}, inventory.Cluster{}, fmt.Errorf("--shard-types %q: want none or per-gpu", r.shardTypes)
-		}
+		return gresconf.Options{}, inventory.Cluster{}, err
 	}
 	rel, err := gresconf.ResolveRelease(r.slurm)
 	if err != nil {

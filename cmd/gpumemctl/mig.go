@@ -31,7 +31,7 @@ func newMigCmd() *cobra.Command {
 		Use:   "mig",
 		Short: "Plan MIG layouts from demand and apply them through NVML",
 	}
-	cmd.PersistentFlags().String("config", config.DefaultPath, "gpumem.conf, whose [mig] section gives the defaults of --keep-whole, --desired, --journal and --idle-timeout")
+	cmd.PersistentFlags().String("config", confDefault(), "gpumem.conf, whose [mig] section gives the defaults of --keep-whole, --desired, --journal and --idle-timeout, and ShardUnit that of --shard-unit")
 	cmd.AddCommand(newMigPlanCmd(), newMigApplyCmd(), newMigStatusCmd())
 	return cmd
 }
@@ -86,6 +86,9 @@ The plan and its explanation print; with --out, one desired-layout file per node
 					f.keepWhole = c.KeepWhole
 				}
 			}); err != nil {
+				return err
+			}
+			if err := confShardUnit(cmd, &f.unitMiB); err != nil {
 				return err
 			}
 			if f.inventory == "" {

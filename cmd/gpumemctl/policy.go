@@ -15,11 +15,10 @@ import (
 func init() { subcommands = append(subcommands, newPolicyCmd) }
 
 type policyFlags struct {
-	src        nodeSource
-	shardUnit  string
-	shardTypes string
-	quotas     []string
-	print      string
+	src    nodeSource
+	shards shardFlags
+	quotas []string
+	print  string
 }
 
 func newPolicyCmd() *cobra.Command {
@@ -52,8 +51,7 @@ slices, MIG instances and whole GPUs alike. See docs/policy.md.
 func (f *policyFlags) addFlags(cmd *cobra.Command) {
 	f.src.addFlags(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&f.shardUnit, "shard-unit", "1G", "GPU memory one shard stands for, as gpumem.conf's ShardUnit")
-	fs.StringVar(&f.shardTypes, "shard-types", "none", "gpumem.conf's ShardTypes: none or per-gpu (whole GPUs then carry per-GPU types)")
+	f.shards.add(fs)
 }
 
 // defaultInventory is where gpumemd writes the nodes' inventory (gpumem.conf's
@@ -67,7 +65,7 @@ func (f *policyFlags) equivalents(cmd *cobra.Command) (map[string]float64, error
 	if f.src.inventory == "" && !cmd.Flags().Changed(nvmlsrc.FlagName) {
 		f.src.inventory = defaultInventory
 	}
-	opt, err := f.options()
+	opt, err := f.options(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -86,25 +84,14 @@ func (f *policyFlags) equivalents(cmd *cobra.Command) (map[string]float64, error
 	return eq, nil
 }
 
-// options reads --shard-unit and --shard-types.
-func (f *policyFlags) options() (policy.Options, error) {
-	unit, err := config.ParseSizeMiB(f.shardUnit)
-	if err != nil {
-		return policy.Options{}, fmt.Errorf("--shard-unit: %w", err)
-	}
-	opt := policy.Options{ShardUnitMiB: unit}
-	switch f.shardTypes {
-	case "none":
-	case "per-gpu":
-		opt.ShardTypes = true
-	default:
-		return opt, fmt.Errorf("--shard-types %q: want none or per-gpu", f.shardTypes)
-	}
-	return opt, nil
+// options reads --shard-unit and --shard-types, whose defaults are gpumem.conf's.
+func (f *policyFlags) options(cmd *cobra.Command) (policy.Options, error) {
+	unit, perGPU, err := f.shards.settings(cmd)
+	return policy.Options{ShardUnitMiB: unit, ShardTypes: perGPU}, err
 }
 
 func (f *policyFlags) run(cmd *cobra.Command) error {
-	opt, err := f.options()
+	opt, err := f.options(cmd)
 	if err != nil {
 		return err
 	}

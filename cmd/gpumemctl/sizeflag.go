@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/gpumem/gpumem/internal/config"
@@ -39,7 +40,7 @@ func (sizeMiB) Type() string { return "size" }
 // --shard-unit-mib (a bare number of MiB) as its deprecated alias, so scripts that use
 // it keep working while they move.
 func addShardUnit(fs *pflag.FlagSet, mib *int64, usage string) {
-	fs.Var(sizeMiB{mib}, "shard-unit", usage+" (1G, 512M, 2GiB)")
+	fs.Var(sizeMiB{mib}, "shard-unit", usage+" (1G, 512M, 2GiB; default: gpumem.conf's ShardUnit)")
 	fs.Int64Var(mib, "shard-unit-mib", *mib, usage+", in MiB")
 	_ = fs.MarkDeprecated("shard-unit-mib", "use --shard-unit with a unit, such as --shard-unit 1G")
 }
@@ -83,4 +84,72 @@ func (s *sizeList) shards(unitMiB int64) []int64 {
 		out = append(out, shard.For(m, unitMiB))
 	}
 	return out
+}
+
+// addConfig registers --config, the gpumem.conf whose shared keys are the defaults of
+// the flags that name them (--shard-unit, --shard-types), as gpumemd reads them.
+func addConfig(fs *pflag.FlagSet) {
+	fs.String("config", confDefault(), "gpumem.conf, whose ShardUnit and ShardTypes are the defaults of --shard-unit and --shard-types, as gpumemd reads them (missing: built-in defaults)")
+}
+
+// sharedConf is the gpumem.conf that cmd's --config names (else $GPUMEM_CONF or the
+// default path): its shared keys are the defaults of flags the command line leaves out.
+func sharedConf(cmd *cobra.Command) (config.Config, error) {
+	path := confDefault()
+	if f := cmd.Flags().Lookup("config"); f != nil {
+		path = f.Value.String()
+	}
+	c, err := config.Load(path)
+	if err != nil {
+		return c, fmt.Errorf("--config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// confShardUnit sets *mib to gpumem.conf's ShardUnit unless --shard-unit was given, so
+// gpumemctl counts shards with the unit gpumemd and the plugins use.
+func confShardUnit(cmd *cobra.Command, mib *int64) error {
+	if cmd.Flags().Changed("shard-unit") || cmd.Flags().Changed("shard-unit-mib") {
+		return nil
+	}
+	c, err := sharedConf(cmd)
+	if err != nil {
+		return err
+	}
+	*mib = c.ShardUnitMiB
+	return nil
+}
+
+// shardFlags are --shard-unit, --shard-types and --config where a command renders or
+// values GRES: gpumem.conf's ShardUnit and ShardTypes, with the flags given on top, so
+// that gpumemctl names and counts shards as gpumemd writes them on the same cluster.
+type shardFlags struct{ unit, types string }
+
+func (s *shardFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&s.unit, "shard-unit", "1G", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB); default: gpumem.conf's ShardUnit")
+	fs.StringVar(&s.types, "shard-types", "none", "none, or per-gpu for a shard Type per GPU (whole GPUs then carry per-GPU types too); default: gpumem.conf's ShardTypes")
+	addConfig(fs)
+}
+
+// settings are the shard unit in MiB and whether shards are typed per GPU.
+func (s *shardFlags) settings(cmd *cobra.Command) (int64, bool, error) {
+	conf, err := sharedConf(cmd)
+	if err != nil {
+		return 0, false, err
+	}
+	unit, perGPU := conf.ShardUnitMiB, conf.ShardTypes == config.ShardTypesPerGPU
+	if cmd.Flags().Changed("shard-unit") {
+		if unit, err = config.ParseSizeMiB(s.unit); err != nil {
+			return 0, false, fmt.Errorf("--shard-unit: %w", err)
+		}
+	}
+	if cmd.Flags().Changed("shard-types") {
+		switch s.types {
+		case "none", "per-gpu":
+			perGPU = s.types == "per-gpu"
+		default:
+			return 0, false, fmt.Errorf("--shard-types %q: want none or per-gpu", s.types)
+		}
+	}
+	return unit, perGPU, nil
 }

@@ -58,6 +58,9 @@ never holds a job longer than that.`,
 			if f.interval <= 0 {
 				return fmt.Errorf("--interval %s; want a positive duration such as 5s", f.interval)
 			}
+			if err := confShardUnit(cmd, &f.unitMiB); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			for {
@@ -84,6 +87,7 @@ never holds a job longer than that.`,
 	fl.Var(&f.sizes, "sizes", "target job sizes with their units (5G,10G,20G), a size repeated for weight (default: the running and pending jobs')")
 	f.unitMiB = shard.DefaultUnitMiB
 	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
+	addConfig(fl)
 	c.Flags().Uint32Var(&f.base, "base-weight", 1, "weight of the first node of the ranking; the next get one more each")
 	c.Flags().DurationVar(&f.interval, "interval", 5*time.Second, "time between two rankings")
 	c.Flags().BoolVar(&f.once, "once", false, "rank and set weights once, then exit")
@@ -185,6 +189,9 @@ where none of --sizes fits when nothing is pending: memory no job of those sizes
 until something ends. -o json carries "version": 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := confShardUnit(cmd, &f.unitMiB); err != nil {
+				return err
+			}
 			c, err := f.controller(cmd.OutOrStdout())
 			if err != nil {
 				return err
