@@ -37,7 +37,9 @@ trap 'rm -rf "$work"' EXIT
 
 # Man pages (gpumemctl's section 1, gpumemd's section 8) and completions come from the
 # binaries' own command trees, so they say what -h says. Compressed without a
-# timestamp, so the same source gives the same package.
+# timestamp, so the same source gives the same package; without $GPUMEM_CONF, which
+# would put a lab's path in the pages as --config's default.
+unset GPUMEM_CONF
 mkdir -p "$work/gen/man" "$work/gen/completions"
 "$bin/gpumemctl" man "$work/gen/man"
 "$bin/gpumemd" man "$work/gen/man"

@@ -2,7 +2,6 @@ package shim
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/plugin"
@@ -30,9 +29,4 @@ func Open(tag string, sink Sink, usable bool, missing string) (p *plugin.Plugin)
 }
 
 // confPath lets a test lab point Slurm at its own file without touching /etc.
-func confPath() string {
-	if p := os.Getenv("GPUMEM_CONF"); p != "" {
-		return p
-	}
-	return config.DefaultPath
-}
+func confPath() string { return config.Path() }

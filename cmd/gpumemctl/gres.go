@@ -316,9 +316,4 @@ line (with its CPUs, Sockets, RealMemory); --value prints the value alone.`,
 
 // confDefault is the gpumem.conf the plugins and gpumemd read: $GPUMEM_CONF, else
 // /etc/slurm/gpumem.conf.
-func confDefault() string {
-	if p := os.Getenv("GPUMEM_CONF"); p != "" {
-		return p
-	}
-	return config.DefaultPath
-}
+func confDefault() string { return config.Path() }

@@ -92,7 +92,7 @@ func newFlags(o *options, out io.Writer) *pflag.FlagSet {
 // set makes gpumemd's help and manual page.
 func addFlags(fs *pflag.FlagSet, o *options) {
 	c := &o.Gpumemd
-	fs.StringVar(&o.ConfPath, "config", config.DefaultPath, "gpumem.conf; gpumemd reads its [gpumemd] and [mig] sections and the shared ShardUnit and SlurmConf")
+	fs.StringVar(&o.ConfPath, "config", config.Path(), "gpumem.conf ($"+config.PathEnv+" names another); gpumemd reads its [gpumemd] and [mig] sections and the shared ShardUnit and SlurmConf")
 	// Not nvmlsrc.AddFlag: its default would overwrite the file's NVML key.
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.Once, "once", false, "discover the GPUs once, write gres.conf and/or the inventory (--write-gres, --write-inventory), and exit; serves, measures and enforces nothing")

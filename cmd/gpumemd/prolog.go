@@ -17,7 +17,7 @@ import (
 // A TaskProlog that fails fails the task, so anything unexpected prints nothing and
 // only explains itself on stderr.
 func taskProlog(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	path := config.DefaultPath
+	path := config.Path()
 	if len(args) == 2 && args[0] == "--config" {
 		path = args[1]
 	} else if len(args) != 0 {

@@ -10,6 +10,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,19 @@ import (
 
 // DefaultPath is where Slurm's own configuration lives on Debian.
 const DefaultPath = "/etc/slurm/gpumem.conf"
+
+// PathEnv names the environment variable that points the plugins, gpumemd and
+// gpumemctl at another gpumem.conf (a test lab's, without touching /etc).
+const PathEnv = "GPUMEM_CONF"
+
+// Path is the gpumem.conf every gpumem component reads unless told otherwise:
+// $GPUMEM_CONF, else DefaultPath.
+func Path() string {
+	if p := os.Getenv(PathEnv); p != "" {
+		return p
+	}
+	return DefaultPath
+}
 
 // OnError says what the client plugin (cli_filter) does when it cannot decide a gpu:mem
 // request (no inventory, a broken gpumem.conf): Open leaves the options for job_submit to
