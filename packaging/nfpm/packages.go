@@ -174,6 +174,8 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 		file(filepath.Join(in.bin, "gpumemctl"), "/usr/bin/gpumemctl", 0o755),
 		file(filepath.Join(in.top, "packaging/systemd/gpumemctl-steer.service"), l.unitDir+"/gpumemctl-steer.service", 0o644),
 		config(filepath.Join(in.top, "packaging/examples/gpumemctl-steer.default"), l.envDir+"/gpumemctl-steer"),
+		file(filepath.Join(in.top, "packaging/systemd/gpumemctl-pull.service"), l.unitDir+"/gpumemctl-pull.service", 0o644),
+		config(filepath.Join(in.top, "packaging/examples/gpumemctl-pull.default"), l.envDir+"/gpumemctl-pull"),
 		file(filepath.Join(in.gen, "completions/gpumemctl.bash"), "/usr/share/bash-completion/completions/gpumemctl", 0o644),
 		file(filepath.Join(in.gen, "completions/gpumemctl.zsh"), l.zshDir+"/_gpumemctl", 0o644),
 		file(filepath.Join(in.gen, "completions/gpumemctl.fish"), "/usr/share/fish/vendor_completions.d/gpumemctl.fish", 0o644),
@@ -193,7 +195,9 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 		Description: "gpumem admin CLI for Slurm clusters with shared GPUs\n" +
 			"Generates gres.conf and node Gres= lines, plans and applies MIG layouts, shows\n" +
 			"GPU inventory and per-job GPU memory use, simulates placement policies and\n" +
-			"steers shard jobs (the gpumemctl-steer service, installed stopped).",
+			"steers shard jobs (the gpumemctl-steer service, installed stopped) and, on a\n" +
+			"configless cluster, pulls the GPU nodes' inventories to the controller (the\n" +
+			"gpumemctl-pull service, installed stopped).",
 		Overridables: nfpm.Overridables{
 			Recommends: []string{"slurm-client"}, Conflicts: []string{"gpumem"}, Replaces: []string{"gpumem"},
 			Contents: append(c, in.docFiles("gpumemctl")...), Scripts: in.scripts("gpumemctl"),
