@@ -40,6 +40,16 @@ cl_clear_etc() {
 	done
 }
 
+# cl_node_keys gives the nodes and clients what configless Slurm never sends: the key
+# auth/slurm signs with (24.11 and later; 22.05 uses munge's), in the machine's
+# /etc/slurm as on any node, marked as the lab's so that a later lab may replace it.
+cl_node_keys() {
+	[ -s "$ROOT$CONF/slurm.key" ] || return 0
+	install -d "$ROOT$ETC_SLURM"
+	install -m 0600 "$ROOT$CONF/slurm.key" "$ROOT$ETC_SLURM/slurm.key"
+	echo "Slurm auth key written by gpumem's test/lab/lab.sh (LAB_SLURM=$REL, configless)" >"$ROOT$ETC_SLURM/$MARK"
+}
+
 # cl_gpumemd_up starts each node's gpumemd, which writes only the node's inventory (in its
 # own folder: there is no shared one) and serves it on the node's address.
 cl_gpumemd_up() {

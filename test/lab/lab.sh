@@ -343,6 +343,7 @@ cmd_up() {
 	start_munge
 	acct_start
 	if cl_on; then
+		cl_node_keys
 		cl_gpumemd_up
 		cl_pull
 	fi
