@@ -3,14 +3,14 @@
 # accounting database. On by default; LAB_ACCOUNTING=0 runs the lab without it.
 #
 # Safe beside a machine's own database and Slurm: the lab runs its own mariadbd (the
-# host's binary, for both releases) on a datadir, socket and port of its own, bound to
+# host's binary, for every release) on a datadir, socket and port of its own, bound to
 # 127.0.0.1, copied afresh from a template at every `up`; it never reads /etc/mysql and
 # never connects to another server. slurmdbd is the release's own (the chroot's for
-# 24.11), on a lab port. Both write pid files under $LAB/run, so `down` stops them with
+# 24.11 and 26.05), on a lab port. Both write pid files under $LAB/run, so `down` stops them with
 # the other daemons it started, and only those.
 ACCOUNTING=${LAB_ACCOUNTING:-1}
 # Beside each release's slurmctld port: 6806 and 6819 for 22.05 (5806 and 5819 in its
-# chroot), 8806 and 8819 for 24.11.
+# chroot), 8806 and 8819 for 24.11, 9806 and 9819 for 26.05.
 DB_PORT=$((CTLD_PORT - 11)) DBD_PORT=$((CTLD_PORT + 2))
 DB_NAME=gpumem_lab_${REL/./}
 DB_USER=gpumemlab
