@@ -39,7 +39,12 @@ policy places or drops each task. Prints the unallocated GPU share at the end, m
 seeds (lower is better), beside the published figures where the trace folder has them.
 
 The trace folder is --data, else $` + trace.DirEnv + `, else ../shared/data/alibaba-gpu-v2023
-beside the repository. --workload takes files or the trace's workload names (default,
+beside the repository. gpumem does not ship the trace (its owner grants research use,
+not redistribution); get ` + trace.Source + `.
+A small synthetic sample in the repository (node list and "default" workload only; its
+figures are not the published ones) runs with
+  --data ` + trace.SampleRel + ` --workload default
+--workload takes files or the trace's workload names (default,
 gpushare40, multigpu20, ...); by default the nine of the published comparison.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd.OutOrStdout(), &f) },

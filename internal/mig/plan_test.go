@@ -2,7 +2,6 @@ package mig
 
 import (
 	"math/rand"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,16 +92,14 @@ func TestParseDemand(t *testing.T) {
 }
 
 // TestPlanFromTrace plans 8 A100-80GB GPUs for the shared-GPU pods of the Alibaba trace:
-// each pod's share of an 80 GiB GPU is the size it asks.
+// each pod's share of an 80 GiB GPU is the size it asks (the repository's synthetic
+// sample's pods when the trace is not here).
 func TestPlanFromTrace(t *testing.T) {
-	dir, err := trace.FindDir()
+	dir, _, err := trace.TestData()
 	if err != nil {
-		t.Skipf("trace absent, trace-derived plan not tested: %v", err)
+		t.Fatal(err)
 	}
 	pods, err := trace.LoadPods(dir + "/" + trace.WorkloadFile("default"))
-	if os.IsNotExist(err) {
-		t.Skipf("trace workload absent: %v", err)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 // BenchmarkReplay is one run of the default workload, seed 42, per policy: the target
 // is well under a second each.
 func BenchmarkReplay(b *testing.B) {
-	dir, nodes := sharedTrace(b)
+	dir, _, nodes := testTrace(b)
 	w := workload(b, dir, "default")
 	pn := trace.PlacementNodes(nodes)
 	capacity := int64(trace.TotalGPUs(nodes)) * trace.MilliPerGPU

@@ -2,21 +2,20 @@ package sim
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/gpumem/gpumem/internal/placement"
-	"github.com/gpumem/gpumem/internal/trace"
 )
 
+// TestAgainstReferenceSequence compares our FGD, decision by decision, with the published
+// simulator's run on the full trace; on the sample (no published run) with FGD under
+// another tie order, which must likewise rank every reference node among its best and
+// land within a point of it.
 func TestAgainstReferenceSequence(t *testing.T) {
-	dir, nodes := sharedTrace(t)
-	seq, err := trace.LoadSequence(filepath.Join(dir, trace.SequenceFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, full, nodes := testTrace(t)
 	target := NewTarget(workload(t, dir, "default").Pods, 0.95)
 	shapes := target.Shapes
+	seq := sequence(t, dir, full, nodes, shapes)
 	a, err := Compare(nodes, seq, "06-FGD", placement.NewFGD(shapes, 42), placement.NewFGD(shapes, 42), placement.NewFGD(shapes, 42).Scores)
 	if err != nil {
 		t.Fatal(err)
@@ -46,14 +45,12 @@ func TestAgainstReferenceSequence(t *testing.T) {
 
 // The published FGD breaks its score ties in one fixed order of the nodes: given that
 // order (recovered from its own decisions), our FGD must make its decisions, both with
-// the state forced to follow the reference and running freely.
+// the state forced to follow the reference and running freely. On the sample the
+// reference is FGD with a tie order of its own, which TieOrder must recover the same way.
 func TestReferenceTiesFollowOneOrder(t *testing.T) {
-	dir, nodes := sharedTrace(t)
-	seq, err := trace.LoadSequence(filepath.Join(dir, trace.SequenceFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, full, nodes := testTrace(t)
 	shapes := NewTarget(workload(t, dir, "default").Pods, 0.95).Shapes
+	seq := sequence(t, dir, full, nodes, shapes)
 	rank, conflicts, err := TieOrder(nodes, seq, "06-FGD", placement.NewFGD(shapes, 0).Scores)
 	if err != nil {
 		t.Fatal(err)

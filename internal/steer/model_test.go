@@ -65,9 +65,12 @@ func replay(t *testing.T, s *placement.State, sizes []int64, pick func(s *placem
 // weights), Slurm steered by each policy, and the policy placing directly. Best fit on
 // single-GPU nodes is steered exactly: it must match the direct run job for job.
 func TestSteeringModelOnTheTrace(t *testing.T) {
-	dir, err := trace.FindDir()
+	dir, full, err := trace.TestData()
 	if err != nil {
-		t.Skipf("Alibaba trace not available (%v)", err)
+		t.Fatal(err)
+	}
+	if !full {
+		t.Logf("the Alibaba trace is not here: the shares come from the repository's synthetic sample")
 	}
 	pods, err := trace.LoadPods(filepath.Join(dir, trace.WorkloadFile("default")))
 	if err != nil {

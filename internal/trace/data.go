@@ -12,8 +12,10 @@ import (
 // DirEnv names the environment variable that points at the trace folder.
 const DirEnv = "GPUMEM_TRACE_DIR"
 
-// Source is where the trace comes from, for the messages that say it is missing.
-const Source = "Alibaba's cluster-trace-gpu-v2023 (github.com/alibaba/clusterdata, folder cluster-trace-gpu-v2023)"
+// Source is where the trace comes from, for the messages that say it is missing. The
+// repository does not ship it: its owner invites research and study use but grants no
+// redistribution, so tests fall back to a synthetic sample (SampleRel).
+const Source = "Alibaba's cluster-trace-gpu-v2023 (the csv folder of https://github.com/alibaba/clusterdata/tree/master/cluster-trace-gpu-v2023)"
 
 // File names inside the trace folder.
 const (
@@ -46,20 +48,58 @@ func FindDir() (string, error) {
 		}
 		return d, nil
 	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	d := filepath.Join(root, sharedDataRel)
+	if _, err := os.Stat(filepath.Join(d, NodesFile)); err != nil {
+		return "", fmt.Errorf("no trace at %s: get %s and set $%s to the folder holding %s", d, Source, DirEnv, NodesFile)
+	}
+	return d, nil
+}
+
+// SampleRel is the synthetic sample inside the repository (written by
+// go run ./internal/trace/samplegen): a node list and a "default" workload in the trace's
+// columns, invented rather than copied, since the trace's owner grants use but not
+// redistribution. It has no reference sequence and no published curves.
+const SampleRel = "internal/trace/testdata/sample"
+
+// TestData is what tests replay: the full trace when FindDir finds it (full is true),
+// else the repository's synthetic sample, so that a clean clone runs every test that
+// needs data. Tests that compare with the published figures need full; the rest check
+// on the sample invariants that hold on any workload.
+func TestData() (dir string, full bool, err error) {
+	d, err := FindDir()
+	if err == nil {
+		return d, true, nil
+	}
+	if os.Getenv(DirEnv) != "" {
+		return "", false, err // a wrong folder named on purpose is an error, not a fallback
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", false, err
+	}
+	d = filepath.Join(root, SampleRel)
+	if _, err := os.Stat(filepath.Join(d, NodesFile)); err != nil {
+		return "", false, fmt.Errorf("neither the trace nor the repository's sample (%s): %w", SampleRel, err)
+	}
+	return d, false, nil
+}
+
+// moduleRoot is the folder of the go.mod above the working directory.
+func moduleRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			d := filepath.Join(dir, sharedDataRel)
-			if _, err := os.Stat(filepath.Join(d, NodesFile)); err != nil {
-				return "", fmt.Errorf("no trace at %s: get %s and set $%s to the folder holding %s", d, Source, DirEnv, NodesFile)
-			}
-			return d, nil
+			return dir, nil
 		}
 		if filepath.Dir(dir) == dir {
-			return "", errors.New("no go.mod above the working directory to find the trace from; get " + Source + " and set $" + DirEnv)
+			return "", errors.New("no trace: get " + Source + " and set $" + DirEnv + " to that folder")
 		}
 	}
 }

@@ -129,3 +129,26 @@ func TestFindDirHonoursEnv(t *testing.T) {
 		t.Fatalf("FindDir = %q, %v; want %q", got, err, dir)
 	}
 }
+
+// TestTestData: a folder named on purpose is never swapped for the sample, and without
+// one the tests get the trace or the repository's sample, both readable.
+func TestTestData(t *testing.T) {
+	t.Setenv(DirEnv, t.TempDir())
+	if _, _, err := TestData(); err == nil || !strings.Contains(err.Error(), DirEnv) {
+		t.Fatalf("TestData with a wrong $%s = %v, want its error", DirEnv, err)
+	}
+	t.Setenv(DirEnv, "")
+	dir, full, err := TestData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !full && !strings.HasSuffix(filepath.ToSlash(dir), SampleRel) {
+		t.Errorf("TestData = %s, not the full trace and not the sample", dir)
+	}
+	if _, err := LoadNodes(filepath.Join(dir, NodesFile)); err != nil {
+		t.Error(err)
+	}
+	if _, err := LoadPods(filepath.Join(dir, WorkloadFile("default"))); err != nil {
+		t.Error(err)
+	}
+}
