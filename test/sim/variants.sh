@@ -15,7 +15,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TRACE=${GPUMEM_TRACE_DIR:-$REPO/../shared/data/alibaba-gpu-v2023}
 OUT=${1:?usage: variants.sh OUTDIR}
-[ -r "$TRACE/openb_pod_list_default.csv" ] || { echo "variants: no trace at $TRACE; set GPUMEM_TRACE_DIR" >&2; exit 1; }
+[ -r "$TRACE/openb_pod_list_default.csv" ] || { echo "variants: no trace at $TRACE; get https://github.com/alibaba/clusterdata/tree/master/cluster-trace-gpu-v2023 (its csv folder) and set GPUMEM_TRACE_DIR to it" >&2; exit 1; }
 mkdir -p "$OUT"
 
 # Columns: name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,...

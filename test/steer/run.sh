@@ -49,7 +49,7 @@ die() {
 	exit 1
 }
 
-[ -r "$PODS" ] || die "no trace at $PODS; set GPUMEM_TRACE_DIR"
+[ -r "$PODS" ] || die "no trace at $PODS; get https://github.com/alibaba/clusterdata/tree/master/cluster-trace-gpu-v2023 (its csv folder) and set GPUMEM_TRACE_DIR to it"
 lab scontrol ping >/dev/null 2>&1 || die "the $LAB_SLURM lab is down: LAB_SLURM=$LAB_SLURM test/lab/lab.sh up"
 case $STEER in
 weights) steer_args=() ;;
