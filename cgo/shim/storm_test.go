@@ -55,8 +55,8 @@ func TestJobSubmitUnderConcurrentCallsWhileFilesChange(t *testing.T) {
 	}
 	put(snap, snapshot(10))
 	conf := filepath.Join(dir, "gpumem.conf")
-	writeFile(t, conf, fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nUsageSnapshot = %s\nShardTypes = per-gpu\nPinPolicy = best-fit\nReloadInterval = 0\nLogLevel = error\n",
-		inv, filepath.Join(dir, "slurm.conf"), snap))
+	writeFile(t, conf, fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nUsageSnapshot = %s\nShardTypes = per-gpu\nPinPolicy = best-fit\nReloadInterval = 0\nLogLevel = error\nRefusalCounts = %s\n",
+		inv, filepath.Join(dir, "slurm.conf"), snap, filepath.Join(dir, "refusals.json")))
 
 	cmd := exec.Command(bin, filepath.Join(dir, "job_submit_gpumem.so"), "16", "10")
 	cmd.Env = append(os.Environ(), "GPUMEM_CONF="+conf)

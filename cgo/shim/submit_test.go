@@ -134,7 +134,7 @@ func newHarness(t *testing.T, name, conf string) *harness {
 	writeFile(t, h.inv, `{"nodes": [{"name": "n1", "partitions": ["gpu"], "gpus": [
  {"index": 0, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559}]}]}`)
 	writeFile(t, filepath.Join(dir, "slurm.conf"), "PartitionName=gpu Nodes=n1 Default=YES\n")
-	writeFile(t, h.conf, "InventoryPath = "+h.inv+"\nSlurmConf = "+filepath.Join(dir, "slurm.conf")+"\n"+conf)
+	writeFile(t, h.conf, "InventoryPath = "+h.inv+"\nSlurmConf = "+filepath.Join(dir, "slurm.conf")+"\nRefusalCounts = "+filepath.Join(dir, "refusals.json")+"\n"+conf)
 	return h
 }
 

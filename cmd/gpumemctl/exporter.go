@@ -21,6 +21,7 @@ import (
 	"github.com/gpumem/gpumem/internal/clusterview"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/metrics"
+	"github.com/gpumem/gpumem/internal/refused"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmconf"
@@ -31,6 +32,7 @@ func init() { subcommands = append(subcommands, newExporterCmd) }
 type exporterFlags struct {
 	listen, inventory, webConfig string
 	slurmConf                    string
+	refusals                     string
 	unitMiB                      int64
 	sizes                        sizeList
 	interval                     time.Duration
@@ -51,6 +53,7 @@ Every --interval it reads the running jobs (scontrol -d show job), the pending o
   gpumem_cluster_free_memory_bytes, gpumem_cluster_stranded_memory_bytes,
   gpumem_cluster_fragmentation_ratio, gpumem_cluster_fragmentation_blocked_jobs
   gpumem_partition_memory_total_bytes{partition}, gpumem_partition_memory_allocated_bytes{partition}
+  gpumem_refused_jobs_total{reason}, from job_submit's counts file (--refusal-counts)
 
 Sizes are classes: the request rounded up to a power of two GiB. A scrape reads the
 last view and never waits on Slurm. See docs/monitoring.md.`,
@@ -58,6 +61,13 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := confShardUnit(cmd, &f.unitMiB); err != nil {
 				return err
+			}
+			if !cmd.Flags().Changed("refusal-counts") {
+				conf, err := sharedConf(cmd)
+				if err != nil {
+					return err
+				}
+				f.refusals = conf.RefusalCounts
 			}
 			if f.interval <= 0 || f.unitMiB <= 0 {
 				return fmt.Errorf("--interval %s, --shard-unit %dM: want a positive duration such as 30s and a positive size such as 1G", f.interval, f.unitMiB)
@@ -83,6 +93,7 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 	fl.Var(&f.sizes, "fragmentation-sizes", "request sizes fragmentation is measured against when no shard job pends, each with its unit, as gpumemd's")
 	fl.Var(&f.sizes, "sizes", "as --fragmentation-sizes")
 	_ = fl.MarkDeprecated("sizes", "use --fragmentation-sizes with units, such as --fragmentation-sizes 10G,20G,40G")
+	fl.StringVar(&f.refusals, "refusal-counts", "", "job_submit's refusal counts file, none for no refusal series (default: gpumem.conf's RefusalCounts)")
 	fl.DurationVar(&f.interval, "interval", 30*time.Second, "time between two readings of Slurm")
 	fl.StringVar(&f.webConfig, "web.config.file", "", "Prometheus exporter-toolkit web config for TLS and basic auth")
 	return c
@@ -112,6 +123,7 @@ func runExporter(ctx context.Context, f exporterFlags, log *slog.Logger) error {
 	log.Info("gpumemctl exporter started", "listen", ln.Addr().String(), "interval", f.interval)
 	r := &clusterReader{f: f, reader: slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")}, squeue: slurmRunner("squeue")}
 	for {
+		r.readRefusals(e, log)
 		if source, err := r.read(ctx, e); err != nil {
 			e.Fail(source)
 			log.Error("cluster view", "source", source, "err", err)
@@ -134,6 +146,33 @@ type clusterReader struct {
 	f      exporterFlags
 	reader slurmcli.JobReader
 	squeue slurmcli.Runner
+
+	refusalErr string // why the refusal counts could not be read last time, logged once
+}
+
+// readRefusals publishes job_submit's refusal counts, whatever Slurm answers: they come
+// from a file of their own. A file that cannot be read is logged when the reason
+// changes and exported as unreadable; it never fails the reading.
+func (r *clusterReader) readRefusals(e *clusterview.Exporter, log *slog.Logger) {
+	if r.f.refusals == "" || r.f.refusals == "none" {
+		return
+	}
+	s, err := refused.Read(r.f.refusals)
+	why := ""
+	if err != nil {
+		why = err.Error()
+		e.SetRefusals(nil)
+	} else {
+		e.SetRefusals(&s)
+	}
+	if why != r.refusalErr {
+		if why != "" {
+			log.Warn("no gpumem_refused_jobs_total: job_submit's refusal counts cannot be read (is job_submit/gpumem loaded, and RefusalCounts the same in this gpumem.conf?)", "file", r.f.refusals, "err", why)
+		} else {
+			log.Info("refusal counts read", "file", r.f.refusals)
+		}
+		r.refusalErr = why
+	}
 }
 
 // read publishes a new view, or returns what failed (a clusterview.Sources entry).

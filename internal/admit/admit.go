@@ -6,6 +6,7 @@
 package admit
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -159,7 +160,7 @@ func (a *Admitter) AdmitWith(j Job, use *Usage) (Decision, error) {
 	cands, routed := a.candidates(j, q.mib)
 	t, err := a.choose(&q, &sh, cands, use)
 	if err != nil {
-		return Decision{}, err
+		return Decision{}, noFit{err}
 	}
 	d := Decision{Job: j, Changed: true, Kind: t.kind, GRES: t.gres, MiB: q.mib, GPUs: q.gpus, PerJob: q.perJob,
 		Units: t.units, Model: t.model, Serving: t.parts, Live: t.live}
@@ -170,6 +171,17 @@ func (a *Admitter) AdmitWith(j Job, use *Usage) (Decision, error) {
 	d.Explain = explain(&q, t)
 	return d, nil
 }
+
+// ErrNoFit is what errors.Is finds in a refusal of a request gpumem read but no GPU the
+// job may use can hold; every other refusal is of a request it could not read or
+// accept as written. Monitoring counts the two apart.
+var ErrNoFit = errors.New("no GPU the job may use can hold the request")
+
+// noFit is a refusal by choose: its text, for the user, is the error it wraps.
+type noFit struct{ error }
+
+func (e noFit) Is(target error) bool { return target == ErrNoFit }
+func (e noFit) Unwrap() error        { return e.error }
 
 // explain is the decision's log line, built in one buffer: it is made for every job.
 func explain(q *ask, t target) string {

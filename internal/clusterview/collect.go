@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gpumem/gpumem/internal/refused"
 )
 
 const ns = "gpumem"
@@ -24,6 +26,10 @@ type Exporter struct {
 	collectors        map[string]collector
 	success, duration *prometheus.Desc
 	lastUpdate, errs  *prometheus.Desc
+
+	// refusals are job_submit's counts file as last read; nil when it could not be.
+	refusals                         *refused.State
+	refusedJobs, refusedOK, refSince *prometheus.Desc
 }
 
 // NewExporter builds the exporter with every collector and no view yet.
@@ -45,6 +51,12 @@ func NewExporter() *Exporter {
 			"When the cluster view was last read from Slurm and the inventory successfully.", nil, nil),
 		errs: prometheus.NewDesc(ns+"_cluster_update_errors_total",
 			"Failed readings of the cluster view, by what failed (slurm, inventory, compute).", []string{"source"}, nil),
+		refusedJobs: prometheus.NewDesc(ns+"_refused_jobs_total",
+			"GPU-memory jobs job_submit refused since slurmctld loaded it, by reason class (invalid_request, no_fit, gpumem_unavailable).", []string{"reason"}, nil),
+		refusedOK: prometheus.NewDesc(ns+"_cluster_refusal_counts_readable",
+			"Whether job_submit's refusal counts file (gpumem.conf RefusalCounts) was read at the last reading (1) or not (0: no gpumem_refused_jobs_total; the exporter's log says why).", nil, nil),
+		refSince: prometheus.NewDesc(ns+"_refused_jobs_since_timestamp_seconds",
+			"When job_submit started counting refusals (slurmctld's start or reconfigure): the counters restart from zero then.", nil, nil),
 	}
 }
 
@@ -55,6 +67,14 @@ var Sources = []string{"slurm", "inventory", "compute"}
 func (e *Exporter) Set(v *View, at time.Time) {
 	e.mu.Lock()
 	e.view, e.updated = v, at
+	e.mu.Unlock()
+}
+
+// SetRefusals publishes job_submit's refusal counts as last read; nil when the file
+// could not be read, which leaves no refusal series rather than failing the scrape.
+func (e *Exporter) SetRefusals(s *refused.State) {
+	e.mu.Lock()
+	e.refusals = s
 	e.mu.Unlock()
 }
 
@@ -71,6 +91,9 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 	ch <- e.duration
 	ch <- e.lastUpdate
 	ch <- e.errs
+	ch <- e.refusedJobs
+	ch <- e.refusedOK
+	ch <- e.refSince
 	for _, c := range e.collectors {
 		c.describe(ch)
 	}
@@ -79,7 +102,7 @@ func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.RLock()
-	v, at := e.view, e.updated
+	v, at, ref := e.view, e.updated, e.refusals
 	errs := make(map[string]uint64, len(e.errors))
 	for k, n := range e.errors {
 		errs[k] = n
@@ -87,6 +110,13 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	e.mu.RUnlock()
 	for _, s := range Sources {
 		ch <- prometheus.MustNewConstMetric(e.errs, prometheus.CounterValue, float64(errs[s]), s)
+	}
+	gauge(ch, e.refusedOK, map[bool]float64{true: 1}[ref != nil])
+	if ref != nil {
+		for _, r := range refused.Names() {
+			ch <- prometheus.MustNewConstMetric(e.refusedJobs, prometheus.CounterValue, float64(ref.Refused[r]), r)
+		}
+		gauge(ch, e.refSince, float64(ref.Since.UnixNano())/1e9)
 	}
 	if v != nil {
 		ch <- prometheus.MustNewConstMetric(e.lastUpdate, prometheus.GaugeValue, float64(at.UnixNano())/1e9)
@@ -155,7 +185,7 @@ func (c *wait) collect(v *View, ch chan<- prometheus.Metric) error {
 }
 
 // reason: why pending jobs wait, as Slurm says. A job job_submit refused never
-// enters the queue: those refusals are in slurmctld's log, not here.
+// enters the queue: those are gpumem_refused_jobs_total, from job_submit's own counts.
 type reason struct{ jobs *prometheus.Desc }
 
 func newReason() *reason {

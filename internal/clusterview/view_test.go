@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/refused"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmjob"
 )
@@ -129,5 +130,52 @@ gpumem_cluster_update_errors_total{source="slurm"} 1
 	}
 	if n := testutil.CollectAndCount(e, "gpumem_cluster_free_memory_bytes"); n != 0 {
 		t.Errorf("%d free-memory series before any view, want none", n)
+	}
+}
+
+// job_submit's counts file, read and decoded, becomes counters by reason class; a file
+// that cannot be read leaves no refusal series and a 0 that says so.
+func TestRefusalCounts(t *testing.T) {
+	e := NewExporter()
+	e.SetRefusals(nil)
+	if n := testutil.CollectAndCount(e, "gpumem_refused_jobs_total"); n != 0 {
+		t.Errorf("%d refusal series without a counts file; want none", n)
+	}
+	unread := `
+# HELP gpumem_cluster_refusal_counts_readable Whether job_submit's refusal counts file (gpumem.conf RefusalCounts) was read at the last reading (1) or not (0: no gpumem_refused_jobs_total; the exporter's log says why).
+# TYPE gpumem_cluster_refusal_counts_readable gauge
+gpumem_cluster_refusal_counts_readable 0
+`
+	if err := testutil.CollectAndCompare(e, strings.NewReader(unread), "gpumem_cluster_refusal_counts_readable"); err != nil {
+		t.Error(err)
+	}
+	s, err := refused.Decode([]byte(`{"version": 1, "since": "2026-12-01T04:00:00Z", "written": "2026-12-01T04:05:00Z",
+		"refused": {"no_fit": 3, "invalid_request": 1, "someone's text": 7}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.SetRefusals(&s)
+	if problems, err := testutil.CollectAndLint(e); err != nil || len(problems) != 0 {
+		t.Fatalf("lint: %v %+v", err, problems)
+	}
+	want := `
+# HELP gpumem_refused_jobs_total GPU-memory jobs job_submit refused since slurmctld loaded it, by reason class (invalid_request, no_fit, gpumem_unavailable).
+# TYPE gpumem_refused_jobs_total counter
+gpumem_refused_jobs_total{reason="gpumem_unavailable"} 0
+gpumem_refused_jobs_total{reason="invalid_request"} 1
+gpumem_refused_jobs_total{reason="no_fit"} 3
+# HELP gpumem_refused_jobs_since_timestamp_seconds When job_submit started counting refusals (slurmctld's start or reconfigure): the counters restart from zero then.
+# TYPE gpumem_refused_jobs_since_timestamp_seconds gauge
+gpumem_refused_jobs_since_timestamp_seconds 1.7960976e+09
+# HELP gpumem_cluster_refusal_counts_readable Whether job_submit's refusal counts file (gpumem.conf RefusalCounts) was read at the last reading (1) or not (0: no gpumem_refused_jobs_total; the exporter's log says why).
+# TYPE gpumem_cluster_refusal_counts_readable gauge
+gpumem_cluster_refusal_counts_readable 1
+`
+	if err := testutil.CollectAndCompare(e, strings.NewReader(want), "gpumem_refused_jobs_total",
+		"gpumem_refused_jobs_since_timestamp_seconds", "gpumem_cluster_refusal_counts_readable"); err != nil {
+		t.Error(err)
+	}
+	if _, err := refused.Decode([]byte(`{"version": 2, "refused": {}}`)); err == nil || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("a version 2 file: %v; want it refused by version", err)
 	}
 }

@@ -79,6 +79,7 @@ type Config struct {
 	PinPolicy      string        // the placement policy that picks a pinned shard job's GPU
 	UsageSnapshot  string        // running and pinned shards per GPU, written by gpumemctl steer
 	UsageMaxAge    time.Duration // an older snapshot is not trusted: jobs are then not pinned
+	RefusalCounts  string        // where job_submit writes its refusal counts for gpumemctl exporter; "none": nowhere
 }
 
 // ShardTypes says whether gres.conf gives each shared GPU's shards a Type of their own.
@@ -107,6 +108,7 @@ func Default() Config {
 		PinPolicy:      "gpumem",
 		UsageSnapshot:  "/var/lib/gpumem/usage.json",
 		UsageMaxAge:    30 * time.Second,
+		RefusalCounts:  "/var/lib/gpumem/refusals.json",
 	}
 }
 
@@ -136,6 +138,7 @@ var setters = map[string]func(*Config, string) error{
 	"shardtypes":     func(c *Config, v string) error { return assign(&c.ShardTypes, v, parseShardTypes) },
 	"pinpolicy":      func(c *Config, v string) error { return assign(&c.PinPolicy, v, parsePolicy) },
 	"usagesnapshot":  func(c *Config, v string) error { return assign(&c.UsageSnapshot, v, parsePath) },
+	"refusalcounts":  func(c *Config, v string) error { return assign(&c.RefusalCounts, v, parsePathOrNone) },
 	"usagemaxage":    func(c *Config, v string) error { return assign(&c.UsageMaxAge, v, parseMaxAge) },
 }
 
@@ -149,7 +152,7 @@ func assign[T any](dst *T, v string, parse func(string) (T, error)) error {
 }
 
 func knownKeys() string {
-	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools, TargetSizes, ShardTypes, PinPolicy, UsageSnapshot, UsageMaxAge"
+	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools, TargetSizes, ShardTypes, PinPolicy, UsageSnapshot, UsageMaxAge, RefusalCounts"
 }
 
 func parsePolicy(v string) (string, error) {
@@ -177,6 +180,17 @@ func parseBool(v string) (bool, error) {
 func parsePath(v string) (string, error) {
 	if !strings.HasPrefix(v, "/") {
 		return "", errors.New("want an absolute path")
+	}
+	return v, nil
+}
+
+// parsePathOrNone is parsePath, or "none" (any case) for a file not written at all.
+func parsePathOrNone(v string) (string, error) {
+	if strings.EqualFold(v, "none") {
+		return "none", nil
+	}
+	if _, err := parsePath(v); err != nil {
+		return "", errors.New("want an absolute path, or none")
 	}
 	return v, nil
 }

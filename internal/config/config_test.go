@@ -27,7 +27,7 @@ Listen = :9400
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second, nil, nil, ShardTypesNone, "gpumem", "/var/lib/gpumem/usage.json", 30 * time.Second}
+	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second, nil, nil, ShardTypesNone, "gpumem", "/var/lib/gpumem/usage.json", 30 * time.Second, "/var/lib/gpumem/refusals.json"}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
@@ -197,5 +197,20 @@ func TestParseSizeMiBWantsAUnit(t *testing.T) {
 		if got, err := ParseSizeMiB(bad); err == nil || !strings.Contains(err.Error(), "20g") {
 			t.Errorf("ParseSizeMiB(%q) = %d, %v; want a refusal naming what is accepted", bad, got, err)
 		}
+	}
+}
+
+func TestRefusalCounts(t *testing.T) {
+	for in, want := range map[string]string{
+		"RefusalCounts = /run/gpumem/refusals.json": "/run/gpumem/refusals.json",
+		"refusalcounts = None":                      "none",
+	} {
+		if c, err := Parse([]byte(in + "\n")); err != nil || c.RefusalCounts != want {
+			t.Errorf("%s: got %q, %v; want %q", in, c.RefusalCounts, err, want)
+		}
+	}
+	c, err := Parse([]byte("RefusalCounts = refusals.json\n"))
+	if err == nil || !strings.Contains(err.Error(), "want an absolute path, or none") || c.RefusalCounts != Default().RefusalCounts {
+		t.Errorf("relative path: got %q, %v; want an error and the default kept", c.RefusalCounts, err)
 	}
 }

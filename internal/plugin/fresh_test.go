@@ -8,8 +8,8 @@ import (
 )
 
 // TestVerdictFreshUntilTheNextInventoryLook: a verdict from the core may be reused until
-// the source would look at the inventory again, and never past it; errors, and a log
-// level that wants a line per job, are decided again every time.
+// the source would look at the inventory again, and never past it; errors, refusals (each
+// is counted), and a log level that wants a line per job, are decided again every time.
 func TestVerdictFreshUntilTheNextInventoryLook(t *testing.T) {
 	h := newHarness(t, "ReloadInterval = 10s\nLogLevel = info\n")
 	p := h.plugin() // the inventory is looked at now
@@ -18,8 +18,8 @@ func TestVerdictFreshUntilTheNextInventoryLook(t *testing.T) {
 		t.Errorf("rewrite right after a look: Fresh %v; want 10s", v.Fresh)
 	}
 	h.clock = h.clock.Add(4 * time.Second)
-	if v := p.tickSubmit(Fields{PerNode: "gres:gpu:mem:abc"}); v.Refusal == "" || v.Fresh != 6*time.Second {
-		t.Errorf("refusal 4s later: %+v; want a refusal fresh for 6s", v)
+	if v := p.tickSubmit(Fields{PerNode: "gres:gpu:mem:abc"}); v.Refusal == "" || v.Fresh != 0 {
+		t.Errorf("refusal 4s later: %+v; want a refusal never reused (each refused submission is counted)", v)
 	}
 	h.admit = func(j admit.Job) (admit.Decision, error) { return admit.Decision{Job: j}, nil }
 	if v := p.tickSubmit(job); v.Fresh != 6*time.Second {

@@ -15,7 +15,7 @@ import "github.com/gpumem/gpumem/internal/admit"
 // is logged for the administrator.
 func (p *Plugin) Modify(in Fields, cur *Fields, keep bool) Verdict {
 	if cur == nil {
-		return p.Submit(in)
+		return p.submit(in) // a change, not a submission: not counted as a refused job
 	}
 	job := *cur
 	gres := false

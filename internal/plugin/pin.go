@@ -16,6 +16,7 @@ import (
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/refused"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmconf"
 	"github.com/gpumem/gpumem/internal/steer"
@@ -346,9 +347,11 @@ func shardTypes(slurmConf string) (map[string]map[string]bool, error) {
 // SubmitPinned is Submit for job_submit: a job that ends as N untyped shards on one
 // GPU is then pinned to the GPU PinPolicy chooses, when gpumem.conf says ShardTypes =
 // per-gpu. Its verdict is never reused (Fresh 0): it depends on what runs now.
-func (p *Plugin) SubmitPinned(f Fields) (v Verdict) {
+func (p *Plugin) SubmitPinned(f Fields) Verdict { return p.counted(p.submitPinned(f)) }
+
+func (p *Plugin) submitPinned(f Fields) (v Verdict) {
 	if r := ScriptRepeats(f.Script); r != "" {
-		return Verdict{Fields: f, Refusal: r}
+		return Verdict{Fields: f, Refusal: r, why: refused.Invalid}
 	}
 	st := p.current(true)
 	v = f.verdict()

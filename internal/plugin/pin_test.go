@@ -214,7 +214,7 @@ func TestUnknownPinPolicyDisablesPinning(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		conf := filepath.Join(dir, "gpumem.conf")
-		if err := os.WriteFile(conf, []byte("ShardTypes = per-gpu\nPinPolicy = "+name+"\nInventoryPath = "+dir+"/none\n"), 0o644); err != nil {
+		if err := os.WriteFile(conf, []byte("ShardTypes = per-gpu\nPinPolicy = "+name+"\nInventoryPath = "+dir+"/none\nRefusalCounts = "+dir+"/refusals.json\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		sink := &logSink{}

@@ -5,6 +5,7 @@
 package plugin
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/gpumem/gpumem/internal/admit"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/refused"
 )
 
 // Fields are the job_desc fields gpumem reads, as Slurm holds them. Partition is a
@@ -72,10 +74,12 @@ type Verdict struct {
 	Fields  Fields // the fields to write back where they differ from the job's
 	Refusal string // non-empty: refuse the job with this message
 	// Fresh is how long the same verdict stays right for the same fields: until the
-	// inventory is next looked at. Zero means decide again every time (an error, or a
-	// log level that wants a line per job). The job_submit shim keeps verdicts this long
+	// inventory is next looked at. Zero means decide again every time (an error, a
+	// refusal, which is counted each time, or a log level that wants a line per job). The job_submit shim keeps verdicts this long
 	// so that a burst of alike jobs does not enter the Go runtime for each one.
 	Fresh time.Duration
+
+	why refused.Class // with a Refusal: its class, for the refusal counts
 }
 
 // Plugin is one loaded plugin: it lives from Slurm's init() to fini(). Every method is
@@ -95,6 +99,12 @@ type Plugin struct {
 	pins   pinner
 
 	stop, done chan struct{} // the loader's
+
+	// refused counts job_submit's refusals on the submit path (an atomic add); the
+	// loader writes them to RefusalCounts (see writeRefused) from started on.
+	refused refused.Counter
+	started time.Time
+	written refusedWrite // the loader's only
 
 	// het is, in a client, where the components of the heterogeneous job being decided
 	// run so far: each takes nodes of its own (see admit.Job.HetSiblings).
@@ -132,7 +142,7 @@ func NewClient(confPath, tag string, sink Sink, newCore NewCore) *Plugin {
 
 // newPlugin makes a plugin with an empty state: nothing read yet.
 func newPlugin(confPath, tag string, sink Sink, newCore NewCore, now func() time.Time, client bool) *Plugin {
-	p := &Plugin{confPath: confPath, client: client, newCore: newCore, now: now,
+	p := &Plugin{confPath: confPath, client: client, newCore: newCore, now: now, started: now(),
 		log: &logger{sink: sink, tag: tag, client: client}}
 	p.log.setLevel(config.LevelInfo)
 	p.st.Store(&state{cfg: config.Default()})
@@ -155,9 +165,23 @@ func (p *Plugin) current(full bool) *state {
 
 // Submit decides one job (job_submit, job_modify, or a cli_filter submission). It never
 // panics and never blocks on a file: it reads the published state only.
-func (p *Plugin) Submit(f Fields) Verdict {
+func (p *Plugin) Submit(f Fields) Verdict { return p.counted(p.submit(f)) }
+
+// counted counts v when it refuses a job in job_submit. A refusal is then never reused
+// by the shim (Fresh 0), so that each refused submission comes here and is counted:
+// refusals are few, and the memo is for bursts of alike jobs that pass.
+func (p *Plugin) counted(v Verdict) Verdict {
+	if v.Refusal != "" && !p.client {
+		p.refused.Add(v.why)
+		v.Fresh = 0
+	}
+	return v
+}
+
+// submit is Submit without counting a refusal (job_modify's use).
+func (p *Plugin) submit(f Fields) Verdict {
 	if r := ScriptRepeats(f.Script); r != "" {
-		return Verdict{Fields: f, Refusal: r}
+		return Verdict{Fields: f, Refusal: r, why: refused.Invalid}
 	}
 	if !AsksMem(f) {
 		return Verdict{Fields: f}
@@ -197,7 +221,11 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 	}
 	if err != nil {
 		p.log.verbosef("refused %+v: %v", f, err)
-		return Verdict{Fields: f, Refusal: err.Error(), Fresh: fresh}, nil
+		why := refused.Invalid
+		if errors.Is(err, admit.ErrNoFit) {
+			why = refused.NoFit
+		}
+		return Verdict{Fields: f, Refusal: err.Error(), Fresh: fresh, why: why}, nil
 	}
 	if !d.Changed {
 		return Verdict{Fields: f, Fresh: fresh}, nil
@@ -228,10 +256,10 @@ func (p *Plugin) failed(st *state, f Fields, err error) Verdict {
 			p.log.debugf("%v; leaving the request to slurmctld (OnError=open)", err)
 			return Verdict{Fields: f}
 		}
-		return Verdict{Fields: f, Refusal: refusal}
+		return Verdict{Fields: f, Refusal: refusal, why: refused.Unavailable}
 	}
 	p.log.errorf("%v; refusing the gpu:mem job, the user is told to try again", err)
-	return Verdict{Fields: f, Refusal: refusal}
+	return Verdict{Fields: f, Refusal: refusal, why: refused.Unavailable}
 }
 
 // AsksMem is the one rule for "does this job ask for GPU memory": a GRES field that

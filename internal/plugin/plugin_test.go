@@ -64,7 +64,7 @@ func newHarness(t *testing.T, conf string) *harness {
 	h.inv = filepath.Join(h.dir, "inventory.json")
 	h.writeInventory(1)
 	h.write("slurm.conf", "NodeName=n1 CPUs=4\nPartitionName=debug Nodes=n1\nPartitionName=gpu Nodes=n1 Default=YES # the GPUs\n")
-	h.write("gpumem.conf", fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nLogLevel = debug\n%s", h.inv, filepath.Join(h.dir, "slurm.conf"), conf))
+	h.write("gpumem.conf", fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nRefusalCounts = %s\nLogLevel = debug\n%s", h.inv, filepath.Join(h.dir, "slurm.conf"), filepath.Join(h.dir, "refusals.json"), conf))
 	return h
 }
 

@@ -94,8 +94,8 @@ func TestConcurrentSubmitsWhileFilesChange(t *testing.T) {
 	snap := filepath.Join(dir, "usage.json")
 	conf := filepath.Join(dir, "gpumem.conf")
 	confBody := func(policy, level string) []byte {
-		return []byte(fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nUsageSnapshot = %s\nShardTypes = per-gpu\nPinPolicy = %s\nLogLevel = %s\nReloadInterval = 0\n",
-			invDir, filepath.Join(dir, "slurm.conf"), snap, policy, level))
+		return []byte(fmt.Sprintf("InventoryPath = %s\nSlurmConf = %s\nUsageSnapshot = %s\nShardTypes = per-gpu\nPinPolicy = %s\nLogLevel = %s\nReloadInterval = 0\nRefusalCounts = %s\n",
+			invDir, filepath.Join(dir, "slurm.conf"), snap, policy, level, filepath.Join(dir, "refusals.json")))
 	}
 	writeSnap := func(shards int64) {
 		b, err := steer.Snapshot{Taken: time.Now(), GPUs: []steer.GPUUse{{Node: "n0", GPU: 0, Shards: shards}}}.Encode()

@@ -27,7 +27,7 @@ func realPlugin(tb testing.TB, sink *logSink) *Plugin {
 	files := map[string]string{
 		"inventory.json": inv,
 		"slurm.conf":     "PartitionName=gpu Nodes=n[1-3] Default=YES\nPartitionName=train Nodes=n1\n",
-		"gpumem.conf":    "InventoryPath = " + filepath.Join(dir, "inventory.json") + "\nSlurmConf = " + filepath.Join(dir, "slurm.conf") + "\nReloadInterval = 1h\n",
+		"gpumem.conf":    "InventoryPath = " + filepath.Join(dir, "inventory.json") + "\nSlurmConf = " + filepath.Join(dir, "slurm.conf") + "\nReloadInterval = 1h\nRefusalCounts = " + filepath.Join(dir, "refusals.json") + "\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {

@@ -97,6 +97,7 @@ func (p *Plugin) safeReload() {
 		}
 	}()
 	p.reload()
+	p.writeRefused()
 }
 
 // Close stops the loader (Slurm's fini). A loader stuck in a hung filesystem is left

@@ -82,7 +82,8 @@ func (p labProm) query(t *testing.T, q string) []map[string]string {
 // TestMonitoringOnPrometheus: the lab's Prometheus scrapes gpumemd on n1, n2 and n3 and
 // gpumemctl exporter while n3 runs a job over its slice, two jobs asking 8 GiB and
 // using 2 and 3, and a sleep job holding 4 GiB with no GPU process, a held gpu:mem job
-// pends, and XID 79 drains n2. Every dashboard panel query and every recording rule
+// pends, two gpu:mem jobs sent past cli_filter are refused by job_submit (counted in
+// gpumem_refused_jobs_total), and XID 79 drains n2. Every dashboard panel query and every recording rule
 // returns series; the over-use, idle, drain and XID alerts fire. Then, with IdlePolicy
 // requeue, the idle job is warned through Slurm and requeued with the reason in its
 // AdminComment while the busy jobs beside it run on; and gpumemctl advise on n3's
@@ -123,7 +124,9 @@ func TestMonitoringOnPrometheus(t *testing.T) {
 	for _, n := range []string{"n1", "n2"} {
 		prom.scrape(t, "gpumemd", n, strings.TrimPrefix(sidecars[n].base, "http://"))
 	}
-	prom.scrape(t, "cluster", "ctl", startExporter(t))
+	exporter := startExporter(t)
+	prom.scrape(t, "cluster", "ctl", exporter)
+	refusedJobs(t, prom, exporter)
 	sidecars[drained].gpus(t)[0]["xids"] = []any{map[string]any{"xid": 79}}
 	sidecars[drained].write(t)
 
@@ -291,7 +294,8 @@ func startExporter(t *testing.T) string {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	logf, _ := os.Create(filepath.Join(dir, "exporter.log"))
 	cmd := exec.Command(bin, "exporter", "--listen", addr, "--interval", "1s", "--shard-unit", "1G",
-		"--inventory", hostPath("/etc/slurm/gpumem.d"), "--slurm-conf", hostPath("/etc/slurm/slurm.conf"))
+		"--inventory", hostPath("/etc/slurm/gpumem.d"), "--slurm-conf", hostPath("/etc/slurm/slurm.conf"),
+		"--refusal-counts", hostPath("/var/lib/gpumem-lab/"+release+"/refusals.json"))
 	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -311,4 +315,37 @@ func startExporter(t *testing.T) string {
 		t.Fatalf("gpumemctl exporter has no cluster view within 10s:\n%s\n%s", b, grepLines(m, "gpumem_cluster"))
 	}
 	return addr
+}
+
+// refusedJobs sends two gpu:mem jobs straight to slurmctld (libslurm, past cli_filter)
+// that job_submit refuses, one too big for any GPU and one with no readable size, and
+// waits for Prometheus to see each class's counter go up by one.
+func refusedJobs(t *testing.T, prom labProm, exporter string) {
+	t.Helper()
+	before := map[string]float64{}
+	if !eventually(10*time.Second, func() bool {
+		m, err := get("http://" + exporter + "/metrics")
+		for _, r := range []string{"no_fit", "invalid_request"} {
+			v := regexp.MustCompile(`(?m)^gpumem_refused_jobs_total\{reason="` + r + `"\} (\S+)$`).FindStringSubmatch(m)
+			if err != nil || v == nil {
+				return false
+			}
+			before[r], _ = strconv.ParseFloat(v[1], 64)
+		}
+		return true
+	}) {
+		m, _ := get("http://" + exporter + "/metrics")
+		t.Fatalf("no gpumem_refused_jobs_total from the exporter:\n%s", grepLines(m, "refus"))
+	}
+	res := slurm(t, time.Minute, tresPrefix()+"gpu:mem:900g\n"+tresPrefix()+"gpu:mem:lots\n", submitterPath(t), "--lines")
+	if strings.Count(res.out, "refused") != 2 {
+		t.Fatalf("submitter: %q; want both jobs refused by job_submit", res.out)
+	}
+	for r, was := range before {
+		q := fmt.Sprintf(`gpumem_refused_jobs_total{reason=%q} >= %g`, r, was+1)
+		if !eventually(30*time.Second, func() bool { return len(prom.query(t, q)) == 1 }) {
+			t.Errorf("Prometheus never saw %s: %v", q, prom.query(t, `gpumem_refused_jobs_total`))
+		}
+	}
+	t.Logf("refused jobs before: %v; after: %v", before, prom.query(t, `gpumem_refused_jobs_total`))
 }

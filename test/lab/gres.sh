@@ -88,5 +88,6 @@ gpumem_conf() {
 		ShardTypes = $SHARD_TYPES
 		PinPolicy = ${LAB_PIN_POLICY:-gpumem}
 		UsageSnapshot = $LAB/usage.json
+		RefusalCounts = $LAB/refusals.json
 	CONF
 }
