@@ -98,8 +98,8 @@ func TestRandomShapes(t *testing.T) {
 	reqs := randomShapes(rand.New(rand.NewSource(seed)), n)
 	var mu sync.Mutex
 	accepted := map[string]shapeReq{}
-	refused := 0
-	why := map[string]int{} // refusals by who refused: gpumem's reason, or Slurm's
+	// Refusals by who refused: gpumem (its messages start with "gpumem") or Slurm.
+	byGpumem, bySlurm := map[string]int{}, map[string]int{}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
 	for _, q := range reqs {
@@ -112,8 +112,11 @@ func TestRandomShapes(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			if r.code != 0 {
-				refused++
-				why[refusalKind(r.err)]++
+				if refusedByGpumem(r.err) {
+					byGpumem[refusalKind(r.err)]++
+				} else {
+					bySlurm[refusalKind(r.err)]++
+				}
 				if strings.Contains(r.err, "internal error") || strings.Contains(r.err, "tres_per") {
 					t.Errorf("sbatch %s: %s", strings.Join(q.args(), " "), r.err)
 				}
@@ -131,11 +134,23 @@ func TestRandomShapes(t *testing.T) {
 		}(q)
 	}
 	wg.Wait()
-	t.Logf("%d accepted, %d refused at submit: %v", len(accepted), refused, why)
+	t.Logf("%d accepted, %d refused by gpumem at submit %v, %d refused by Slurm %v",
+		len(accepted), total(byGpumem), byGpumem, total(bySlurm), bySlurm)
+	// The jobs with a step: each must end COMPLETED with exit 0:0. Slurm forgets a job
+	// MinJobAge after it ends, so their ends are read while the queue drains, and what
+	// ended between two looks is read from accounting afterwards.
+	stepJobs := map[string]bool{}
+	for id, q := range accepted {
+		if q.step > 0 {
+			stepJobs[id] = true
+		}
+	}
+	ended := map[string]jobEnd{}
 	// Every accepted job must run. A queue that stops moving with nothing running holds
 	// jobs that can never start.
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
+		recordEnds(t, stepJobs, ended)
 		out := strings.TrimSpace(ok(t, "squeue", "-h", "-o", "%i %T %r"))
 		if out == "" {
 			break
@@ -148,6 +163,7 @@ func TestRandomShapes(t *testing.T) {
 			again := out
 			for stall := time.Now().Add(40 * time.Second); again == out && time.Now().Before(stall); {
 				time.Sleep(3 * time.Second)
+				recordEnds(t, stepJobs, ended)
 				again = strings.TrimSpace(ok(t, "squeue", "-h", "-o", "%i %T %r"))
 			}
 			if again != "" && !strings.Contains(again, "RUNNING") && !strings.Contains(again, "COMPLETING") && again == out {
@@ -165,17 +181,109 @@ func TestRandomShapes(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	// Steps no larger than their job run: the job's exit code says so.
-	for id, q := range accepted {
-		if q.step == 0 || len(q.comps) > 1 {
-			continue
-		}
-		r := slurm(t, 30*time.Second, "", "scontrol", "show", "job", id)
-		if m := fieldRE("ExitCode").FindStringSubmatch(r.out); r.code == 0 && m != nil && m[1] != "0:0" {
-			t.Errorf("job %s (sbatch %s): its step of %dg failed, ExitCode=%s", id, strings.Join(q.args(), " "), q.step, m[1])
+	recordEnds(t, stepJobs, ended)
+	seen := len(ended)
+	accountedEnds(t, stepJobs, ended)
+	// Steps no larger than their job run: the job completes with exit 0:0.
+	for id := range stepJobs {
+		q := accepted[id]
+		e, known := ended[id]
+		switch {
+		case !known:
+			t.Errorf("job %s (sbatch %s): neither slurmctld nor accounting knows how it ended", id, strings.Join(q.args(), " "))
+		case e.state != "COMPLETED" || e.exit != "0:0":
+			t.Errorf("job %s (sbatch %s): its step of %dg failed: state %s, exit code %s", id, strings.Join(q.args(), " "), q.step, e.state, e.exit)
 		}
 	}
+	t.Logf("%d jobs with a step, %d of them COMPLETED 0:0 (%d ends seen in slurmctld, %d read from accounting)",
+		len(stepJobs), completedOK(ended), seen, len(ended)-seen)
 	clean(t)
+}
+
+// jobEnd is how a job ended: its state and exit code, as Slurm prints them.
+type jobEnd struct{ state, exit string }
+
+func total(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func completedOK(ended map[string]jobEnd) int {
+	n := 0
+	for _, e := range ended {
+		if e.state == "COMPLETED" && e.exit == "0:0" {
+			n++
+		}
+	}
+	return n
+}
+
+var (
+	jobIDFieldRE = regexp.MustCompile(`(?:^|\s)JobId=(\d+)\s`)
+	jobStateRE   = regexp.MustCompile(`(?:^|\s)JobState=(\S+)`)
+	exitCodeRE   = regexp.MustCompile(`(?:^|\s)ExitCode=(\S+)`)
+)
+
+// recordEnds notes how each of the wanted jobs that slurmctld still knows has ended.
+func recordEnds(t *testing.T, want map[string]bool, ended map[string]jobEnd) {
+	t.Helper()
+	for _, l := range strings.Split(ok(t, "scontrol", "show", "-o", "job"), "\n") {
+		id, st, ec := jobIDFieldRE.FindStringSubmatch(l), jobStateRE.FindStringSubmatch(l), exitCodeRE.FindStringSubmatch(l)
+		if id == nil || st == nil || ec == nil || !want[id[1]] {
+			continue
+		}
+		switch st[1] {
+		case "PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING":
+			continue
+		}
+		ended[id[1]] = jobEnd{st[1], ec[1]}
+	}
+}
+
+// accountedEnds reads from slurmdbd how the wanted jobs not yet in ended have ended,
+// waiting a little for its records to catch up. A lab without accounting
+// (LAB_ACCOUNTING=0) has only what recordEnds saw.
+func accountedEnds(t *testing.T, want map[string]bool, ended map[string]jobEnd) {
+	t.Helper()
+	if !strings.Contains(ok(t, "scontrol", "show", "config"), "accounting_storage/slurmdbd") {
+		return
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+		var ids []string
+		for id := range want {
+			if _, known := ended[id]; !known {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			return
+		}
+		for _, l := range strings.Split(ok(t, "sacct", "-X", "-n", "-P", "-j", strings.Join(ids, ","), "-o", "JobID,State,ExitCode"), "\n") {
+			f := strings.Split(strings.TrimSpace(l), "|")
+			if len(f) != 3 || !want[f[0]] || f[1] == "PENDING" || f[1] == "RUNNING" {
+				continue
+			}
+			// sacct writes "CANCELLED by 0": the state is the first word.
+			ended[f[0]] = jobEnd{strings.Fields(f[1])[0], f[2]}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
+// refusedByGpumem tells gpumem's refusals from Slurm's: gpumem's message starts with
+// "gpumem" after the command's "sbatch: error: ".
+func refusedByGpumem(stderr string) bool {
+	for _, l := range strings.Split(stderr, "\n") {
+		if m, found := strings.CutPrefix(l, "sbatch: error: "); found && strings.HasPrefix(m, "gpumem") {
+			return true
+		}
+	}
+	return false
 }
 
 // refusalKind names what refused a submission, for the test's summary.
