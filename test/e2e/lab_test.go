@@ -100,6 +100,43 @@ func ok(t testing.TB, args ...string) string {
 // hostPath is where a path inside the lab is on this machine.
 func hostPath(p string) string { return root + p }
 
+// ctldLogMark is how long the lab's slurmctld log is now: ctldLogSince reads what was
+// written after it.
+func ctldLogMark() int64 {
+	if fi, err := os.Stat(ctldLogPath()); err == nil {
+		return fi.Size()
+	}
+	return 0
+}
+
+// ctldLogSince is what slurmctld logged after mark.
+func ctldLogSince(t testing.TB, mark int64) string {
+	t.Helper()
+	b, err := os.ReadFile(ctldLogPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b[min(mark, int64(len(b))):])
+}
+
+// ctldLogWait waits a few seconds for slurmctld to log a line with every one of parts
+// after mark, and returns it ("" if none came).
+func ctldLogWait(t testing.TB, mark int64, parts ...string) string {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		for _, l := range strings.Split(ctldLogSince(t, mark), "\n") {
+			if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(l, p) }) {
+				return l
+			}
+		}
+		if time.Now().After(deadline) {
+			return ""
+		}
+	}
+}
+
+func ctldLogPath() string { return hostPath("/var/lib/gpumem-lab/" + release + "/log/slurmctld.log") }
+
 // ctldConf is where slurmctld's configuration (slurm.conf, gres.conf, gpumem.conf, the
 // inventory) is on this machine: /etc/slurm, or in a configless lab (LAB_CONFIGLESS=1)
 // the controller's own folder, which no node or client reads.

@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -101,15 +103,52 @@ func refusedAtSubmit(t *testing.T, cmd string, args []string, says string) {
 	})
 }
 
+// logRefusals has the plugins log at info, where gpumem logs a job_modify refusal, until
+// the test ends: the lab's gpumem.conf says LogLevel = error. Only 22.05 needs it, where
+// the log is the one place the reason goes.
+func logRefusals(t *testing.T) {
+	t.Helper()
+	if release != "22.05" {
+		return
+	}
+	path := ctldConf("gpumem.conf")
+	was, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := strings.Replace(string(was), "LogLevel = error", "LogLevel = info", 1)
+	if info == string(was) {
+		t.Fatalf("%s has no LogLevel = error line, as the lab writes it", path)
+	}
+	put := func(b []byte) {
+		tmp := filepath.Join(filepath.Dir(path), ".gpumem.conf.e2e")
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put([]byte(info))
+	t.Cleanup(func() { put(was) }) // only how much is logged: no need to wait for it
+	time.Sleep(labReloadInterval + 500*time.Millisecond)
+}
+
 // TestScontrolUpdate: job_modify translates gpu:mem and refuses what cannot fit, for a
 // pending job changed with scontrol.
 func TestScontrolUpdate(t *testing.T) {
 	clean(t)
+	logRefusals(t)
 	id := sbatch(t, "--hold", "--gres=gpu:mem:20g", "--wrap", "true")
+	mark := ctldLogMark()
 	r := slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "TresPerNode="+tresPrefix()+"gpu:mem:500g")
-	// 22.05's job_modify has no err_msg: there the user sees only Slurm's own error.
+	// 22.05's job_modify has no err_msg: there the user sees only Slurm's own error, and
+	// gpumem's reason goes to the slurmctld log.
 	if r.code == 0 || release != "22.05" && !strings.Contains(r.out+r.err, "500") {
 		t.Errorf("scontrol update to gpu:mem:500g: want a refusal naming the size, got %s", r)
+	}
+	if release == "22.05" && ctldLogWait(t, mark, "job_modify refused", "up to gpu:mem:80g per GPU") == "" {
+		t.Errorf("22.05, scontrol update to gpu:mem:500g: no refusal in the slurmctld log:\n%s", ctldLogSince(t, mark))
 	}
 	ok(t, "scontrol", "update", "job="+id, "TresPerNode="+tresPrefix()+"gpu:mem:30g")
 	g := readGres(t)
@@ -127,6 +166,7 @@ func TestScontrolUpdate(t *testing.T) {
 // code's text is read, and gpumem's reason goes to the slurmctld log.
 func TestScontrolUpdateKnowsTheJob(t *testing.T) {
 	clean(t)
+	logRefusals(t)
 	g := readGres(t)
 	p := tresPrefix()
 	id := sbatch(t, "--hold", "-w", "n2", "--gres=gpu:mem:8g", "--wrap", "true")
@@ -137,19 +177,28 @@ func TestScontrolUpdateKnowsTheJob(t *testing.T) {
 	if j := showJob(t, g, id); j.tresPerNode != p+"gpu:3g.20gb:1" {
 		t.Errorf("after update gres=gpu:mem:15g the job held to n2 has %s; want %sgpu:3g.20gb:1", j.tresPerNode, p)
 	}
+	mark := ctldLogMark()
 	r := slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "gres=gpu:mem:30g")
 	if r.code == 0 || release != "22.05" && !strings.Contains(r.out+r.err, "on node n2") {
 		t.Errorf("update gres=gpu:mem:30g of a job held to n2: want a refusal naming n2, got %s", r)
+	}
+	if release == "22.05" && ctldLogWait(t, mark, "job_modify refused", "on node n2") == "" {
+		t.Errorf("22.05, update gres=gpu:mem:30g of a job held to n2: no line naming n2 in the slurmctld log:\n%s", ctldLogSince(t, mark))
 	}
 
 	id = sbatch(t, "--hold", "-C", "mig", "--gres=gpu:mem:8g", "--wrap", "true")
 	if j := showJob(t, g, id); j.tresPerNode != p+"gpu:2g.10gb:1" {
 		t.Fatalf("-C mig gpu:mem:8g became %s; want %sgpu:2g.10gb:1", j.tresPerNode, p)
 	}
+	mark = ctldLogMark()
 	r = slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "partition=inference")
-	want := "which no node it may use in partition inference has"
+	reason := "which no node it may use in partition inference has"
+	want := reason
 	if release == "22.05" {
 		want = "Requested node configuration is not available"
+		if ctldLogWait(t, mark, "job_modify refused", reason) == "" {
+			t.Errorf("22.05, update partition=inference of a MIG job: no line saying %q in the slurmctld log:\n%s", reason, ctldLogSince(t, mark))
+		}
 	}
 	if r.code == 0 || !strings.Contains(r.out+r.err, want) {
 		t.Errorf("update partition=inference of a MIG job: want a refusal saying %q, got %s", want, r)
@@ -161,10 +210,14 @@ func TestScontrolUpdateKnowsTheJob(t *testing.T) {
 
 	// Two GPUs per node only whole GPUs serve: a shard job cannot become that on 22.05.
 	id = sbatch(t, "--hold", "--gres=gpu:mem:20g", "--wrap", "true")
+	mark = ctldLogMark()
 	r = slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "gres=gpu:2,gpu:mem:10g")
 	if release == "22.05" {
 		if r.code == 0 {
 			t.Errorf("22.05, update of a shard job to two GPUs per node was accepted: %s", r)
+		}
+		if ctldLogWait(t, mark, "job_modify refused", "submit it again with --gres=gpu:mem:10g --gpus-per-node=2") == "" {
+			t.Errorf("22.05, update of a shard job to two GPUs per node: no reason in the slurmctld log:\n%s", ctldLogSince(t, mark))
 		}
 	} else if j := showJob(t, g, id); r.code != 0 || !strings.HasPrefix(j.tresPerNode, p+"gpu:") {
 		t.Errorf("update of a shard job to gpu:2,gpu:mem:10g: %s, TresPerNode=%s", r, j.tresPerNode)

@@ -35,11 +35,7 @@ func TestSubmitStorm(t *testing.T) {
 	t.Cleanup(func() { cancelStorm(t, 25*time.Minute) })
 	g := readGres(t)
 	submitter := submitterPath(t)
-	logPath := hostPath("/var/lib/gpumem-lab/" + release + "/log/slurmctld.log")
-	logStart := int64(0)
-	if fi, err := os.Stat(logPath); err == nil {
-		logStart = fi.Size()
-	}
+	logStart := ctldLogMark()
 
 	invDir := hostPath("/etc/slurm/gpumem.d")
 	files, err := filepath.Glob(filepath.Join(invDir, "*.json"))
@@ -115,11 +111,7 @@ func TestSubmitStorm(t *testing.T) {
 	t.Logf("%d jobs from 32 submitters in %v while the inventory and snapshot were rewritten every second", submitted, took.Round(time.Millisecond))
 	alive(t)
 
-	b, err := os.ReadFile(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b[min(logStart, int64(len(b))):]), "\n") {
+	for _, line := range strings.Split(ctldLogSince(t, logStart), "\n") {
 		if l := strings.ToLower(line); strings.Contains(l, "panic") || strings.Contains(l, "internal error") || strings.Contains(l, "fatal error") {
 			t.Errorf("slurmctld log: %s", line)
 		}
