@@ -7,7 +7,7 @@
 # Installs what is missing (test/lab/deps.sh), builds bin/, starts each lab afresh, runs
 # the Go tests in test/e2e (build tag e2e) against it, and leaves each lab as it found
 # it (up or down). 24.11-typed is the 24.11 lab with per-GPU typed shards
-# (LAB_SHARD_TYPES=per-gpu), where only the pinning tests run; 22.05-configless and
+# (LAB_SHARD_TYPES=per-gpu), where the pinning tests and the 20,000-job submit storm run; 22.05-configless and
 # 24.11-configless are those labs as configless clusters (LAB_CONFIGLESS=1), where the
 # submit and configless tests run. `all` runs 22.05, 22.05-configless, 24.11, 24.11-typed,
 # 24.11-configless and 26.05 (Debian forky's Slurm, the newest release the lab knows).
@@ -42,7 +42,7 @@ passed=0 failed=0
 for pass in "${releases[@]}"; do
 	rel=${pass%-*} types=none run=. configless=0
 	case "$pass" in
-	*-typed) types=per-gpu run=Pin ;;
+	*-typed) types=per-gpu run='Pin|Storm' ;;
 	*-configless) configless=1 run='^Test(SrunGpuMemLandsOnGPUWithRoom|SbatchDirectiveAndSteps|SallocAndStep|ConcurrentJobsNeverOvercommit|Configless.*)$' ;; # submit_test.go, configless_test.go
 	esac
 	log=$REPO/test/lab/.state/e2e-$pass.log

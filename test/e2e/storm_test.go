@@ -20,9 +20,9 @@ import (
 // plugin's loader reloads. slurmctld must stay up with no panic or internal error in its
 // log, no accepted job may keep gpu:mem, and the jobs that run (a released sample and a
 // few long ones) never over-allocate a GPU. It takes about a minute on an idle machine
-// (20,000 submissions, then as long again to cancel them) and loads both cores, so
-// test/e2e.sh's typed pass (-run Pin) leaves it out: run it by hand on a typed lab
-// (LAB_SLURM=24.11 LAB_SHARD_TYPES=per-gpu test/lab/lab.sh up) with -run TestSubmitStorm.
+// (20,000 submissions, then as long again to cancel them) and loads both cores; test/e2e.sh
+// runs it in its typed pass (24.11-typed), after the pinning tests. By hand: a typed lab
+// (LAB_SLURM=24.11 LAB_SHARD_TYPES=per-gpu test/lab/lab.sh up) and -run TestSubmitStorm.
 // However it ends, its jobs are cancelled in bounded batches (cancelStorm), so the lab is
 // left empty for the next test.
 func TestSubmitStorm(t *testing.T) {
