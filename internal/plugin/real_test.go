@@ -35,6 +35,9 @@ func realPlugin(tb testing.TB, sink *logSink) *Plugin {
 		}
 	}
 	p := New(filepath.Join(dir, "gpumem.conf"), "job_submit/gpumem", sink, AdmitCore)
+	// Registered after TempDir, so it runs first: the loader, which writes RefusalCounts
+	// into dir, has stopped before dir is removed.
+	tb.Cleanup(p.Close)
 	if len(sink.errors) > 0 {
 		tb.Fatalf("plugin did not load cleanly: %v", sink.errors)
 	}
