@@ -55,7 +55,8 @@ Every --interval it reads the running jobs (scontrol -d show job), the pending o
   gpumem_partition_memory_total_bytes{partition}, gpumem_partition_memory_allocated_bytes{partition}
   gpumem_refused_jobs_total{reason}, from job_submit's counts file (--refusal-counts)
 
-Sizes are classes: the request rounded up to a power of two GiB. A scrape reads the
+Sizes are classes: the request per node rounded up to a power of two GiB; MIG and
+whole-GPU jobs count at their GiB equivalents (as gpumemctl policy bills them). A scrape reads the
 last view and never waits on Slurm. See docs/monitoring.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -121,7 +122,7 @@ func runExporter(ctx context.Context, f exporterFlags, log *slog.Logger) error {
 		served <- err
 	}()
 	log.Info("gpumemctl exporter started", "listen", ln.Addr().String(), "interval", f.interval)
-	r := &clusterReader{f: f, reader: slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")}, squeue: slurmRunner("squeue")}
+	r := &clusterReader{f: f, reader: slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")}, squeue: slurmRunner("squeue"), log: log}
 	for {
 		r.readRefusals(e, log)
 		if source, err := r.read(ctx, e); err != nil {
@@ -148,6 +149,8 @@ type clusterReader struct {
 	squeue slurmcli.Runner
 
 	refusalErr string // why the refusal counts could not be read last time, logged once
+	gpuErr     string // why typed-GPU demand could not be valued last time, logged once
+	log        *slog.Logger
 }
 
 // readRefusals publishes job_submit's refusal counts, whatever Slurm answers: they come
@@ -206,6 +209,21 @@ func (r *clusterReader) read(ctx context.Context, e *clusterview.Exporter) (stri
 	if in.Pending, err = slurmcli.ParsePending(queue, time.Local); err != nil {
 		return "slurm", err
 	}
+	typed, err := slurmcli.ParsePendingGRES(queue, time.Local)
+	if err != nil {
+		return "slurm", err
+	}
+	// MIG and whole-GPU jobs join the demand at their GiB equivalents; an inventory the
+	// accounting policy cannot value leaves them out (logged) rather than the whole view.
+	in.GPUPending, err = clusterview.GPUDemands(typed, in.Inventory, r.f.unitMiB)
+	why := ""
+	if err != nil {
+		why = err.Error()
+	}
+	if why != r.gpuErr && why != "" {
+		r.log.Warn("MIG and whole-GPU pending jobs are left out of the demand by size class", "err", why)
+	}
+	r.gpuErr = why
 	// %r is Slurm's reason, one of its own words: no user text.
 	reasons, err := r.squeue.Run(ctx, "-h", "-t", "PD", "-o", "%r")
 	if err != nil {

@@ -145,7 +145,7 @@ type demand struct{ jobs, bytes *prometheus.Desc }
 
 func newDemand() *demand {
 	return &demand{
-		jobs:  desc("pending_jobs", "Pending jobs asking for GPU memory slices, by size class (the request rounded up to a power of two GiB).", "size"),
+		jobs:  desc("pending_jobs", "Pending GPU-memory jobs (shards, MIG instances, whole GPUs at their GiB equivalent), by size class (the request per node rounded up to a power of two GiB).", "size"),
 		bytes: desc("pending_memory_bytes", "GPU memory the pending jobs ask for, by size class.", "size"),
 	}
 }

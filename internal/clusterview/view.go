@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/policy"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmjob"
 	"github.com/gpumem/gpumem/internal/steer"
@@ -26,9 +27,45 @@ type Input struct {
 	UnitMiB   int64              // GPU memory per shard
 	Running   []slurmcli.Job     // jobs that hold their allocation, with their GPU use
 	Pending   []slurmjob.Pending // pending jobs that ask for shards, in queue order
-	Reasons   map[string]int     // every pending job, by Slurm's reason for its wait
-	Sizes     []int64            // sizes in shards fragmentation is measured against when nothing pends
-	Now       time.Time
+	// GPUPending are pending jobs that ask for MIG instances or whole GPUs instead, with
+	// the GiB equivalent of their request (internal/policy): demand and wait only, since
+	// fragmentation is about shards.
+	GPUPending []GPUDemand
+	Reasons    map[string]int // every pending job, by Slurm's reason for its wait
+	Sizes      []int64        // sizes in shards fragmentation is measured against when nothing pends
+	Now        time.Time
+}
+
+// GPUDemand is a pending job asking for typed GPUs, valued in GPU memory.
+type GPUDemand struct {
+	ID        string
+	Bytes     uint64    // the GiB equivalent of its GRES per node, in bytes
+	Submitted time.Time // zero when not read
+}
+
+// GPUDemands values pending typed-GPU jobs in GPU memory with the GiB equivalents the
+// accounting policy bills (policy.Equivalents: a MIG instance as its profile's size, a
+// whole GPU as all its shards), under either shard-type naming, so gres.conf's names
+// are found whichever gpumem.conf chose. A GRES with no one size (an untyped gpu:2, or a
+// type the inventory does not know) is left out.
+func GPUDemands(jobs []slurmcli.PendingGRES, inv inventory.Cluster, unitMiB int64) ([]GPUDemand, error) {
+	eq := map[string]float64{}
+	for _, typed := range []bool{false, true} {
+		es, err := policy.Equivalents(inv, policy.Options{ShardUnitMiB: unitMiB, ShardTypes: typed})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			eq[e.TRES] = e.GiB
+		}
+	}
+	var out []GPUDemand
+	for _, j := range jobs {
+		if gib := policy.GresGiB(j.TRES, eq); gib > 0 {
+			out = append(out, GPUDemand{ID: j.ID, Bytes: uint64(gib) << 30, Submitted: j.Submitted})
+		}
+	}
+	return out, nil
 }
 
 // Class is the pending demand of one size class: requests rounded up to a power of two
@@ -64,21 +101,10 @@ func Compute(in Input) (*View, error) {
 	unit := uint64(in.UnitMiB) << 20
 	v := &View{Classes: map[string]*Class{}, Reasons: in.Reasons, Partitions: map[string]*Partition{}}
 	for _, p := range in.Pending {
-		b := uint64(p.Shards) * unit
-		name := SizeClass(b)
-		c := v.Classes[name]
-		if c == nil {
-			c = &Class{}
-			v.Classes[name] = c
-		}
-		c.Jobs++
-		c.Bytes += b
-		if !p.Submitted.IsZero() {
-			w := max(0, in.Now.Sub(p.Submitted))
-			c.OldestWait = max(c.OldestWait, w)
-			c.SumWait += w
-			c.WaitCounted++
-		}
+		v.demand(uint64(p.Shards)*unit, p.Submitted, in.Now)
+	}
+	for _, g := range in.GPUPending {
+		v.demand(g.Bytes, g.Submitted, in.Now)
 	}
 	perGPU := func(mib int64) int64 { return mib / in.UnitMiB }
 	cl := steer.NewCluster(in.Inventory, perGPU)
@@ -124,6 +150,24 @@ func Compute(in Input) (*View, error) {
 		}
 	}
 	return v, nil
+}
+
+// demand counts one pending job of b bytes, submitted then, in its size class.
+func (v *View) demand(b uint64, submitted, now time.Time) {
+	name := SizeClass(b)
+	c := v.Classes[name]
+	if c == nil {
+		c = &Class{}
+		v.Classes[name] = c
+	}
+	c.Jobs++
+	c.Bytes += b
+	if !submitted.IsZero() {
+		w := max(0, now.Sub(submitted))
+		c.OldestWait = max(c.OldestWait, w)
+		c.SumWait += w
+		c.WaitCounted++
+	}
 }
 
 func (v *View) partition(name string) *Partition {

@@ -64,7 +64,7 @@ func TestComputeAndExport(t *testing.T) {
 		t.Fatalf("lint: %v %+v", err, problems)
 	}
 	want := `
-# HELP gpumem_cluster_pending_jobs Pending jobs asking for GPU memory slices, by size class (the request rounded up to a power of two GiB).
+# HELP gpumem_cluster_pending_jobs Pending GPU-memory jobs (shards, MIG instances, whole GPUs at their GiB equivalent), by size class (the request per node rounded up to a power of two GiB).
 # TYPE gpumem_cluster_pending_jobs gauge
 gpumem_cluster_pending_jobs{size="32G"} 1
 gpumem_cluster_pending_jobs{size="4G"} 2
@@ -177,5 +177,56 @@ gpumem_cluster_refusal_counts_readable 1
 	}
 	if _, err := refused.Decode([]byte(`{"version": 2, "refused": {}}`)); err == nil || !strings.Contains(err.Error(), "version 2") {
 		t.Errorf("a version 2 file: %v; want it refused by version", err)
+	}
+}
+
+// A MIG request and a whole-GPU request pend beside the shard jobs: valued by the
+// accounting policy's GiB equivalents (a 3g.40gb instance is 40 GiB, an 80 GiB H100 all
+// its 80 one-GiB shards), they join the same size classes; an untyped gpu:1 has no one
+// size and is left out, as is a shard job (ParsePending's).
+func TestMIGAndWholeGPUDemand(t *testing.T) {
+	in := cluster()
+	for i, typ := range []string{"h100", "h100", "l40s"} {
+		in.Inventory.Nodes[i].GPUs[0].Type = typ // as gpumemd writes every GPU
+	}
+	in.Inventory.Nodes = append(in.Inventory.Nodes,
+		inventory.Node{Name: "m", Partitions: []string{"mig"}, GPUs: []inventory.GPU{{Index: 0, Type: "a100", MemoryMiB: 81920, MIG: true,
+			Instances: []inventory.MIGInstance{{Profile: "3g.40gb", MemoryMiB: 40192}, {Profile: "3g.40gb", MemoryMiB: 40192}}}}},
+		inventory.Node{Name: "w", Partitions: []string{"whole"}, GPUs: []inventory.GPU{{Index: 0, Type: "h100", MemoryMiB: 80 << 10, Sharing: inventory.SharingWhole}}})
+	queue := "7|mig|gres/gpu:3g.40gb:1|(null)|1970-01-01T02:45:00\n8|whole|gres/gpu:h100:2|(null)|1970-01-01T02:46:00\n" +
+		"9|whole|gres/gpu:1|(null)|1970-01-01T02:46:00\n10|gpu|gres/shard:20|(null)|1970-01-01T02:46:00\n"
+	jobs, err := slurmcli.ParsePendingGRES(queue, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.GPUPending, err = GPUDemands(jobs, in.Inventory, in.UnitMiB); err != nil {
+		t.Fatal(err)
+	}
+	want := []GPUDemand{{"7", 40 * gib, time.Unix(9900, 0)}, {"8", 160 * gib, time.Unix(9960, 0)}}
+	if len(in.GPUPending) != len(want) {
+		t.Fatalf("GPU demand %+v; want %+v", in.GPUPending, want)
+	}
+	for i, g := range in.GPUPending {
+		if g.ID != want[i].ID || g.Bytes != want[i].Bytes || !g.Submitted.Equal(want[i].Submitted) {
+			t.Errorf("GPU demand %+v; want %+v", g, want[i])
+		}
+	}
+	v, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range map[string]Class{
+		"4G":   {Jobs: 2, Bytes: 7 * gib},
+		"32G":  {Jobs: 1, Bytes: 20 * gib},
+		"64G":  {Jobs: 1, Bytes: 40 * gib, OldestWait: 100 * time.Second},
+		"256G": {Jobs: 1, Bytes: 160 * gib, OldestWait: 40 * time.Second},
+	} {
+		c := v.Classes[name]
+		if c == nil || c.Jobs != w.Jobs || c.Bytes != w.Bytes || w.OldestWait != 0 && c.OldestWait != w.OldestWait {
+			t.Errorf("class %s: %+v; want %d jobs, %d GiB, oldest wait %v", name, c, w.Jobs, w.Bytes/gib, w.OldestWait)
+		}
+	}
+	if v.Blocked != 1 {
+		t.Errorf("blocked %d; want still 1: typed-GPU jobs are not shard fragmentation", v.Blocked)
 	}
 }

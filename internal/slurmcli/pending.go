@@ -46,13 +46,26 @@ func ParsePending(out string, loc *time.Location) ([]Pending, error) {
 			if p.ReqNodes = strings.TrimSpace(f[3]); p.ReqNodes == "(null)" {
 				p.ReqNodes = ""
 			}
-			if p.Submitted, err = time.ParseInLocation("2006-01-02T15:04:05", strings.TrimSpace(f[4]), loc); err != nil {
-				return nil, fmt.Errorf("squeue, job %s: submit time %q; want YYYY-MM-DDTHH:MM:SS", f[0], f[4])
-			}
+		}
+		if p.Submitted, err = submitted(f, loc); err != nil {
+			return nil, err
 		}
 		jobs = append(jobs, p)
 	}
 	return jobs, nil
+}
+
+// submitted is a job's submit time from PendingFormat's fields; zero from the
+// three-field form.
+func submitted(f []string, loc *time.Location) (time.Time, error) {
+	if len(f) != 5 {
+		return time.Time{}, nil
+	}
+	t, err := time.ParseInLocation("2006-01-02T15:04:05", strings.TrimSpace(f[4]), loc)
+	if err != nil {
+		return t, fmt.Errorf("squeue, job %s: submit time %q; want YYYY-MM-DDTHH:MM:SS", f[0], f[4])
+	}
+	return t, nil
 }
 
 // pendingFields splits squeue's PendingFormat output into each job's fields.

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // gpuTypeReqRe is one typed gpu GRES of a pending job's TRES per node: gpu:3g.20gb:2,
@@ -35,6 +36,36 @@ func ParsePendingGPUTypes(out string) ([]PendingGPU, error) {
 			}
 			jobs = append(jobs, PendingGPU{ID: strings.TrimSpace(f[0]), Type: m[1], Count: n})
 		}
+	}
+	return jobs, nil
+}
+
+// PendingGRES is a pending job that asks for typed GPUs (MIG instances or whole GPUs)
+// and no shards: what job_submit made of a gpu:mem request that shards could not serve.
+type PendingGRES struct {
+	ID        string
+	TRES      string    // the TRES per node as squeue prints it, e.g. gres/gpu:3g.20gb:2
+	Submitted time.Time // zero when not read
+}
+
+// ParsePendingGRES reads the same squeue output as ParsePending and returns the jobs
+// that ask for typed GPUs and no shards, so the two lists never hold one job twice.
+func ParsePendingGRES(out string, loc *time.Location) ([]PendingGRES, error) {
+	var jobs []PendingGRES
+	lines, err := pendingFields(out)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range lines {
+		tres := strings.TrimSpace(f[2])
+		if shardReqRe.MatchString(tres) || !gpuTypeReqRe.MatchString(tres) {
+			continue
+		}
+		j := PendingGRES{ID: strings.TrimSpace(f[0]), TRES: tres}
+		if j.Submitted, err = submitted(f, loc); err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
 	}
 	return jobs, nil
 }

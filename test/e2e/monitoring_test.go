@@ -82,7 +82,7 @@ func (p labProm) query(t *testing.T, q string) []map[string]string {
 // TestMonitoringOnPrometheus: the lab's Prometheus scrapes gpumemd on n1, n2 and n3 and
 // gpumemctl exporter while n3 runs a job over its slice, two jobs asking 8 GiB and
 // using 2 and 3, and a sleep job holding 4 GiB with no GPU process, a held gpu:mem job
-// pends, two gpu:mem jobs sent past cli_filter are refused by job_submit (counted in
+// pends, a held MIG job counts in the demand by size class, two gpu:mem jobs sent past cli_filter are refused by job_submit (counted in
 // gpumem_refused_jobs_total), and XID 79 drains n2. Every dashboard panel query and every recording rule
 // returns series; the over-use, idle, drain and XID alerts fire. Then, with IdlePolicy
 // requeue, the idle job is warned through Slurm and requeued with the reason in its
@@ -105,6 +105,9 @@ func TestMonitoringOnPrometheus(t *testing.T) {
 	idle := sbatch(t, "-p", "inference", "--gres=gpu:mem:4g", "-J", "idler", "--output="+outDir+"/%j.out", "--wrap", "sleep 300")
 	waitState(t, idle, "RUNNING")
 	sbatch(t, "--hold", "-p", "inference", "--gres=gpu:mem:8g", "--wrap", "sleep 1")
+	// job_submit makes this gpu:2g.10gb:1 (TestScontrolUpdateKnowsTheJob): demand at
+	// the profile's 10 GiB, size class 16G, which no shard job of this test is in.
+	sbatch(t, "--hold", "-C", "mig", "--gres=gpu:mem:8g", "--wrap", "sleep 1")
 
 	const drained = "n2"
 	t.Cleanup(func() {
@@ -127,6 +130,9 @@ func TestMonitoringOnPrometheus(t *testing.T) {
 	exporter := startExporter(t)
 	prom.scrape(t, "cluster", "ctl", exporter)
 	refusedJobs(t, prom, exporter)
+	if q := `gpumem_cluster_pending_jobs{size="16G"} == 1`; !eventually(30*time.Second, func() bool { return len(prom.query(t, q)) == 1 }) {
+		t.Errorf("the held MIG job is not in the demand: %s is empty; %v", q, prom.query(t, "gpumem_cluster_pending_jobs"))
+	}
 	sidecars[drained].gpus(t)[0]["xids"] = []any{map[string]any{"xid": 79}}
 	sidecars[drained].write(t)
 
