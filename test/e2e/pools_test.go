@@ -19,9 +19,9 @@ const labPools = "Pools = inference:0-22g, train:22g-"
 // slurmctld's gpumem.conf, a gpu:mem job that names no partition goes to the partition
 // whose range holds its size and runs on that partition's nodes; a size both ranges hold
 // is offered to both; a size the pool's partition cannot hold is refused naming it; a job
-// that names its partition keeps it. Submitted both from a client without gpumem's files
-// (job_submit in slurmctld decides) and from one reading the same gpumem.conf (cli_filter
-// decides first). The lab's gpumem.conf is restored, and reloaded, when the test ends.
+// that names its partition keeps it. Submitted both from a client whose gpumem.conf names
+// no inventory (it leaves gpu:mem as typed; job_submit in slurmctld decides) and from one
+// reading slurmctld's gpumem.conf (cli_filter decides first). The lab's gpumem.conf is restored, and reloaded, when the test ends.
 func TestPoolsRouteBySize(t *testing.T) {
 	clean(t)
 	g := readGres(t)
@@ -44,7 +44,7 @@ func TestPoolsRouteBySize(t *testing.T) {
 			}
 			clean(t)
 			for _, c := range []struct{ gres, part, wantPart, wantTRES string }{
-				{"gpu:mem:5g", "", "inference", "shard:5"},         // small class: the L4s' shards, not a MIG instance
+				{"gpu:mem:5g", "", "inference", "shard:5"},         // small class: the L4s
 				{"gpu:mem:30g", "", "train", "shard:30"},           // big class
 				{"gpu:mem:22g", "", "inference,train", "shard:22"}, // both ranges hold 22g: both offered
 				{"gpu:mem:5g", "gpu", "gpu", "shard:5"},            // a named partition is kept
