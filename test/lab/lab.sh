@@ -289,11 +289,13 @@ render_conf() {
 	plugins=$(plugin_lines)
 	local f acct tres="" weights=""
 	# GPU memory as the billing TRES: AccountingStorageTRES and each partition's
-	# TRESBillingWeights come from `gpumemctl policy`, as an admin would get them.
+	# TRESBillingWeights come from `gpumemctl policy`, as an admin would get them. Its
+	# settings are the flags (--config /dev/null): whatever gpumem.conf the machine holds,
+	# the admin's or an older lab's, is not the lab's to read.
 	if acct_on; then
-		tres=$(lab_in "$LAB/bin/gpumemctl" policy --inventory "$LAB/inv" --shard-types "$SHARD_TYPES" --print tres) ||
+		tres=$(lab_in "$LAB/bin/gpumemctl" policy --config /dev/null --inventory "$LAB/inv" --shard-types "$SHARD_TYPES" --print tres) ||
 			die "gpumemctl policy --print tres failed"
-		weights=$(lab_in "$LAB/bin/gpumemctl" policy --inventory "$LAB/inv" --shard-types "$SHARD_TYPES" --print weights) ||
+		weights=$(lab_in "$LAB/bin/gpumemctl" policy --config /dev/null --inventory "$LAB/inv" --shard-types "$SHARD_TYPES" --print weights) ||
 			die "gpumemctl policy --print weights failed"
 		parts=$(printf '%s\n' "$parts" | sed "s|\$| TRESBillingWeights=\"$weights\"|")
 	fi
