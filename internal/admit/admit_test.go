@@ -96,7 +96,7 @@ func TestAdmitRefusals(t *testing.T) {
 		{Job{TresPerNode: "gres:gpu:mem:100g"},
 			"gpumem: you asked for --gres=gpu:mem:100g, but the largest GPU in partition gpu has 79.6 GiB = 81559 MiB (NVIDIA H100 80GB HBM3); up to gpu:mem:81559m per GPU fits there. It fits in partition big (--partition=big)"},
 		{Job{TresPerNode: "gres:gpu:mem:200g", Partitions: []string{"gpu", "mig"}},
-			"gpumem: you asked for --gres=gpu:mem:200g, but the largest GPU in partition gpu has 79.6 GiB = 81559 MiB (NVIDIA H100 80GB HBM3); up to gpu:mem:81559m per GPU fits there; the largest GPU in partition mig has 79.6 GiB = 81559 MiB (NVIDIA H100 80GB HBM3); up to gpu:mem:40448m per GPU fits there"},
+			"gpumem: you asked for --gres=gpu:mem:200g, but the largest GPU in partition gpu has 79.6 GiB = 81559 MiB (NVIDIA H100 80GB HBM3); up to gpu:mem:81559m per GPU fits there; the largest GPU in partition mig has 79.6 GiB = 81559 MiB (NVIDIA H100 80GB HBM3); up to gpu:mem:40448m per GPU fits there (on MIG 3g.40gb of NVIDIA H100 80GB HBM3)"},
 		{Job{TresPerNode: "gres:gpu:mem:60g,gres:gpu:4"},
 			"gpumem: you asked for --gres=gpu:mem:60g --gpus-per-node=4, but in partition gpu, the most that fits for 4 GPUs on one node is gpu:mem:40g per GPU (NVIDIA A100-SXM4-40GB). It fits in partition big (--partition=big)"},
 		{Job{TresPerNode: "gres:gpu:mem:10g,gres:gpu:5"},

@@ -93,7 +93,13 @@ func (a *Admitter) why(q *ask, sh *shape, name string) string {
 	plain := q.gpus == 1 && q.model == "" && sh.nodes == 1 && len(sh.exc) == 0 && sh.feat == nil
 	switch {
 	case m > 0 && plain:
-		return "the largest GPU in partition " + name + " has " + human(p.largest) + " (" + p.largestBy + "); up to gpu:mem:" + request.FormatSize(m) + " per GPU fits there"
+		s := "the largest GPU in partition " + name + " has " + human(p.largest) + " (" + p.largestBy + "); up to gpu:mem:" + request.FormatSize(m) + " per GPU fits there"
+		if by != p.largestBy {
+			// The most that fits is not all of the largest GPU (a MIG instance of it, or
+			// another GPU): name what holds it, or the two figures seem to disagree.
+			s += " (on " + by + ")"
+		}
+		return s
 	case m > 0:
 		s := "in partition " + name + ", the most that fits " + q.countWords(sh) + " is gpu:mem:" + request.FormatSize(m) + " per GPU (" + by + ")"
 		if k := a.nodesHolding(q, sh, p); sh.nodes > 1 && k > 0 && k < sh.nodes {
