@@ -18,15 +18,10 @@ import (
 // (the library is never really unloaded), so init() starts afresh.
 var current atomic.Pointer[plugin.Plugin]
 
-// maxProcs is how many threads may run Go code at once inside slurmctld unless the
-// administrator's GOMAXPROCS says otherwise: a decision takes microseconds, and the
-// default (every CPU) would only add Go threads to the controller's.
-const maxProcs = 2
-
 //export gpumemInit
 func gpumemInit(haveAllocator C.int) C.int {
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(maxProcs)
+	if n := shim.GoProcs(os.Getenv("GOMAXPROCS"), runtime.NumCPU()); n > 0 {
+		runtime.GOMAXPROCS(n)
 	}
 	p := shim.Open("job_submit/gpumem", shim.Sink{}, haveAllocator != 0, "slurm_xstrdup/slurm_xfree")
 	if old := current.Swap(p); old != nil {
