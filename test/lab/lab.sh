@@ -103,12 +103,32 @@ pidfile_pid() { cat "$1" 2>/dev/null || true; }
 
 daemon_pids() {
 	local f pid
-	for f in "$ROOT$LAB"/run/*.pid; do
-		[ -e "$f" ] || continue
-		pid=$(pidfile_pid "$f")
-		pid_alive "$pid" && echo "$pid"
-	done
+	{
+		for f in "$ROOT$LAB"/run/*.pid; do
+			[ -e "$f" ] || continue
+			pid=$(pidfile_pid "$f")
+			pid_alive "$pid" && echo "$pid"
+		done
+		restarted_pids
+	} | sort -un
 	return 0
+}
+
+# restarted_pids: the lab's Slurm daemons that no pid file names. From 23.11 on,
+# `scontrol reconfigure` makes slurmctld exec a new one (named slurmctld-wlm on Debian),
+# and the pid file may still name the old; such a slurmctld outlived `down` and held the
+# port, so the next lab talked to it. A daemon is the lab's when its program is this
+# release's Slurm and its working folder (slurmctld's and slurmd's is their log folder)
+# is in the lab's tree; an admin's Slurm daemons work elsewhere.
+restarted_pids() {
+	local p exe cwd
+	for p in /proc/[0-9]*; do
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		case "${exe##*/}" in slurmctld* | slurmd | slurmd-wlm | slurmdbd*) ;; *) continue ;; esac
+		[ "${exe%/*}" = "$ROOT/usr/sbin" ] || continue
+		cwd=$(readlink "$p/cwd" 2>/dev/null) || continue
+		case "$cwd" in "$ROOT$LAB" | "$ROOT$LAB"/* | "$ROOT$LAB "*) echo "${p#/proc/}" ;; esac
+	done
 }
 
 munge_ok() { lab_in sh -c 'munge -n | unmunge' >/dev/null 2>&1; }
@@ -266,7 +286,7 @@ foreign_daemons() {
 	[ -n "$ROOT" ] && return 0
 	local mine pid
 	mine=" $(daemon_pids | tr '\n' ' ') "
-	for pid in $(pgrep -x slurmctld || true) $(pgrep -x slurmd || true); do
+	for pid in $(pgrep -x "slurmctld(-wlm)?" || true) $(pgrep -x "slurmd(-wlm)?" || true); do
 		[ "$(readlink /proc/"$pid"/root)" = / ] || continue # a chroot's, such as the 24.11 lab's
 		case "$mine" in *" $pid "*) ;; *) die "a Slurm daemon the lab did not start runs here (pid $pid, $(tr '\0' ' ' </proc/"$pid"/cmdline)): stop it first; the lab would take its ports and configuration" ;; esac
 	done
