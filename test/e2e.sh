@@ -39,6 +39,8 @@ make -s -C "$REPO" build >/dev/null || {
 
 mkdir -p "$REPO/test/lab/.state"
 passed=0 failed=0
+# What failed, repeated at the very end: a CI log is often read from its tail.
+failures=()
 for pass in "${releases[@]}"; do
 	rel=${pass%-*} types=none run=. configless=0
 	case "$pass" in
@@ -56,6 +58,7 @@ for pass in "${releases[@]}"; do
 	if ! LAB_SLURM=$rel LAB_SHARD_TYPES=$types LAB_CONFIGLESS=$configless "$LAB" up; then
 		echo "e2e[$pass]: the lab did not start" >&2
 		failed=$((failed + 1))
+		failures+=("e2e[$pass]: the lab did not start")
 		# What a failed start left running goes too, unless the lab was up before.
 		[ "$was_up" -eq 1 ] || LAB_SLURM=$rel LAB_CONFIGLESS=$configless "$LAB" down >/dev/null
 		continue
@@ -77,6 +80,14 @@ for pass in "${releases[@]}"; do
 		}
 	fi
 	passed=$((passed + p)) failed=$((failed + f))
+	if [ "$f" -gt 0 ]; then
+		before=${#failures[@]}
+		while IFS= read -r l; do failures+=("e2e[$pass]: $l"); done < <(
+			grep -E '^--- FAIL' "$log"
+			grep -E '^\s+[a-z_]+_test\.go:[0-9]+:' "$log" | head -12
+		)
+		[ "${#failures[@]}" -gt "$before" ] || failures+=("e2e[$pass]: no test result (see $log)")
+	fi
 	echo "e2e[$pass]: $p passed, $f failed in $(($(date +%s) - start))s"
 	if [ "$was_up" -eq 0 ]; then
 		LAB_SLURM=$rel LAB_CONFIGLESS=$configless "$LAB" down >/dev/null
@@ -84,5 +95,9 @@ for pass in "${releases[@]}"; do
 		LAB_SLURM=$rel "$LAB" up >/dev/null
 	fi
 done
+if [ "${#failures[@]}" -gt 0 ]; then
+	echo "what failed:"
+	printf '  %s\n' "${failures[@]}" | cut -c1-400
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
