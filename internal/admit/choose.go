@@ -55,16 +55,29 @@ func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage) (target
 			renamed = append(renamed, a.gresOf(q, &opts[i]))
 			continue
 		}
-		if len(sh.siblings) > 0 {
-			if h := a.hosts(q, sh, a.resolve(r.parts, nil), &opts[i]); !hetFits(sh, h) {
-				for _, n := range h {
-					crowded = append(crowded, n...)
-				}
-				continue
+		if !sh.het {
+			if best < 0 || a.better(q, sh, &opts[i], &r, &opts[best], &bestR) {
+				best, bestR = i, r
 			}
+			continue
 		}
-		if best < 0 || a.better(q, sh, &opts[i], &r, &opts[best], &bestR) {
-			best, bestR = i, r
+		// A component of a heterogeneous job gets one partition (see shape.het), the
+		// best one among those where it still has nodes whatever the components before
+		// it take; partitions rank as forms do, ties going to the user's order.
+		for _, name := range r.parts {
+			one := a.resolve([]string{name}, nil)
+			r1, _ := a.reach(q, sh, one, &opts[i], use)
+			if len(sh.siblings) > 0 {
+				if h := a.hosts(q, sh, one, &opts[i]); !hetFits(sh, h) {
+					for _, n := range h {
+						crowded = append(crowded, n...)
+					}
+					continue
+				}
+			}
+			if best < 0 || a.better(q, sh, &opts[i], &r1, &opts[best], &bestR) {
+				best, bestR = i, r1
+			}
 		}
 	}
 	if best < 0 && crowded != nil {

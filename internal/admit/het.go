@@ -14,6 +14,11 @@ import (
 // Hosts lists, for each node d (the decision for j) takes, the nodes it may be: each
 // required node is one of them, and the rest may be any usable node of its partitions
 // that holds its form. The client passes them on as HetSiblings of the next component.
+// A job that may run in several partitions takes its nodes once per partition: Slurm's
+// backfill plans it in each, and every plan of a heterogeneous component holds its nodes
+// until the whole job can start. A component decided as one (Job.HetJob) has a single
+// partition; one that was not (the first of a batch script's components, which the
+// client cannot tell from a job of its own) may hold a node set in each.
 func (a *Admitter) Hosts(j Job, d Decision) [][]string {
 	if !d.Changed {
 		return nil
@@ -24,7 +29,11 @@ func (a *Admitter) Hosts(j Job, d Decision) [][]string {
 	}
 	q := ask{mib: d.MiB, gpus: d.GPUs, perJob: d.PerJob}
 	o := option{kind: d.Kind, name: d.Model, mib: d.Units}
-	return a.hosts(&q, &sh, a.resolve(d.Serving, nil), &o)
+	var out [][]string
+	for _, p := range a.resolve(d.Serving, nil) {
+		out = append(out, a.hosts(&q, &sh, []*partition{p}, &o)...)
+	}
+	return out
 }
 
 // hosts is, for each node of sh, the nodes of ps it may be: a required node (--nodelist)

@@ -124,3 +124,57 @@ func TestHetRequiredNodeIsOneOfItsNodes(t *testing.T) {
 		t.Errorf("a component kept off the first's required node: %q", got[1])
 	}
 }
+
+// Slurm's backfill plans a job once per partition it names, and each plan of a
+// heterogeneous component holds its nodes until the whole job can start. Seen on the 24.11
+// lab: 4g in train,inference (n1 or n3) then 4g in gpu,inference (n1 or n3) pended for
+// ever on an idle cluster, the first component's two plans holding n1 and n3 both. Each
+// component now gets one partition, and the two land on different nodes.
+func TestHetComponentGetsOnePartition(t *testing.T) {
+	a := labAdmitter(t)
+	first := Job{TresPerNode: "gres/gpu:mem:4g", Partitions: []string{"train", "inference"}, HetJob: true}
+	d1, err := a.Admit(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d1.Partitions) != 1 {
+		t.Fatalf("first component: partitions %v, want one", d1.Partitions)
+	}
+	h := a.Hosts(first, d1)
+	second := Job{TresPerNode: "gres/gpu:mem:4g", Partitions: []string{"gpu", "inference"}, HetJob: true, HetSiblings: h}
+	d2, err := a.Admit(second)
+	if err != nil {
+		t.Fatalf("second component after %v (%s in %v): %v", h, d1.GRES, d1.Partitions, err)
+	}
+	if len(d2.Partitions) != 1 {
+		t.Errorf("second component: partitions %v, want one", d2.Partitions)
+	}
+	// A job of its own keeps every partition that serves its form.
+	single := first
+	single.HetJob = false
+	if d, err := a.Admit(single); err != nil || len(d.Partitions) != 0 && len(d.Partitions) != 2 {
+		t.Errorf("a job of its own: partitions %v, %v; want both kept", d.Partitions, err)
+	}
+}
+
+// A first component the client could not tell from a job of its own (a batch script's
+// "#SBATCH hetjob" components) keeps two partitions, so it may hold a node in each: a
+// later component that only those two nodes hold is refused, naming -p, rather than
+// accepted to pend for ever.
+func TestHetComponentAfterOneInTwoPartitions(t *testing.T) {
+	a := labAdmitter(t)
+	first := Job{TresPerNode: "gres/gpu:mem:4g", Partitions: []string{"train", "inference"}}
+	d1, err := a.Admit(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a.Hosts(first, d1)
+	if len(h) != 2 {
+		t.Fatalf("hosts of a job in two partitions: %v, want a node set for each", h)
+	}
+	second := Job{TresPerNode: "gres/gpu:mem:10g", Features: "h100|l4", HetJob: true, HetSiblings: h}
+	_, err = a.Admit(second)
+	if err == nil || !strings.Contains(err.Error(), "heterogeneous job") || !strings.Contains(err.Error(), "(-p)") {
+		t.Errorf("after a component holding n1 and n3: %v; want a refusal that names -p", err)
+	}
+}

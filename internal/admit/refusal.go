@@ -300,7 +300,7 @@ func (a *Admitter) hetRefusal(q *ask, sh *shape, hosts []string) error {
 	return errors.New("gpumem: you asked for " + q.words(sh) + " in a heterogeneous job. Slurm starts its components in order, " +
 		"each on nodes of its own chosen without regard to the components after it, and the components before this one may take " +
 		"the nodes that can hold it (" + list + "), so the job might never start. Put this component first, keep the ones before it " +
-		"off those nodes (--exclude), or ask for a size more nodes hold")
+		"off those nodes (--exclude) or to one partition each (-p), or ask for a size more nodes hold")
 }
 
 // partitionsOf says which partitions node is in, for a refusal that names another.

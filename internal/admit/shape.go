@@ -17,14 +17,21 @@ type shape struct {
 	nodes    int64           // nodes the job spans (at least the required ones)
 	want     int64           // tasks wanted at once; 0: a single job, as many as possible
 	siblings [][]string      // hosts of each node of the heterogeneous components decided before
-	features string          // --constraint as written, for messages
-	keep     string          // the GRES name (shard, gpu) a changed job must keep; "": any
-	held     string          // the native GRES the job holds, for messages
+	// het marks a component of a heterogeneous job, which is given one partition. Slurm's
+	// backfill plans a job once per partition it names, and each plan of a component
+	// holds its nodes: a component naming two partitions could hold the only nodes a
+	// later one may use, so that none can start at the time the others can, and the job,
+	// which starts only whole, pends for ever on an idle cluster (seen on 24.11 with
+	// -p train,inference : -p gpu,inference, both shard:4).
+	het      bool
+	features string // --constraint as written, for messages
+	keep     string // the GRES name (shard, gpu) a changed job must keep; "": any
+	held     string // the native GRES the job holds, for messages
 }
 
 // shapeOf reads j's shape; an error is a refusal naming the option at fault.
 func shapeOf(j *Job) (shape, error) {
-	s := shape{nodes: max(int64(j.MinNodes), 1), features: j.Features, siblings: j.HetSiblings}
+	s := shape{nodes: max(int64(j.MinNodes), 1), features: j.Features, siblings: j.HetSiblings, het: j.HetJob || len(j.HetSiblings) > 0}
 	if j.Keep != "" {
 		s.keep, s.held = heldName(j.Keep), strings.NewReplacer("gres:", "", "gres/", "").Replace(j.Keep)
 	}

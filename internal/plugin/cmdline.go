@@ -40,6 +40,23 @@ func gresOptions(args []string, comp uint32) []string {
 	return out
 }
 
+// hetCommandLine says whether args (the client's, without the program name) give a
+// heterogeneous job: a lone ":" between components, before any "--". cli_filter is told
+// the component's offset, which is 0 both for the first component and for a job of its
+// own; the command line tells them apart. A batch script's "#SBATCH hetjob" lines are
+// not seen here (cli_filter never gets the script).
+func hetCommandLine(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case ":":
+			return true
+		}
+	}
+	return false
+}
+
 // repeatedGres is the refusal for a component whose several --gres options include
 // gpu:mem, of which the client would keep only the last; "" when there is none. where
 // says where the options were given, "" for the command line.

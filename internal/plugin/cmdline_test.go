@@ -1,6 +1,9 @@
 package plugin
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestRepeatedGres(t *testing.T) {
 	for _, c := range []struct {
@@ -60,6 +63,22 @@ func TestSubmitRefusesAScriptThatRepeatsGres(t *testing.T) {
 		}
 		if v := submit(Fields{PerNode: "gres:shard:3", Script: "#!/bin/bash\n#SBATCH --gres=shard:3\n"}); v.Refusal != "" {
 			t.Errorf("%s: refused one --gres: %s", name, v.Refusal)
+		}
+	}
+}
+
+// cli_filter's first component has offset 0, as a job of its own does: the command line's
+// lone ":" says it is the first of a heterogeneous job.
+func TestHetCommandLine(t *testing.T) {
+	for args, want := range map[string]bool{
+		"--gres=gpu:mem:4g -p train,inference : --gres=gpu:mem:4g true": true,
+		"--gres=gpu:mem:4g : -n1 true":                                  true,
+		"--gres=gpu:mem:4g --wrap true":                                 false,
+		"--gres=gpu:mem:4g -- prog :":                                   false, // the program's own argument
+		"":                                                              false,
+	} {
+		if got := hetCommandLine(strings.Fields(args)); got != want {
+			t.Errorf("hetCommandLine(%q) = %v, want %v", args, got, want)
 		}
 	}
 }

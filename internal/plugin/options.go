@@ -126,10 +126,12 @@ func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Option
 	if strings.Contains(o.Gres, "gres/") {
 		prefix = "gres/"
 	}
-	if r := repeatedGres(clientArgs(), o.HetOffset, ""); r != "" {
+	args := clientArgs()
+	if r := repeatedGres(args, o.HetOffset, ""); r != "" {
 		return o, r
 	}
 	f := o.Fields(prefix)
+	f.HetJob = f.HetJob || hetCommandLine(args)
 	if !AsksMem(f) {
 		return o, ""
 	}
