@@ -1,26 +1,26 @@
 #!/bin/bash
 # End-to-end tests of gpumem in the real-Slurm lab, on one release or both.
 #
-#   test/e2e.sh [22.05|22.05-configless|24.11|24.11-typed|24.11-configless|26.05|all]
+#   test/e2e.sh [22.05|22.05-configless|24.11|24.11-typed|24.11-configless|26.05|26.05-configless|all]
 #                                                       (default: $LAB_SLURM, else 22.05)
 #
 # Installs what is missing (test/lab/deps.sh), builds bin/, starts each lab afresh, runs
 # the Go tests in test/e2e (build tag e2e) against it, and leaves each lab as it found
 # it (up or down). 24.11-typed is the 24.11 lab with per-GPU typed shards
-# (LAB_SHARD_TYPES=per-gpu), where the pinning tests and the 20,000-job submit storm run; 22.05-configless and
-# 24.11-configless are those labs as configless clusters (LAB_CONFIGLESS=1), where the
-# submit and configless tests run. `all` runs 22.05, 22.05-configless, 24.11, 24.11-typed,
-# 24.11-configless and 26.05 (Debian forky's Slurm, the newest release the lab knows).
+# (LAB_SHARD_TYPES=per-gpu), where the pinning tests and the 20,000-job submit storm run; the -configless passes are
+# those labs as configless clusters (LAB_CONFIGLESS=1), where the submit and configless
+# tests run. `all` runs 22.05, 22.05-configless, 24.11, 24.11-typed, 24.11-configless,
+# 26.05 (Debian forky's Slurm, the newest release the lab knows) and 26.05-configless.
 # Ends with one line: "N passed, N failed". Run as root.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=$REPO/test/lab/lab.sh
 which=${1:-${LAB_SLURM:-22.05}}
 case "$which" in
-all) releases=(22.05 22.05-configless 24.11 24.11-typed 24.11-configless 26.05) ;;
-22.05 | 22.05-configless | 24.11 | 24.11-typed | 24.11-configless | 26.05) releases=("$which") ;;
+all) releases=(22.05 22.05-configless 24.11 24.11-typed 24.11-configless 26.05 26.05-configless) ;;
+22.05 | 22.05-configless | 24.11 | 24.11-typed | 24.11-configless | 26.05 | 26.05-configless) releases=("$which") ;;
 *)
-	echo "usage: $0 [22.05|22.05-configless|24.11|24.11-typed|24.11-configless|26.05|all]" >&2
+	echo "usage: $0 [22.05|22.05-configless|24.11|24.11-typed|24.11-configless|26.05|26.05-configless|all]" >&2
 	exit 2
 	;;
 esac

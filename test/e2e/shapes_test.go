@@ -166,3 +166,28 @@ func TestShapeScriptRepeatsGres(t *testing.T) {
 	}
 	clean(t)
 }
+
+// TestShapeHetjobComponentsInTwoPartitions: backfill plans a job once per partition it
+// names, and each plan of a heterogeneous component holds its nodes until the whole job
+// can start. Two 4g components, the first in train,inference (n1 or n3) and the second in
+// gpu,inference, pended for ever on an idle 24.11 lab: the first's two plans held n1 and
+// n3 both. gpumem gives each component one partition, so the job starts. The first of a
+// script's "#SBATCH hetjob" components looks like a job of its own to cli_filter and keeps
+// both partitions: a later component only n1 and n3 hold is refused, naming -p.
+func TestShapeHetjobComponentsInTwoPartitions(t *testing.T) {
+	clean(t)
+	id := sbatch(t, "--gres=gpu:mem:4g", "-p", "train,inference", ":", "--gres=gpu:mem:4g", "-p", "gpu,inference", "--wrap", "true")
+	deadline := time.Now().Add(90 * time.Second)
+	for strings.TrimSpace(ok(t, "squeue", "-h", "-t", "pending", "-j", id, "-o", "%i")) != "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("hetjob %s still pending after 90s on an idle lab:\n%s", id, ok(t, "squeue", "-j", id, "-o", "%i %P %r %b"))
+		}
+		time.Sleep(time.Second)
+	}
+	script := "#!/bin/bash\n#SBATCH --gres=gpu:mem:4g -p train,inference\n#SBATCH hetjob\n#SBATCH --gres=gpu:mem:4g -p gpu,inference -C h100|l4\ntrue\n"
+	r := slurm(t, 30*time.Second, script, "sbatch", "--output=/dev/null")
+	if r.code == 0 || !strings.Contains(r.err, "heterogeneous job") || !strings.Contains(r.err, "(-p)") {
+		t.Errorf("script whose second component only n1 and n3 hold: %s; want a refusal naming -p", r)
+	}
+	clean(t)
+}
