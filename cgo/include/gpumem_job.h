@@ -26,8 +26,9 @@ enum {
 };
 
 /* job_submit: the job's numbers, read only; 0 where Slurm holds NO_VAL (unset). het_job
- * is 1 for a component of a heterogeneous job. cli_filter puts the component's offset
- * (0 for the first component and for any other job) in num[GPUMEM_HET_JOB]. */
+ * is a heterogeneous component's offset plus 1 (0: not one). cli_filter puts the
+ * component's offset (0 for the first component and for any other job) in
+ * num[GPUMEM_HET_JOB]. */
 /* job_modify adds the job's --nodes (GPUMEM_JOB_MIN_NODES), whether the job was read
  * (GPUMEM_JOB_KNOWN), and GPUMEM_KEEP_GRES: 1 where Slurm refuses to change a pending job's
  * GRES from shards to gpu or back. */

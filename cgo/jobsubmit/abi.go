@@ -62,7 +62,7 @@ static void gpumem_fields(struct gpumem_job *j, job_desc_msg_t *desc, char **fie
 	j->num[GPUMEM_MIN_NODES] = gpumem_num(desc->min_nodes, NO_VAL);
 	j->num[GPUMEM_MAX_NODES] = gpumem_num(desc->max_nodes, NO_VAL);
 	j->num[GPUMEM_NTASKS_PER_NODE] = gpumem_num(desc->ntasks_per_node, NO_VAL16);
-	j->num[GPUMEM_HET_JOB] = desc->het_job_offset != NO_VAL;
+	j->num[GPUMEM_HET_JOB] = desc->het_job_offset == NO_VAL ? 0 : desc->het_job_offset + 1;
 }
 
 // gpumem_has_gpu: a GRES string that may hold gpu or shard entries, which a change of
@@ -115,9 +115,13 @@ static int gpumem_desc(job_desc_msg_t *desc, char **err_msg)
 	// --gres, all the fields show, may have dropped a gpu:mem.
 	if (gpumem_gres_twice(desc->script))
 		j.in[GPUMEM_SCRIPT] = desc->script;
-	if (!gpumem_asks_mem(&j) && !(j.pin && gpumem_has_shard(j.in[GPUMEM_PER_NODE])) && !j.in[GPUMEM_SCRIPT])
+	// Every hetjob component goes to Go, which follows a hetjob's components in order
+	// (those without gpu:mem too: the first one starts a new job), and is never a memo:
+	// a component's answer depends on the ones before it.
+	int het = j.num[GPUMEM_HET_JOB] != 0;
+	if (!gpumem_asks_mem(&j) && !(j.pin && gpumem_has_shard(j.in[GPUMEM_PER_NODE])) && !j.in[GPUMEM_SCRIPT] && !het)
 		return SLURM_SUCCESS;
-	if (j.pin || j.in[GPUMEM_SCRIPT]) // pins depend on what runs now: never a memo
+	if (j.pin || j.in[GPUMEM_SCRIPT] || het) // pins depend on what runs now: never a memo
 		gpumemDecide(&j);
 	else if (!gpumem_cache_get(&cache, &j, GPUMEM_SUBMIT_NSLOTS)) {
 		gpumemDecide(&j);

@@ -9,6 +9,7 @@ import "C"
 import (
 	"fmt"
 	"runtime/debug"
+	"syscall"
 	"unsafe"
 
 	"github.com/gpumem/gpumem/internal/plugin"
@@ -91,7 +92,10 @@ func submitFields(j *C.struct_gpumem_job) plugin.Fields {
 		MaxNodes:      uint32(j.num[C.GPUMEM_MAX_NODES]),
 		NTasksPerNode: uint32(j.num[C.GPUMEM_NTASKS_PER_NODE]),
 		HetJob:        j.num[C.GPUMEM_HET_JOB] != 0,
-		Script:        C.GoString(j.in[C.GPUMEM_SCRIPT]),
+		HetOffset:     uint32(max(j.num[C.GPUMEM_HET_JOB], 1) - 1),
+		// Go runs a C thread's call on that thread: this is slurmctld's thread.
+		Caller: int64(syscall.Gettid()),
+		Script: C.GoString(j.in[C.GPUMEM_SCRIPT]),
 	}
 }
 

@@ -31,8 +31,14 @@ type Fields struct {
 	ExcNodes, Features, Reservation, ArrayInx string
 	// --nodes (minimum and maximum) and --ntasks-per-node; 0 when unset.
 	MinNodes, MaxNodes, NTasksPerNode uint32
-	// HetJob is true for a component of a heterogeneous job.
-	HetJob bool
+	// HetJob is true for a component of a heterogeneous job; HetOffset is its place in
+	// the job (job_submit only: cli_filter's offset travels in Options).
+	HetJob    bool
+	HetOffset uint32
+	// Caller is job_submit's: the slurmctld thread that submits the job (0: unknown).
+	// slurmctld checks a heterogeneous job's components one after the other on one
+	// thread (hetcalls.go).
+	Caller int64
 	// Keep is job_modify's: the native GRES a pending job holds, when Slurm refuses to
 	// change its GRES name (see admit.Job.Keep).
 	Keep string
@@ -110,6 +116,8 @@ type Plugin struct {
 	// run so far: each takes nodes of its own (see admit.Job.HetSiblings).
 	hetMu sync.Mutex
 	het   [][]string
+	// hetCalls is job_submit's: the same, for each slurmctld thread submitting one.
+	hetCalls hetCalls
 }
 
 // firstLoadWait bounds how long init waits for the first look at the files: a hung
@@ -165,7 +173,12 @@ func (p *Plugin) current(full bool) *state {
 
 // Submit decides one job (job_submit, job_modify, or a cli_filter submission). It never
 // panics and never blocks on a file: it reads the published state only.
-func (p *Plugin) Submit(f Fields) Verdict { return p.counted(p.submit(f)) }
+func (p *Plugin) Submit(f Fields) Verdict {
+	if f.HetJob && !p.client && f.Caller != 0 {
+		return p.counted(p.submitHet(f))
+	}
+	return p.counted(p.submit(f))
+}
 
 // counted counts v when it refuses a job in job_submit. A refusal is then never reused
 // by the shim (Fresh 0), so that each refused submission comes here and is counted:
@@ -180,14 +193,20 @@ func (p *Plugin) counted(v Verdict) Verdict {
 
 // submit is Submit without counting a refusal (job_modify's use).
 func (p *Plugin) submit(f Fields) Verdict {
+	v, _ := p.submitAfter(f, nil, false)
+	return v
+}
+
+// submitAfter is submit for a job whose heterogeneous siblings, decided before it, may
+// be on hosts sib; with hosts, it also returns the hosts of its own decision.
+func (p *Plugin) submitAfter(f Fields, sib [][]string, hosts bool) (Verdict, [][]string) {
 	if r := ScriptRepeats(f.Script); r != "" {
-		return Verdict{Fields: f, Refusal: r, why: refused.Invalid}
+		return Verdict{Fields: f, Refusal: r, why: refused.Invalid}, nil
 	}
 	if !AsksMem(f) {
-		return Verdict{Fields: f}
+		return Verdict{Fields: f}, nil
 	}
-	v, _ := p.decide(p.current(true), f, nil, false)
-	return v
+	return p.decide(p.current(true), f, sib, hosts)
 }
 
 // decide is Submit on the state st for a job whose heterogeneous siblings, decided

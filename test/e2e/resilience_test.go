@@ -140,6 +140,39 @@ func TestClientBrokenConfig(t *testing.T) {
 	clean(t)
 }
 
+// TestHetjobWithoutClient: a hetjob that reaches slurmctld untranslated (a client whose
+// gpumem.conf is broken, with OnError = open, as slurmrestd or a client without gpumem
+// would send it) is decided component after component by job_submit, as cli_filter
+// decides it. Two 30g components, which only n1 holds, were both accepted before and
+// pended for ever; now the second is refused naming n1, and 30g : 4g runs.
+func TestHetjobWithoutClient(t *testing.T) {
+	clean(t)
+	conf, err := os.ReadFile(ctldConf("gpumem.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := labDir() + "/gpumem-broken-het.conf"
+	t.Cleanup(func() { os.Remove(hostPath(broken)) })
+	body := strings.Replace(string(conf), "OnError = closed", "OnError = open", 1) + "ShardUnit = lots\n"
+	if err := os.WriteFile(hostPath(broken), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GPUMEM_CONF", broken)
+	r := slurm(t, 30*time.Second, "", "sbatch", "--output=/dev/null", "--gres=gpu:mem:30g", ":", "--gres=gpu:mem:30g", "--wrap", "true")
+	if r.code == 0 || !strings.Contains(r.err, "heterogeneous job") || !strings.Contains(r.err, "(n1)") {
+		t.Errorf("30g : 30g through job_submit alone: want the second component refused naming n1, got %s", r)
+	}
+	id := sbatch(t, "--gres=gpu:mem:30g", ":", "--gres=gpu:mem:4g", "--wrap", "true")
+	deadline := time.Now().Add(90 * time.Second)
+	for strings.TrimSpace(ok(t, "squeue", "-h", "-t", "pending", "-j", id, "-o", "%i")) != "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("30g : 4g through job_submit alone still pending after 90s:\n%s", ok(t, "squeue", "-j", id, "-o", "%i %P %r %b"))
+		}
+		time.Sleep(time.Second)
+	}
+	clean(t)
+}
+
 // gpumemLines are the lines of a command's stderr that carry gpumem's words.
 func gpumemLines(stderr string) []string {
 	var out []string

@@ -1,0 +1,54 @@
+package plugin
+
+import (
+	"strings"
+	"testing"
+)
+
+// job_submit follows a hetjob's components per slurmctld thread: a second component that
+// only the node the first may take can hold is refused, as cli_filter refuses it, while
+// another thread's job in between changes nothing. Seen on the 22.05 lab before: a client
+// without gpumem sent gpu:mem:30g : gpu:mem:30g (n1 alone holds 30g), job_submit accepted
+// both components, and the job pended for ever.
+func TestJobSubmitFollowsHetComponentsPerThread(t *testing.T) {
+	p := realPlugin(t, &logSink{})
+	big := func(caller int64, off uint32) Verdict {
+		return p.Submit(Fields{PerNode: "gres:gpu:mem:30g", HetJob: true, HetOffset: off, Caller: caller})
+	}
+	if v := big(7, 0); v.Refusal != "" {
+		t.Fatalf("first component: %s", v.Refusal)
+	}
+	if v := big(8, 0); v.Refusal != "" { // another thread's hetjob meanwhile
+		t.Fatalf("another thread's first component: %s", v.Refusal)
+	}
+	if v := big(7, 1); !strings.Contains(v.Refusal, "heterogeneous job") || !strings.Contains(v.Refusal, "(n1)") {
+		t.Errorf("second 30g component on the same thread: %q; want a hetjob refusal naming n1", v.Refusal)
+	}
+	// A component whose predecessors this thread did not submit is decided alone.
+	if v := big(9, 1); v.Refusal != "" {
+		t.Errorf("a component without known predecessors: %s", v.Refusal)
+	}
+	// A small second component still has n2 and n3.
+	if v := big(10, 0); v.Refusal != "" {
+		t.Fatal(v.Refusal)
+	}
+	if v := p.Submit(Fields{PerNode: "gres:gpu:mem:4g", HetJob: true, HetOffset: 1, Caller: 10}); v.Refusal != "" {
+		t.Errorf("4g after 30g: %s", v.Refusal)
+	}
+	// A new job on the thread starts afresh.
+	if v := big(7, 0); v.Refusal != "" {
+		t.Errorf("the thread's next job: %s", v.Refusal)
+	}
+}
+
+func TestHetCallsForgetsOldThreads(t *testing.T) {
+	p := realPlugin(t, &logSink{})
+	start := p.now()
+	for i := int64(1); i <= 100; i++ {
+		p.hetCalls.record(i, 0, nil, start)
+	}
+	p.hetCalls.record(1000, 0, nil, start.Add(2*hetCallTTL))
+	if n := len(p.hetCalls.by); n != 1 {
+		t.Errorf("%d thread records kept after their time; want 1", n)
+	}
+}
