@@ -74,6 +74,9 @@ func (h *hetCalls) record(caller int64, off uint32, hosts [][]string, now time.T
 	}
 }
 
+// followsHet says f is a hetjob component job_submit decides after the ones before it.
+func (p *Plugin) followsHet(f Fields) bool { return f.HetJob && !p.client && f.Caller != 0 }
+
 // submitHet is job_submit's submit for a hetjob component: decided after the
 // components its thread submitted before it.
 func (p *Plugin) submitHet(f Fields) Verdict {

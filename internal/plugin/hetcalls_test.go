@@ -39,6 +39,10 @@ func TestJobSubmitFollowsHetComponentsPerThread(t *testing.T) {
 	if v := big(7, 0); v.Refusal != "" {
 		t.Errorf("the thread's next job: %s", v.Refusal)
 	}
+	// With pinning on, job_submit calls SubmitPinned: components are followed the same.
+	if v := p.SubmitPinned(Fields{PerNode: "gres:gpu:mem:30g", HetJob: true, HetOffset: 1, Caller: 7}); !strings.Contains(v.Refusal, "heterogeneous job") {
+		t.Errorf("second 30g component through SubmitPinned: %q; want a hetjob refusal", v.Refusal)
+	}
 }
 
 func TestHetCallsForgetsOldThreads(t *testing.T) {

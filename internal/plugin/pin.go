@@ -347,7 +347,12 @@ func shardTypes(slurmConf string) (map[string]map[string]bool, error) {
 // SubmitPinned is Submit for job_submit: a job that ends as N untyped shards on one
 // GPU is then pinned to the GPU PinPolicy chooses, when gpumem.conf says ShardTypes =
 // per-gpu. Its verdict is never reused (Fresh 0): it depends on what runs now.
-func (p *Plugin) SubmitPinned(f Fields) Verdict { return p.counted(p.submitPinned(f)) }
+func (p *Plugin) SubmitPinned(f Fields) Verdict {
+	if p.followsHet(f) { // a hetjob component is never pinned (pinnable)
+		return p.counted(p.submitHet(f))
+	}
+	return p.counted(p.submitPinned(f))
+}
 
 func (p *Plugin) submitPinned(f Fields) (v Verdict) {
 	if r := ScriptRepeats(f.Script); r != "" {

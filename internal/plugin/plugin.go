@@ -174,7 +174,7 @@ func (p *Plugin) current(full bool) *state {
 // Submit decides one job (job_submit, job_modify, or a cli_filter submission). It never
 // panics and never blocks on a file: it reads the published state only.
 func (p *Plugin) Submit(f Fields) Verdict {
-	if f.HetJob && !p.client && f.Caller != 0 {
+	if p.followsHet(f) {
 		return p.counted(p.submitHet(f))
 	}
 	return p.counted(p.submit(f))
