@@ -18,8 +18,9 @@ import (
 // hetCalls holds, per slurmctld thread, the hosts of the hetjob components it has
 // submitted since its last first component.
 type hetCalls struct {
-	mu sync.Mutex
-	by map[int64]*hetCall
+	mu    sync.Mutex
+	by    map[int64]*hetCall
+	swept int // records kept by the last sweep
 }
 
 type hetCall struct {
@@ -65,12 +66,15 @@ func (h *hetCalls) record(caller int64, off uint32, hosts [][]string, now time.T
 	}
 	c.next, c.at = off+1, now
 	c.hosts = append(c.hosts, hosts...)
-	if len(h.by) > 64 { // threads that went away
+	// Threads that went away: swept once the records have doubled since the last sweep,
+	// so that a flood of hetjobs from many connections costs each call O(1) on average.
+	if len(h.by) > max(64, 2*h.swept) {
 		for k, v := range h.by {
 			if now.Sub(v.at) > hetCallTTL {
 				delete(h.by, k)
 			}
 		}
+		h.swept = len(h.by)
 	}
 }
 

@@ -45,14 +45,25 @@ func TestJobSubmitFollowsHetComponentsPerThread(t *testing.T) {
 	}
 }
 
+// Records of threads that went away are dropped, in sweeps made once the records have
+// doubled, so that the map stays within about twice the threads of the last 10 s.
 func TestHetCallsForgetsOldThreads(t *testing.T) {
 	p := realPlugin(t, &logSink{})
 	start := p.now()
-	for i := int64(1); i <= 100; i++ {
+	for i := int64(1); i <= 1000; i++ {
 		p.hetCalls.record(i, 0, nil, start)
 	}
-	p.hetCalls.record(1000, 0, nil, start.Add(2*hetCallTTL))
-	if n := len(p.hetCalls.by); n != 1 {
-		t.Errorf("%d thread records kept after their time; want 1", n)
+	later := start.Add(2 * hetCallTTL)
+	for i := int64(1001); i <= 2100; i++ {
+		p.hetCalls.record(i, 0, nil, later)
+	}
+	if n := len(p.hetCalls.by); n != 1100 {
+		t.Errorf("%d thread records kept; want the 1100 recent ones", n)
+	}
+	for k, v := range p.hetCalls.by {
+		if v.at != later {
+			t.Errorf("thread %d's old record kept", k)
+			break
+		}
 	}
 }
