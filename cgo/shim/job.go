@@ -76,7 +76,7 @@ func Modify(job unsafe.Pointer, modify Modifier) int {
 
 // submitFields reads job_submit's slots of j.
 func submitFields(j *C.struct_gpumem_job) plugin.Fields {
-	return plugin.Fields{
+	f := plugin.Fields{
 		PerNode:   C.GoString(j.in[C.GPUMEM_PER_NODE]),
 		PerJob:    C.GoString(j.in[C.GPUMEM_PER_JOB]),
 		PerSocket: C.GoString(j.in[C.GPUMEM_PER_SOCKET]),
@@ -92,11 +92,15 @@ func submitFields(j *C.struct_gpumem_job) plugin.Fields {
 		MaxNodes:      uint32(j.num[C.GPUMEM_MAX_NODES]),
 		NTasksPerNode: uint32(j.num[C.GPUMEM_NTASKS_PER_NODE]),
 		HetJob:        j.num[C.GPUMEM_HET_JOB] != 0,
-		HetOffset:     uint32(max(j.num[C.GPUMEM_HET_JOB], 1) - 1),
-		// Go runs a C thread's call on that thread: this is slurmctld's thread.
-		Caller: int64(syscall.Gettid()),
-		Script: C.GoString(j.in[C.GPUMEM_SCRIPT]),
+		Script:        C.GoString(j.in[C.GPUMEM_SCRIPT]),
 	}
+	if f.HetJob {
+		f.HetOffset = uint32(j.num[C.GPUMEM_HET_JOB] - 1)
+		// Go runs a C thread's call on that thread: this is slurmctld's thread. Asked
+		// of hetjob components only: it is a system call.
+		f.Caller = int64(syscall.Gettid())
+	}
+	return f
 }
 
 // answer fills in j's answer from v, the verdict on in; 1 when the job is refused.

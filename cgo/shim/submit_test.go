@@ -175,3 +175,30 @@ func TestJobSubmitShimPinsShardJobs(t *testing.T) {
 		t.Errorf("got:\n%swant:\n%s", out, want)
 	}
 }
+
+// TestJobSubmitShimFollowsHetComponents: through the built .so, job_submit decides a
+// hetjob's components in the order slurmctld sends them on one thread. With one H100,
+// two 60g components can never both run: the second is refused, while the same
+// component alone (a new job, offset 0) and a plain 60g job, answered before from the
+// memo, are accepted.
+func TestJobSubmitShimFollowsHetComponents(t *testing.T) {
+	h := newHarness(t, "submit", "LogLevel = error\n")
+	cmd := h.command("job_submit_gpumem.so")
+	cmd.Stdin = strings.NewReader("gres:gpu:mem:60g\ngres:gpu:mem:60g het=0\ngres:gpu:mem:60g het=1\ngres:gpu:mem:60g het=0\ngres:gpu:mem:60g\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(got) != 5 {
+		t.Fatalf("harness printed %d answers, want 5:\n%s", len(got), out)
+	}
+	for i, ok := range []bool{true, true, false, true, true} {
+		if accepted := strings.HasPrefix(got[i], "rc=0 tres_per_node=gres:shard:60 "); accepted != ok {
+			t.Errorf("answer %d: %s; want accepted=%v", i, got[i], ok)
+		}
+	}
+	if !strings.Contains(got[2], "heterogeneous job") {
+		t.Errorf("second 60g component: %s; want the hetjob refusal", got[2])
+	}
+}
