@@ -243,7 +243,11 @@ func TestBillingByGPUMemoryAndReport(t *testing.T) {
 	needAccounting(t)
 	cleanAll(t)
 	t.Cleanup(func() { cleanAll(t) })
-	start := time.Now().Add(-2 * time.Second)
+	// The period starts on the next whole second, after every earlier job has ended:
+	// sacct keeps whole seconds, and an earlier test's teamb run that overlapped the
+	// period would be summed by the report but not by this test.
+	start := time.Now().Truncate(time.Second).Add(time.Second)
+	time.Sleep(time.Until(start))
 	kinds := []struct {
 		name string
 		args []string
