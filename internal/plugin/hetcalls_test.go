@@ -1,7 +1,9 @@
 package plugin
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -65,5 +67,42 @@ func TestHetCallsForgetsOldThreads(t *testing.T) {
 			t.Errorf("thread %d's old record kept", k)
 			break
 		}
+	}
+}
+
+// slurmctld ≥ 23.02 calls job_submit from several threads at once: each thread's
+// hetjob components are followed apart from the others' while they interleave (run
+// under -race in make test).
+func TestHetComponentsFromConcurrentThreads(t *testing.T) {
+	p := realPlugin(t, &logSink{})
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := int64(1); g <= 8; g++ {
+		wg.Add(1)
+		go func(caller int64) {
+			defer wg.Done()
+			submit := func(size string, off uint32) Verdict {
+				return p.Submit(Fields{PerNode: "gres:gpu:mem:" + size, HetJob: true, HetOffset: off, Caller: caller})
+			}
+			for i := 0; i < 100; i++ {
+				if v := submit("30g", 0); v.Refusal != "" {
+					errs <- fmt.Sprintf("thread %d, job %d, first component: %s", caller, i, v.Refusal)
+					return
+				}
+				second, refused := "30g", true
+				if i%2 == 1 {
+					second, refused = "4g", false
+				}
+				if v := submit(second, 1); (v.Refusal != "") != refused {
+					errs <- fmt.Sprintf("thread %d, job %d: 30g then %s: refusal %q, want refused=%v", caller, i, second, v.Refusal, refused)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
