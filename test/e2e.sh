@@ -39,17 +39,17 @@ make -s -C "$REPO" build >/dev/null || {
 
 mkdir -p "$REPO/test/lab/.state"
 passed=0 failed=0
-# failedLines prints, for each failed top-level test in a `go test -v` log, its FAIL line
-# and the first lines it logged itself: those between its "=== RUN" and its result, or
-# after a "=== CONT"/"=== NAME" of it (never another test's lines).
+# failedLines LOG N prints, for each failed top-level test in a `go test -v` log, its FAIL
+# line and the first N lines it logged itself: those between its "=== RUN" and its
+# result, or after a "=== CONT"/"=== NAME" of it (never another test's lines).
 failedLines() {
 	local t
 	for t in $(sed -n 's/^--- FAIL: \([^ ]*\).*/\1/p' "$1"); do
 		grep -m1 "^--- FAIL: $t " "$1"
-		awk -v t="$t" '
+		awk -v t="$t" -v max="$2" '
 			/^=== (RUN|CONT|NAME|PAUSE)/ { mine = ($3 == t || index($3, t "/") == 1); next }
 			/^--- / || /^(PASS|FAIL|ok) / { mine = 0; next }
-			mine && /^[[:space:]]+[a-z_0-9]+_test\.go:[0-9]+:/ { print; if (++n == 8) exit }
+			mine && /^[[:space:]]+[a-z_0-9]+_test\.go:[0-9]+:/ { print; if (++n == max) exit }
 		' "$1"
 	done
 }
@@ -87,7 +87,7 @@ for pass in "${releases[@]}"; do
 	f=$(grep -c '^--- FAIL' "$log")
 	grep -E '^--- (PASS|FAIL)' "$log" | sed "s/^/e2e[$pass]: /"
 	if [ "$f" -gt 0 ] || ! grep -q '^ok ' "$log"; then
-		grep -E '^\s+[a-z_]+_test\.go:[0-9]+:' "$log" | head -40 | sed "s/^/e2e[$pass]: /"
+		failedLines "$log" 20 | sed "s/^/e2e[$pass]: /"
 		grep -q '^ok \|^--- FAIL' "$log" || {
 			tail -20 "$log"
 			f=$((f + 1))
@@ -96,7 +96,7 @@ for pass in "${releases[@]}"; do
 	passed=$((passed + p)) failed=$((failed + f))
 	if [ "$f" -gt 0 ]; then
 		before=${#failures[@]}
-		while IFS= read -r l; do failures+=("e2e[$pass]: $l"); done < <(failedLines "$log")
+		while IFS= read -r l; do failures+=("e2e[$pass]: $l"); done < <(failedLines "$log" 8)
 		[ "${#failures[@]}" -gt "$before" ] || failures+=("e2e[$pass]: no test result (see $log)")
 	fi
 	echo "e2e[$pass]: $p passed, $f failed in $(($(date +%s) - start))s"
