@@ -61,6 +61,8 @@ for pass in "${releases[@]}"; do
 	*-typed) types=per-gpu run='Pin|Storm' ;;
 	*-configless) configless=1 run='^Test(SrunGpuMemLandsOnGPUWithRoom|SbatchDirectiveAndSteps|SallocAndStep|ConcurrentJobsNeverOvercommit|Configless.*)$' ;; # submit_test.go, configless_test.go
 	esac
+	# E2E_RUN narrows a pass to the tests a developer is working on (go test -run).
+	run=${E2E_RUN:-$run}
 	log=$REPO/test/lab/.state/e2e-$pass.log
 	was_up=0
 	LAB_SLURM=$rel "$LAB" status >/dev/null 2>&1 && was_up=1
