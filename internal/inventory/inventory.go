@@ -49,6 +49,31 @@ type GPU struct {
 	MIG        bool          `json:"mig,omitempty"`     // MIG mode currently enabled
 	MIGPending bool          `json:"mig_pending,omitempty"`
 	Instances  []MIGInstance `json:"mig_instances,omitempty"`
+	// Fence is the strongest memory fence gpumemd found working on this GPU for a job's
+	// slice (FenceHardware, FenceDriver, FenceMPS or FenceNone); empty in files older
+	// than format version 2, which the controller reads as FenceNone.
+	Fence string `json:"fence,omitempty"`
+}
+
+// The fences a GPU can hold a job's memory to, strongest first. Each names what stops
+// a job from taking more than it was given; the kill of a job over its slice
+// (gpumemd's usage policy) stays the last layer under all of them.
+const (
+	FenceHardware = "hardware" // MIG: the instance is the limit
+	FenceDriver   = "driver"   // NVML per-cgroup hard limit, set by root before the job runs
+	FenceMPS      = "mps"      // MPS control daemon's pinned-memory limit, set by root
+	FenceNone     = "none"     // nothing beyond gpumemd's measurement and kill
+)
+
+// FenceOf is the fence a GPU holds, FenceNone when the inventory does not say.
+func (g GPU) FenceOf() string {
+	if g.MIG {
+		return FenceHardware
+	}
+	if g.Fence == "" {
+		return FenceNone
+	}
+	return g.Fence
 }
 
 // MIGInstance is one MIG GPU instance (with its compute instance) on a GPU in MIG mode.
@@ -67,8 +92,8 @@ func (g GPU) Shared() bool { return !g.MIG && g.Sharing != SharingWhole }
 
 // FormatVersion is the version of the inventory file format: gpumemd on each node
 // writes it and the plugins and gpumemctl of another release may read it. A file
-// without a version predates the field and is version 1.
-const FormatVersion = 1
+// without a version predates the field and is version 1. Version 2 adds GPU.Fence.
+const FormatVersion = 2
 
 // file is the inventory as a file holds it.
 type file struct {
@@ -117,6 +142,11 @@ func (c Cluster) Validate() error {
 			}
 			if g.Type == "" {
 				return fmt.Errorf("inventory: node %s GPU %d: empty type", n.Name, g.Index)
+			}
+			switch g.Fence {
+			case "", FenceHardware, FenceDriver, FenceMPS, FenceNone:
+			default:
+				return fmt.Errorf("inventory: node %s GPU %d: fence %q; want %q, %q, %q or %q", n.Name, g.Index, g.Fence, FenceHardware, FenceDriver, FenceMPS, FenceNone)
 			}
 			if g.Sharing != "" && g.Sharing != SharingShard && g.Sharing != SharingWhole {
 				return fmt.Errorf("inventory: node %s GPU %d: sharing %q; want %q or %q", n.Name, g.Index, g.Sharing, SharingShard, SharingWhole)

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,7 @@ func TestWriteNodeWritesWhatLoadPathReads(t *testing.T) {
 		t.Fatalf("LoadPath = %+v, %v", c, err)
 	}
 	b, _ := os.ReadFile(p)
-	if !strings.Contains(string(b), `"version": 1,`) {
+	if !strings.Contains(string(b), fmt.Sprintf(`"version": %d,`, FormatVersion)) {
 		t.Errorf("the node file carries no format version:\n%s", b)
 	}
 }
@@ -62,7 +63,7 @@ func TestDecodeVersions(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		`{"version": 2, ` + nodes + `}`:  "format version 2; this gpumem reads versions 1 to 1",
+		`{"version": 3, ` + nodes + `}`:  "format version 3; this gpumem reads versions 1 to 2",
 		`{"version": -1, ` + nodes + `}`: "format version -1",
 	} {
 		if _, err := Decode([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
@@ -75,5 +76,26 @@ func TestDecodeVersions(t *testing.T) {
 	}
 	if c, err := Decode(b); err != nil || len(c.Nodes) != 1 || c.Nodes[0].Name != "n1" {
 		t.Errorf("round trip: %+v, %v", c, err)
+	}
+}
+
+// A GPU's fence is one of the named kinds; an older file says none, MIG always holds one.
+func TestFence(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"version": 2, "nodes": [{"name": "n1", "gpus": [{"index": 0, "type": "l4", "memory_mib": 23034, "fence": "driver"}]}]}`: FenceDriver,
+		`{"version": 1, "nodes": [{"name": "n1", "gpus": [{"index": 0, "type": "l4", "memory_mib": 23034}]}]}`:                    FenceNone,
+		`{"version": 2, "nodes": [{"name": "n1", "gpus": [{"index": 0, "type": "a100", "memory_mib": 40960, "mig": true}]}]}`:     FenceHardware,
+	} {
+		c, err := Decode([]byte(in))
+		if err != nil {
+			t.Fatalf("Decode(%s): %v", in, err)
+		}
+		if got := c.Nodes[0].GPUs[0].FenceOf(); got != want {
+			t.Errorf("Decode(%s): fence %q, want %q", in, got, want)
+		}
+	}
+	bad := `{"version": 2, "nodes": [{"name": "n1", "gpus": [{"index": 0, "type": "l4", "memory_mib": 23034, "fence": "cgroup\nx"}]}]}`
+	if _, err := Decode([]byte(bad)); err == nil || !strings.Contains(err.Error(), `want "hardware", "driver", "mps" or "none"`) {
+		t.Errorf("Decode(bad fence): %v", err)
 	}
 }
