@@ -189,7 +189,7 @@ refuses it, 2 when the check could not be made.`,
 			if len(args) == 1 {
 				path = args[0]
 			}
-			data, err := os.ReadFile(path)
+			data, err := slurmconf.Read(path)
 			if err != nil {
 				return trouble(err)
 			}
@@ -259,7 +259,7 @@ are the same, 1 when they differ, 2 when the comparison could not be made.`,
 			if err != nil {
 				return trouble(err)
 			}
-			have, err := os.ReadFile(current)
+			have, err := slurmconf.Read(current)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return trouble(err)
 			}

@@ -194,7 +194,7 @@ func (f pullFlags) targets() ([]invpull.Target, error) {
 	var err error
 	if f.template != "" {
 		var b []byte
-		if b, err = os.ReadFile(f.template); err == nil {
+		if b, err = slurmconf.Read(f.template); err == nil {
 			src, err = slurmconf.Parse(string(b))
 		}
 		if err != nil {
@@ -262,7 +262,7 @@ func (f pullFlags) writeLines(pulled inventory.Cluster, opt gresconf.Options, er
 		}
 		gres[name] = g
 	}
-	tmpl, err := os.ReadFile(f.template)
+	tmpl, err := slurmconf.Read(f.template)
 	if err != nil {
 		return false, err
 	}

@@ -116,9 +116,11 @@ func linkError(path string) error {
 var ErrNotRegular = errors.New("not a regular file")
 
 // ReadCapped reads a regular file of at most limit bytes, for files a daemon reads on a
-// timer (inventory, usage snapshot, its own state). The open never blocks on a FIFO, and
+// timer (inventory, usage snapshot, its own state) and for every configuration file
+// (gpumem.conf, slurm.conf and what it includes). The open never blocks on a FIFO, and
 // the limit holds on what is read, not only on the size stat gave, so a file that grows
-// while it is read is still refused.
+// while it is read is still refused. Errors are *fs.PathError naming path (and the
+// limit, for a file too large); errors.Is finds ErrNotRegular and os.ErrNotExist.
 func ReadCapped(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -130,17 +132,32 @@ func ReadCapped(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, ErrNotRegular
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind(fi.Mode()))}
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%d bytes, more than the %d allowed", fi.Size(), limit)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%d bytes, more than the %d allowed", fi.Size(), limit)}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("more than the %d bytes allowed", limit)
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("more than the %d bytes allowed", limit)}
 	}
 	return b, nil
+}
+
+// kind names a file mode that is not a regular file's.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a plain file"
 }

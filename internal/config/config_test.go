@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -212,5 +213,42 @@ func TestRefusalCounts(t *testing.T) {
 	c, err := Parse([]byte("RefusalCounts = refusals.json\n"))
 	if err == nil || !strings.Contains(err.Error(), "want an absolute path, or none") || c.RefusalCounts != Default().RefusalCounts {
 		t.Errorf("relative path: got %q, %v; want an error and the default kept", c.RefusalCounts, err)
+	}
+}
+
+// TestLoadRefusesWhatIsNotAConfigFile: a FIFO (which would block the reader until some
+// process writes to it), a device and a file over MaxFileBytes are refused at once,
+// each error naming the file; every reader of gpumem.conf goes through load.
+func TestLoadRefusesWhatIsNotAConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.conf")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.conf")
+	if err := os.WriteFile(big, []byte("# "+strings.Repeat("x", MaxFileBytes)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		fifo:        "not a regular file (a FIFO)",
+		"/dev/zero": "not a regular file (a device)",
+		big:         "more than the 1048576 allowed",
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := Load(path)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) {
+				t.Errorf("Load(%s): %v; want an error naming the file and saying %q", path, err, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Load(%s) still reading after 10s", path)
+		}
+	}
+	if c, err := LoadGpumemd(os.DevNull); err != nil || !reflect.DeepEqual(c, DefaultGpumemd()) {
+		t.Errorf("LoadGpumemd(/dev/null) = %+v, %v; want the defaults", c, err)
 	}
 }

@@ -7,7 +7,14 @@ import (
 	"strings"
 
 	"gopkg.in/ini.v1"
+
+	"github.com/gpumem/gpumem/internal/atomicfile"
 )
+
+// MaxFileBytes bounds gpumem.conf: a few hundred keys at most, so a megabyte is far
+// more than any real file and little enough that slurmctld, gpumemd or a user's sbatch
+// (cli_filter) never holds a runaway file in memory.
+const MaxFileBytes = 1 << 20
 
 // section reads one part of gpumem.conf: the top-level keys every part shares, or a
 // [name] section of one part's own. Both are read the same way: a missing file means
@@ -20,9 +27,15 @@ type section[T any] struct {
 	known   func() string                     // the key names, for "unknown key" errors
 }
 
-// load reads path.
+// load reads path: a regular file of at most MaxFileBytes, so that a FIFO, a device or
+// a huge file named as gpumem.conf is refused at once instead of blocking or filling
+// memory. /dev/null is the one exception, read as an empty file: it is how a lab or a
+// script says "no gpumem.conf, the flags and defaults only".
 func (s section[T]) load(path string) (T, error) {
-	b, err := os.ReadFile(path)
+	if path == os.DevNull {
+		return s.def(), nil
+	}
+	b, err := atomicfile.ReadCapped(path, MaxFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return s.def(), nil
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/slurmconf"
 )
 
 // Slurmd checks a candidate gres.conf with slurmd itself: `slurmd -G` parses
@@ -95,8 +97,11 @@ var beside = []struct {
 // copyConfDir copies slurm.conf, the files it Includes by a name beside it (a missing
 // one would hold slurmd for a minute of retries), and those of the files beside it that
 // exist.
+// Each is read as slurmconf reads its files (regular files only, bounded), so a FIFO or
+// a huge file in /etc/slurm never blocks gpumemd.
 func copyConfDir(slurmConf, dir string) error {
-	b, err := os.ReadFile(slurmConf)
+	read := slurmconf.Read
+	b, err := read(slurmConf)
 	if err != nil {
 		return fmt.Errorf("gres check: %w", err)
 	}
@@ -109,7 +114,7 @@ func copyConfDir(slurmConf, dir string) error {
 			continue
 		}
 		seen[name] = true
-		inc, err := os.ReadFile(filepath.Join(filepath.Dir(slurmConf), name))
+		inc, err := read(filepath.Join(filepath.Dir(slurmConf), name))
 		if err != nil {
 			return fmt.Errorf("gres check: slurm.conf includes %s: %w", name, err)
 		}
@@ -119,7 +124,7 @@ func copyConfDir(slurmConf, dir string) error {
 		todo = append(todo, includes(inc)...)
 	}
 	for _, f := range beside {
-		b, err := os.ReadFile(filepath.Join(filepath.Dir(slurmConf), f.name))
+		b, err := read(filepath.Join(filepath.Dir(slurmConf), f.name))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

@@ -4,9 +4,10 @@ package slurmconf
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/atomicfile"
 )
 
 // Conf is what gpumem knows of a slurm.conf.
@@ -38,13 +39,43 @@ func (n Node) Get(key string) string { return n.Params[strings.ToLower(key)] }
 // maxIncludeDepth stops an Include loop.
 const maxIncludeDepth = 8
 
+// MaxBytes bounds what one ParseFile reads, slurm.conf and every file it includes
+// together, and maxFiles how many files: the largest clusters' slurm.conf is a few
+// megabytes, and the plugins read it inside slurmctld, which must never block on a FIFO
+// or fill its memory with a runaway file.
+const (
+	MaxBytes = 16 << 20
+	maxFiles = 1000
+)
+
+// Read reads one Slurm configuration file (slurm.conf, gres.conf, a file beside them)
+// whole, as ParseFile reads each of its files: a regular file of at most MaxBytes.
+func Read(path string) ([]byte, error) { return atomicfile.ReadCapped(path, MaxBytes) }
+
 // ParseFile reads slurm.conf at path, following Include lines (relative to its folder).
+// Only regular files are read (a FIFO or a device is refused at once), MaxBytes of them
+// in all.
 func ParseFile(path string) (*Conf, error) {
-	b, err := os.ReadFile(path)
+	p := &parser{conf: newConf(), dir: filepath.Dir(path)}
+	budget, files := int64(MaxBytes), 0
+	p.open = func(name string) ([]byte, error) {
+		if files++; files > maxFiles {
+			return nil, fmt.Errorf("%s: slurm.conf and its Includes are more than %d files", name, maxFiles)
+		}
+		b, err := atomicfile.ReadCapped(name, budget)
+		if err != nil {
+			if name != path {
+				return nil, fmt.Errorf("%w (slurm.conf and its Includes may hold %d bytes in all)", err, MaxBytes)
+			}
+			return nil, err
+		}
+		budget -= int64(len(b))
+		return b, nil
+	}
+	b, err := p.open(path)
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{conf: newConf(), open: os.ReadFile, dir: filepath.Dir(path)}
 	if err := p.parse(path, string(b), 0); err != nil {
 		return nil, err
 	}

@@ -3,8 +3,11 @@ package slurmconf
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/internal/inventory"
 )
@@ -139,5 +142,42 @@ func TestAnnotateInventory(t *testing.T) {
 	}
 	if other.CPUs != 0 || other.Partitions != nil {
 		t.Errorf("a node slurm.conf lacks was changed: %+v", other)
+	}
+}
+
+// TestParseFileRefusesWhatIsNotAConfigFile: a FIFO named as slurm.conf or included by
+// it (which would block the reader inside slurmctld until some process writes), a
+// device, and more than MaxBytes in all are refused at once, naming the file.
+func TestParseFileRefusesWhatIsNotAConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.conf")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	half := strings.Repeat("# padding\n", MaxBytes/20+1)
+	os.WriteFile(filepath.Join(dir, "half.conf"), []byte(half), 0o644)
+	os.WriteFile(filepath.Join(dir, "big.conf"), []byte(half+half), 0o644)
+	os.WriteFile(filepath.Join(dir, "twice.conf"), []byte("Include half.conf\nInclude half.conf\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "incfifo.conf"), []byte("Include fifo.conf\n"), 0o644)
+	for name, want := range map[string]string{
+		fifo:                               fifo + ": not a regular file (a FIFO)",
+		"/dev/zero":                        "/dev/zero: not a regular file (a device)",
+		filepath.Join(dir, "incfifo.conf"): fifo + ": not a regular file (a FIFO)",
+		filepath.Join(dir, "big.conf"):     "big.conf: " + strconv.Itoa(len(half+half)) + " bytes, more than the 16777216 allowed",
+		filepath.Join(dir, "twice.conf"):   "half.conf: " + strconv.Itoa(len(half)) + " bytes, more than the",
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := ParseFile(name)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("ParseFile(%s): %v; want %q", name, err, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("ParseFile(%s) still reading after 10s", name)
+		}
 	}
 }
