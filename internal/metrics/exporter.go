@@ -40,6 +40,11 @@ type State struct {
 	UnknownAllocJobs, AllocQueryErrors uint64
 	Unit                               uint64   // bytes of one shard
 	FragSizes                          []uint64 // request sizes, in bytes, that fragmentation is measured against
+	// What gpumemd could not do while it kept running (faultCollector).
+	DutyUp          map[string]bool   // duty -> it works now
+	DutyFailures    map[string]uint64 // duty -> failed attempts since start
+	HistorySetAside uint64            // damaged history files renamed aside since start
+	WarningsDropped uint64            // warnings to jobs dropped on a full queue since start
 }
 
 // collector is one concern's metrics.
@@ -67,6 +72,7 @@ func NewExporter() *Exporter {
 			"node":    newNodeCollector(),
 			"sidecar": newSidecarCollector(),
 			"idle":    newIdleCollector(),
+			"faults":  newFaultCollector(),
 		},
 		success: prometheus.NewDesc(namespace+"_scrape_collector_success",
 			"Whether a collector succeeded (1) or failed (0) in this scrape.", []string{"collector"}, nil),

@@ -124,6 +124,7 @@ func TestFailedPollMarksCollectorsFailed(t *testing.T) {
 	want := `
 # HELP gpumem_scrape_collector_success Whether a collector succeeded (1) or failed (0) in this scrape.
 # TYPE gpumem_scrape_collector_success gauge
+gpumem_scrape_collector_success{collector="faults"} 1
 gpumem_scrape_collector_success{collector="gpu"} 0
 gpumem_scrape_collector_success{collector="idle"} 0
 gpumem_scrape_collector_success{collector="job"} 1
@@ -132,6 +133,37 @@ gpumem_scrape_collector_success{collector="sidecar"} 1
 `
 	if err := testutil.CollectAndCompare(e, strings.NewReader(want), "gpumem_scrape_collector_success"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFaultSeries: what gpumemd could not do shows per duty, with the damaged histories
+// it set aside and the warnings it dropped; a fresh exporter reports zeros, not nothing.
+func TestFaultSeries(t *testing.T) {
+	e := NewExporter()
+	e.Set(&State{Polled: true, DutyUp: map[string]bool{"listen": false, "history": true},
+		DutyFailures: map[string]uint64{"listen": 4}, HistorySetAside: 1, WarningsDropped: 7})
+	want := `
+# HELP gpumem_sidecar_duty_up 1 while gpumemd can do the duty (listen: serve /metrics and /api; nvml: read the GPUs; history: keep the job history), 0 while it retries; a duty that is off counts as up.
+# TYPE gpumem_sidecar_duty_up gauge
+gpumem_sidecar_duty_up{duty="history"} 1
+gpumem_sidecar_duty_up{duty="listen"} 0
+# HELP gpumem_sidecar_duty_failures_total Failed attempts at the duty since gpumemd started (a port held by another process, a history that cannot be opened, ...).
+# TYPE gpumem_sidecar_duty_failures_total counter
+gpumem_sidecar_duty_failures_total{duty="history"} 0
+gpumem_sidecar_duty_failures_total{duty="listen"} 4
+# HELP gpumem_sidecar_history_set_aside_total Damaged history databases gpumemd renamed aside (PATH.corrupt-TIME) and replaced with a new one since it started.
+# TYPE gpumem_sidecar_history_set_aside_total counter
+gpumem_sidecar_history_set_aside_total 1
+# HELP gpumem_sidecar_warnings_dropped_total Warnings to jobs (scontrol notify) dropped since start because the queue of warnings was full.
+# TYPE gpumem_sidecar_warnings_dropped_total counter
+gpumem_sidecar_warnings_dropped_total 7
+`
+	if err := testutil.CollectAndCompare(e, strings.NewReader(want), "gpumem_sidecar_duty_up", "gpumem_sidecar_duty_failures_total",
+		"gpumem_sidecar_history_set_aside_total", "gpumem_sidecar_warnings_dropped_total"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(NewExporter(), "gpumem_sidecar_warnings_dropped_total"); n != 1 {
+		t.Errorf("a fresh exporter has %d warnings_dropped series, want 1", n)
 	}
 }
 

@@ -17,7 +17,7 @@ func newSidecarCollector() *sidecarCollector {
 		problems:     d("health_problems", "Health problems found by the last poll."),
 		drained:      d("node_drained", "1 while gpumemd holds the node drained in Slurm."),
 		polls:        d("polls_total", "Polls since gpumemd started."),
-		errs:         d("poll_errors_total", "Polls since start in which a stage failed (nvml, gres, health, history).", "stage"),
+		errs:         d("poll_errors_total", "Polls since start in which a stage failed (nvml, gres, health, history; panic: a poll that panicked and was survived).", "stage"),
 		duration:     d("poll_duration_seconds", "Time the last poll took."),
 		unknownAlloc: d("unknown_allocation_jobs_total", "Jobs since start that Slurm runs on this node but whose allocation could not be read from Slurm; they are measured and never acted on."),
 		allocErrs:    d("allocation_query_errors_total", "Failed questions to Slurm (scontrol) for the jobs' allocations since start."),
@@ -31,7 +31,7 @@ func (c *sidecarCollector) describe(ch chan<- *prometheus.Desc) {
 }
 
 // Stages a poll runs, for poll_errors_total.
-var Stages = []string{"nvml", "gres", "health", "history"}
+var Stages = []string{"nvml", "gres", "health", "history", "panic"}
 
 func (c *sidecarCollector) collect(st *State, ch chan<- prometheus.Metric) error {
 	ch <- prometheus.MustNewConstMetric(c.healthy, prometheus.GaugeValue, bool01(st.Polled && st.Health.Healthy))
