@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/health"
@@ -27,9 +29,11 @@ type daemon struct {
 	enforcer *usage.Enforcer
 	idle     *usage.Reclaimer // nil with IdlePolicy = off
 	monitor  *health.Monitor
-	hist     *history.Store  // nil without history
-	owners   *usage.Owners   // which job runs each GPU process, and what it was given
-	notifier *usage.Notifier // nil unless jobs are told of warnings
+	hist     atomic.Pointer[history.Store] // nil without history, or while it cannot be opened
+	duties   *duties                       // what gpumemd cannot do now, for the metrics
+	refusals refusalLog                    // why /api refused, rate-limited
+	owners   *usage.Owners                 // which job runs each GPU process, and what it was given
+	notifier *usage.Notifier               // nil unless jobs are told of warnings
 	xids     chan health.XIDEvent
 	gres     *gresWriter    // nil unless gres.conf or the inventory is written
 	mig      *migReconciler // nil unless --mig-desired
@@ -50,13 +54,25 @@ func (d *daemon) run(ctx context.Context) {
 	t := time.NewTicker(d.opt.PollInterval)
 	defer t.Stop()
 	for {
-		d.poll(time.Now())
+		d.pollSurviving(time.Now())
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// pollSurviving runs one poll; a panic in it (a bug, or a driver answer nothing
+// expected) is logged with its stack and counted as a failed poll, and the next poll
+// runs as usual: one bad poll must not end enforcement and health on the node.
+func (d *daemon) pollSurviving(now time.Time) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.fail("panic", fmt.Errorf("poll panicked: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	d.poll(now)
 }
 
 func (d *daemon) poll(now time.Time) {
@@ -75,6 +91,7 @@ func (d *daemon) poll(now time.Time) {
 	if sampleErr != nil {
 		d.fail("nvml", sampleErr)
 	}
+	d.duties.mark("nvml", sampleErr)
 	var jobs []usage.Job
 	var idle []usage.IdleJob
 	var unattributed map[int]uint64
@@ -104,11 +121,10 @@ func (d *daemon) poll(now time.Time) {
 			d.fail("gres", err)
 		}
 	}
-	if d.hist != nil && sampleErr == nil {
-		if err := d.hist.Record(now, jobs); err != nil {
-			d.fail("history", err)
-		}
+	if d.opt.HistoryDB != "" && sampleErr == nil {
+		d.record(now, jobs)
 	}
+	dutyUp, dutyFailures, counts := d.duties.snapshot()
 	d.exporter.Set(&metrics.State{
 		Node:             d.node,
 		Polled:           true,
@@ -128,6 +144,10 @@ func (d *daemon) poll(now time.Time) {
 		AllocQueryErrors: d.owners.Failures,
 		Unit:             d.unit,
 		FragSizes:        fragSizes(d.opt.FragmentationSizesMiB),
+		DutyUp:           dutyUp,
+		DutyFailures:     dutyFailures,
+		HistorySetAside:  counts["history_set_aside"],
+		WarningsDropped:  d.warningsDropped(),
 	})
 }
 
@@ -200,6 +220,13 @@ func fragSizes(mib []int64) []uint64 {
 		out = append(out, uint64(m)<<20)
 	}
 	return out
+}
+
+func (d *daemon) warningsDropped() uint64 {
+	if d.notifier == nil {
+		return 0
+	}
+	return d.notifier.Dropped.Load()
 }
 
 func (d *daemon) idleActions() map[string]uint64 {

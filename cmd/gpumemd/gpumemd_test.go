@@ -40,22 +40,13 @@ func node(t *testing.T, path string, pid, usedMiB int, lost bool) {
 // start runs gpumemd in-process until the test ends and returns its address.
 func start(t *testing.T, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	go func() { done <- run(ctx, args, log, ready) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("gpumemd ended with %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("gpumemd did not stop within 10s of its context ending")
-		}
-	})
+	return startLogging(t, io.Discard, args...)
+}
+
+// startLogging is start with gpumemd's log written to out.
+func startLogging(t *testing.T, out io.Writer, args ...string) string {
+	t.Helper()
+	ready, done := launch(t, out, args...)
 	select {
 	case addr := <-ready:
 		return addr
@@ -65,6 +56,28 @@ func start(t *testing.T, args ...string) string {
 		t.Fatal("gpumemd did not start within 10s")
 	}
 	return ""
+}
+
+// launch runs gpumemd in-process, its log written to out, until the test ends: ready
+// receives the address once it listens, done its end (then is closed).
+func launch(t *testing.T, out io.Writer, args ...string) (ready <-chan string, done <-chan error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := make(chan string, 1)
+	d := make(chan error, 1)
+	log := slog.New(slog.NewTextHandler(out, nil))
+	go func() { d <- run(ctx, args, log, r); close(d) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err, ok := <-d:
+			if ok && err != nil {
+				t.Errorf("gpumemd ended with %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("gpumemd did not stop within 10s of its context ending")
+		}
+	})
+	return r, d
 }
 
 var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}

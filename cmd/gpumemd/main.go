@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -17,8 +16,9 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/health"
-	"github.com/gpumem/gpumem/internal/history"
 	"github.com/gpumem/gpumem/internal/metrics"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -57,6 +57,10 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 		return err
 	}
 	if opt.WebConfigFile != "" {
+		// Read as gpumem.conf is first (a FIFO or a device would block web.Validate).
+		if _, err := atomicfile.ReadCapped(opt.WebConfigFile, config.MaxFileBytes); err != nil {
+			return fmt.Errorf("--web.config.file: %w", err)
+		}
 		if err := web.Validate(opt.WebConfigFile); err != nil {
 			return fmt.Errorf("--web.config.file %s: %w", opt.WebConfigFile, err)
 		}
@@ -88,30 +92,12 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 		src = nil
 	}
 
-	d, err := newDaemon(opt, node, src, log)
-	if err != nil {
-		if src != nil {
-			src.Close()
-		}
-		return err
-	}
+	d := newDaemon(opt, node, src, log)
 	defer d.closeNVML()
-	if d.hist != nil {
-		defer d.hist.Close()
-	}
-	ln, err := net.Listen("tcp", opt.Listen)
-	if err != nil {
-		return fmt.Errorf("--listen %s: %w", opt.Listen, err)
-	}
-	srv := newServer(d, ln.Addr())
-	served := make(chan error, 1)
-	go func() { served <- serve(srv, ln, opt.WebConfigFile, log) }()
-	if ready != nil {
-		ready <- ln.Addr().String()
-	}
+	defer d.closeHistory()
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
-	log.Info("gpumemd started", "version", version.String(), "node", node, "nvml", opt.NVML, "listen", ln.Addr().String(),
+	log.Info("gpumemd started", "version", version.String(), "node", node, "nvml", opt.NVML, "listen", opt.Listen,
 		"poll", opt.PollInterval, "policy", opt.UsagePolicy, "drain", opt.Drain, "gres", opt.WriteGres)
 
 	if d.notifier != nil {
@@ -120,19 +106,14 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 	}
 	pollDone := make(chan struct{})
 	go func() { d.run(pollCtx); close(pollDone) }()
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-served:
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(shut)
+	// The HTTP server is one duty among others: while its port cannot be had (another
+	// process holds it) usage, health and gres.conf go on, and it retries.
+	served := make(chan struct{})
+	go func() { d.serveHTTP(ctx, ready); close(served) }()
+	<-ctx.Done()
+	<-served
 	stopPolling()
 	<-pollDone
-	if serveErr != nil {
-		return fmt.Errorf("HTTP server: %w", serveErr)
-	}
 	log.Info("gpumemd stopped")
 	return nil
 }
@@ -146,11 +127,14 @@ func once(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) error
 	return err
 }
 
-func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) (*daemon, error) {
+// newDaemon sets up every duty. Nothing here stops gpumemd: a history that cannot be
+// opened is retried by the polls and shows in the metrics.
+func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) *daemon {
 	unit := uint64(opt.Shared.ShardUnitMiB) << 20
 	d := &daemon{
 		opt: opt, node: node, unit: unit, src: src, log: log,
 		exporter:   metrics.NewExporter(),
+		duties:     newDuties(log),
 		xids:       make(chan health.XIDEvent, 64),
 		pollErrors: map[string]uint64{}, actions: map[string]uint64{}, lastErr: map[string]string{},
 	}
@@ -187,18 +171,8 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 			d.monitor.Critical[x] = true
 		}
 	}
-	if opt.HistoryDB != "" {
-		if err := os.MkdirAll(dirOf(opt.HistoryDB), 0o700); err != nil {
-			return nil, fmt.Errorf("--history-db: %w", err)
-		}
-		h, err := history.Open(opt.HistoryDB, history.Options{Bucket: opt.HistoryBucket,
-			KeepSamples: opt.HistoryKeepSamples, KeepJobs: opt.HistoryKeepJobs})
-		if err != nil {
-			return nil, err
-		}
-		d.hist = h
-	}
-	return d, nil
+	d.openHistory(time.Now())
+	return d
 }
 
 // sibling is the Slurm command name beside the configured scontrol (a site's own Slurm

@@ -49,11 +49,11 @@ func BenchmarkPoll(b *testing.B) {
 	opt.HistoryDB = filepath.Join(dir, "history.db")
 	slurm.SetJobs(jobs...)
 	opt.Scontrol = slurm.Scontrol
-	d, err := newDaemon(opt, "bench", src, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
+	d := newDaemon(opt, "bench", src, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if d.hist.Load() == nil {
+		b.Fatal("no history")
 	}
-	defer d.hist.Close()
+	defer d.closeHistory()
 	if d.poll(time.Unix(1_699_999_999, 0)); len(d.exporter.State().Jobs) != 4 {
 		b.Fatalf("%d jobs seen, want 4", len(d.exporter.State().Jobs))
 	}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,38 +23,24 @@ import (
 
 // newServer routes /metrics, /api/jobs (history) and a small index page. The process
 // and Go runtime collectors come along so the sidecar's own CPU and memory can be
-// charted (and are what the soak benchmark reads). /api answers on a listener that is
-// not loopback only with TLS/basic auth (a web config) or when APIPublic says so: the
+// charted (and are what the soak benchmark reads). /api is gated (apiHandler): the
 // history names every job of the node with its sizes and times.
 func newServer(d *daemon, addr net.Addr) *http.Server {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(d.exporter, metrics.NewBuildInfo(), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Timeouts bound what a slow or idle client can hold: a scrape is small and quick.
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	switch {
-	case !apiAllowed(d.opt, addr):
-		mux.HandleFunc("GET /api/", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusForbidden)
-			_ = json.NewEncoder(w).Encode(map[string]string{"error": "the job history is not served on a non-loopback listener without --web.config.file (TLS, basic auth); set APIPublic = yes to serve it anyway"})
-		})
-	case d.hist != nil:
-		mux.Handle("GET /api/", d.hist.Handler())
-	default:
-		mux.HandleFunc("GET /api/", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_ = json.NewEncoder(w).Encode(map[string]string{"error": "history is off on this node (gpumemd --history-db is empty)"})
-		})
-	}
+	mux.HandleFunc("GET /api/", d.apiHandler(srv, addr))
 	mux.HandleFunc("GET /inventory", d.serveInventory)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "gpumemd on %s\n/metrics       Prometheus metrics\n/inventory     this node's GPU inventory (JSON), for gpumemctl inventory pull\n/api/jobs      per-job GPU memory history (JSON)\n/api/jobs/ID   one job with its samples\n", d.node)
 	})
-	// Timeouts bound what a slow or idle client can hold: a scrape is small and quick.
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	srv.Handler = mux
+	return srv
 }
 
 // serveInventory answers with the inventory file gpumemd wrote for this node
@@ -64,11 +50,7 @@ func newServer(d *daemon, addr net.Addr) *http.Server {
 // /metrics. Only the file gpumemd itself writes is ever read: the path is built from the
 // node name gpumemd was started with, never from the request.
 func (d *daemon) serveInventory(w http.ResponseWriter, _ *http.Request) {
-	fail := func(code int, msg string) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
-	}
+	fail := func(code int, msg string) { jsonError(w, code, msg) }
 	if !d.opt.WriteInventory {
 		fail(http.StatusNotFound, "this gpumemd writes no inventory: set WriteInventory = yes in its [gpumemd] section (or --write-inventory)")
 		return
@@ -88,15 +70,6 @@ func (d *daemon) serveInventory(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// apiAllowed reports whether /api may answer on the listener at addr.
-func apiAllowed(opt options, addr net.Addr) bool {
-	if opt.APIPublic || opt.WebConfigFile != "" {
-		return true
-	}
-	tcp, ok := addr.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
-}
-
 // serve runs the server on ln with the exporter-toolkit, which adds TLS and basic auth
 // from the web config file (none: plain HTTP). A closed server is a clean end.
 func serve(srv *http.Server, ln net.Listener, webConfig string, log *slog.Logger) error {
@@ -107,4 +80,45 @@ func serve(srv *http.Server, ln net.Listener, webConfig string, log *slog.Logger
 		return nil
 	}
 	return err
+}
+
+// serveHTTP serves /metrics, /inventory and /api on --listen until ctx ends. A port it
+// cannot have (another process bound it first, the address is not yet up) or a server
+// that stops on its own is a fault gpumemd lives through: it is logged and counted
+// (duty "listen"), and the listen is retried on a backoff while every other duty goes
+// on. ready, when not nil, receives the address once it listens.
+func (d *daemon) serveHTTP(ctx context.Context, ready chan<- string) {
+	var b backoff
+	for ctx.Err() == nil {
+		ln, err := net.Listen("tcp", d.opt.Listen)
+		if err != nil {
+			d.duties.fail("listen", fmt.Errorf("--listen %s: %w", d.opt.Listen, err))
+			b.wait(ctx)
+			continue
+		}
+		d.duties.up("listen")
+		b.reset()
+		srv := newServer(d, ln.Addr())
+		served := make(chan error, 1)
+		go func() { served <- serve(srv, ln, d.opt.WebConfigFile, d.log) }()
+		if ready != nil {
+			ready <- ln.Addr().String()
+			ready = nil
+		}
+		select {
+		case <-ctx.Done():
+			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = srv.Shutdown(shut)
+			cancel()
+			<-served
+			return
+		case err := <-served:
+			if err == nil {
+				err = errors.New("stopped")
+			}
+			d.duties.fail("listen", fmt.Errorf("HTTP server on %s: %w", ln.Addr(), err))
+			ln.Close()
+			b.wait(ctx)
+		}
+	}
 }
