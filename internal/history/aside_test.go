@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,5 +67,31 @@ func TestOpenOrSetAsideKeepsTheDamagedFile(t *testing.T) {
 			t.Fatalf("%s: a sound history reopened: set aside %q, %v", name, aside, err)
 		}
 		s.Close()
+	}
+}
+
+// TestOpenRefusesAFIFO: a FIFO at the history's path is refused at once, saying what it
+// is (SQLite itself answered "disk I/O error: illegal seek"), and is not taken for a
+// damaged file to rename.
+func TestOpenRefusesAFIFO(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, aside, err := OpenOrSetAside(path, Options{}, time.Now())
+		if aside != "" {
+			t.Errorf("a FIFO was set aside as %s", aside)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("history on a FIFO: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("opening a FIFO as the history still waits after 10s")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"syscall"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
@@ -102,13 +103,21 @@ func Open(path string, opts Options) (*Store, error) {
 
 // private creates the database file, or narrows an existing one and its WAL and
 // shared-memory files, to mode 0600: job ids, sizes and times are not every local
-// user's to read. SQLite creates the -wal and -shm files with the database's mode.
+// user's to read. SQLite creates the -wal and -shm files with the database's mode. The
+// open never blocks: a FIFO or a device at path is refused, not waited on.
 func private(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return err
 	}
+	fi, err := f.Stat()
 	f.Close()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {
 		if err := os.Chmod(p, 0o600); err != nil && !os.IsNotExist(err) {
 			return err
