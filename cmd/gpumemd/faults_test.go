@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -232,5 +233,73 @@ func TestDroppedWarningsAreExported(t *testing.T) {
 		"# TYPE gpumem_sidecar_warnings_dropped_total counter\ngpumem_sidecar_warnings_dropped_total 3\n"
 	if err := testutil.CollectAndCompare(d.exporter, strings.NewReader(want), "gpumem_sidecar_warnings_dropped_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestMain doubles as gpumemd itself, for tests that need a process of its own (its
+// signals, its stderr): with GPUMEMD_TEST_AS_MAIN=1 it runs main on its arguments.
+func TestMain(m *testing.M) {
+	if os.Getenv("GPUMEMD_TEST_AS_MAIN") == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// TestLogToAClosedPipe: gpumemd whose stderr is a pipe nobody reads any more (journald
+// restarted, the terminal that started it closed) keeps running and serving; Go would
+// otherwise end it with SIGPIPE on its first log line.
+func TestLogToAClosedPipe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // before gpumemd writes its first line
+	cmd := exec.Command(os.Args[0], "--config", "/dev/null", "--nvml", "mock:dgxh100", "--node", "t1", "--listen", addr,
+		"--history-db", "", "--health-state", "")
+	cmd.Env = append(os.Environ(), "GPUMEMD_TEST_AS_MAIN=1")
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	var waitErr error
+	exited := make(chan struct{}) // closed once waitErr is set
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+			if waitErr != nil {
+				t.Errorf("gpumemd after SIGTERM: %v", waitErr)
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Error("gpumemd did not stop within 10s of SIGTERM")
+		}
+	}()
+	if !eventually(10*time.Second, func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+		}
+		resp, err := client.Get("http://" + addr + "/metrics")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	}) {
+		t.Fatal("gpumemd did not serve within 10s")
+	}
+	select {
+	case <-exited:
+		t.Fatalf("gpumemd ended with its stderr a closed pipe: %v", waitErr)
+	default:
 	}
 }

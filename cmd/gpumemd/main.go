@@ -27,6 +27,10 @@ import (
 )
 
 func main() {
+	// A log that cannot be written (stderr a pipe whose reader went away: journald
+	// restarted, a terminal closed) must not end gpumemd: Go kills a process on EPIPE on
+	// fd 1 or 2 unless SIGPIPE is ignored. Ignored, the write fails and gpumemd goes on.
+	signal.Ignore(syscall.SIGPIPE)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	err := newRoot(ctx, log).Execute()
