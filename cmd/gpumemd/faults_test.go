@@ -3,8 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -142,6 +150,9 @@ func TestAPINeedsTLSOrAuthInForce(t *testing.T) {
 	os.WriteFile(headersOnly, []byte("http_server_config:\n  headers:\n    X-Frame-Options: deny\n"), 0o600)
 	auth := filepath.Join(dir, "auth.yml")
 	os.WriteFile(auth, []byte("basic_auth_users:\n  prom: $2a$04$5J03X8L0bXAb14TKGUlgu.0TnndGc2cAKTieOpo1kJ9Pam6jRqzt2\n"), 0o600)
+	tlsOnly := filepath.Join(dir, "tls.yml")
+	selfSigned(t, filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+	os.WriteFile(tlsOnly, []byte("tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n"), 0o600)
 	for _, c := range []struct {
 		web        string
 		user, pass string
@@ -151,17 +162,22 @@ func TestAPINeedsTLSOrAuthInForce(t *testing.T) {
 		{headersOnly, "prom", "anything", http.StatusForbidden},
 		{auth, "", "", http.StatusUnauthorized},
 		{auth, "prom", "s3cret", http.StatusOK},
+		{tlsOnly, "", "", http.StatusOK},
 	} {
 		var logged syncBuffer
 		addr := startLogging(t, &logged, "--config", "/dev/null", "--nvml", "mock:dgxh100", "--node", "t3", "--listen", "0.0.0.0:0",
 			"--history-db", filepath.Join(t.TempDir(), "h.db"), "--health-state", "", "--web.config.file", c.web)
 		_, port, _ := net.SplitHostPort(addr)
-		base := "http://127.0.0.1:" + port
+		base, cl := "http://127.0.0.1:"+port, client
+		if c.web == tlsOnly {
+			base = "https://127.0.0.1:" + port
+			cl = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		}
 		req, _ := http.NewRequest("GET", base+"/api/jobs", nil)
 		if c.user != "" {
 			req.SetBasicAuth(c.user, c.pass)
 		}
-		resp, err := client.Do(req)
+		resp, err := cl.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,4 +318,27 @@ func TestLogToAClosedPipe(t *testing.T) {
 		t.Fatalf("gpumemd ended with its stderr a closed pipe: %v", waitErr)
 	default:
 	}
+}
+
+// selfSigned writes a throwaway certificate for 127.0.0.1 and its key, as PEM.
+func selfSigned(t *testing.T, certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gpumemd test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: k}), 0o600)
 }
