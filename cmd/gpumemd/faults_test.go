@@ -28,6 +28,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
+	"github.com/gpumem/gpumem/internal/slurmcli/slurmtest"
 )
 
 // syncBuffer is a log another goroutine writes while the test reads it.
@@ -239,6 +240,7 @@ func TestDroppedWarningsAreExported(t *testing.T) {
 	defer src.Close()
 	opt := options{Gpumemd: config.DefaultGpumemd(), Shared: config.Default()}
 	opt.HistoryDB, opt.HealthState, opt.UsageNotify = "", "", true
+	opt.Scontrol = slurmtest.New(t, false).Scontrol // never the machine's own Slurm
 	d := newDaemon(opt, "t1", src, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	// Not started, the notifier has no queue: every warning is dropped.
 	for range 3 {
