@@ -63,7 +63,7 @@ func TestTakenPortIsRetried(t *testing.T) {
 	var logged syncBuffer
 	ready, done := launch(t, &logged, "--config", "/dev/null", "--nvml", "fake:../../test/lab/nodes/n1.json", "--node", "n1",
 		"--listen", addr, "--poll-interval", "100ms", "--history-db", "", "--health-state", "",
-		"--write-inventory", "--inventory-dir", filepath.Join(dir, "inv"))
+		"--write-inventory", "--inventory-dir", filepath.Join(dir, "inv"), "--scontrol", slurmtest.New(t, false).Scontrol)
 	inventory := filepath.Join(dir, "inv", "n1.json")
 	if !eventually(10*time.Second, func() bool {
 		_, err := os.Stat(inventory)
