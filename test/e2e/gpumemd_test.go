@@ -29,6 +29,8 @@ type sidecar struct {
 	spec map[string]any // that file's contents
 	logf string         // gpumemd's stderr
 	base string         // http://127.0.0.1:PORT
+	port int            // the port to listen on; 0: a free one
+	done chan struct{}  // closed when the last gpumemd started has exited
 }
 
 // newSidecar copies the lab's node file and writes a gpumem.conf for gpumemd; start
@@ -79,6 +81,15 @@ func (s *sidecar) write(t *testing.T) {
 // subtest) ends, and waits until /metrics answers.
 func (s *sidecar) start(t *testing.T, args ...string) {
 	t.Helper()
+	s.launch(t, args...)
+	if !eventually(10*time.Second, func() bool { _, err := get(s.base + "/metrics"); return err == nil }) {
+		t.Fatalf("gpumemd %v: no /metrics within 10s\n%s", args, s.log())
+	}
+}
+
+// launch is start without the wait for /metrics.
+func (s *sidecar) launch(t *testing.T, args ...string) {
+	t.Helper()
 	bin, err := filepath.Abs(filepath.Join("..", "..", "bin", "gpumemd"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +98,10 @@ func (s *sidecar) start(t *testing.T, args ...string) {
 		t.Fatalf("%v: run make build", err)
 	}
 	dir := t.TempDir()
-	port := freePort(t)
+	port := s.port
+	if port == 0 {
+		port = freePort(t)
+	}
 	conf := filepath.Join(dir, "gpumem.conf")
 	os.WriteFile(conf, []byte(fmt.Sprintf(`ShardUnit = 1GiB
 SlurmConf = %s
@@ -110,7 +124,9 @@ Scontrol = %s
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); logf.Close() }()
+	done := make(chan struct{})
+	s.done = done
+	go func() { exited <- cmd.Wait(); logf.Close(); close(done) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -121,9 +137,6 @@ Scontrol = %s
 		}
 	})
 	s.base = fmt.Sprintf("http://127.0.0.1:%d", port)
-	if !eventually(10*time.Second, func() bool { _, err := get(s.base + "/metrics"); return err == nil }) {
-		t.Fatalf("gpumemd %v: no /metrics within 10s\n%s", args, s.log())
-	}
 }
 
 func (s *sidecar) log() string { b, _ := os.ReadFile(s.logf); return string(b) }
