@@ -344,3 +344,20 @@ func selfSigned(t *testing.T, certFile, keyFile string) {
 	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
 	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: k}), 0o600)
 }
+
+// TestNVMLDownShowsAsADuty: NVML that cannot start shows as a duty down, beside the
+// node's health, and as up once it starts.
+func TestNVMLDownShowsAsADuty(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "node.json") // not there yet: NVML cannot start
+	addr := start(t, "--config", "/dev/null", "--nvml", "fake:"+fake, "--node", "t1", "--listen", "127.0.0.1:0",
+		"--poll-interval", "100ms", "--history-db", "", "--health-state", "", "--scontrol", slurmtest.New(t, false).Scontrol)
+	has := func(series string) bool { return strings.Contains(scrape(t, "http://"+addr+"/metrics"), series) }
+	if !eventually(5*time.Second, func() bool { return has(`gpumem_sidecar_duty_up{duty="nvml"} 0`) }) {
+		t.Fatalf("NVML down is not a duty down:\n%s", scrape(t, "http://"+addr+"/metrics"))
+	}
+	node(t, fake, 1, 0, false)
+	if !eventually(5*time.Second, func() bool { return has(`gpumem_sidecar_duty_up{duty="nvml"} 1`) }) {
+		t.Errorf("NVML started but its duty is not up:\n%s", scrape(t, "http://"+addr+"/metrics"))
+	}
+}
