@@ -3,6 +3,7 @@ package admit
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/internal/inventory"
 )
@@ -194,4 +195,43 @@ func TestFenceUnknownPolicy(t *testing.T) {
 	if err == nil || err.Error() != `admit: fence policy "strict"; want off, prefer or require` {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// BenchmarkAdmitFence prints what a fence policy costs a decision against off, on the
+// 10,000-node cluster with every other node's GPUs fenced (gpu and inference fenced,
+// gpu-large and train not, all mixed): the ratios prefer/off and require/off.
+func BenchmarkAdmitFence(b *testing.B) {
+	c := benchCluster()
+	for i := range c.Nodes {
+		for g := range c.Nodes[i].GPUs {
+			if i%2 == 0 {
+				c.Nodes[i].GPUs[g].Fence = inventory.FenceDriver
+			}
+		}
+	}
+	jobs := benchJobs()
+	var as []*Admitter
+	for _, fence := range []string{FenceOff, FencePrefer, FenceRequire} {
+		a, err := New(c, []string{"all"}, Options{PreferMIG: true, Fence: fence})
+		if err != nil {
+			b.Fatal(err)
+		}
+		as = append(as, a)
+	}
+	// Each round admits the job mix under each policy in turn, so a change of machine
+	// load falls on all three alike.
+	var ns [3]time.Duration
+	for b.Loop() {
+		for k, a := range as {
+			start := time.Now()
+			for _, j := range jobs {
+				if _, err := a.Admit(j); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ns[k] += time.Since(start)
+		}
+	}
+	b.ReportMetric(float64(ns[1])/float64(ns[0]), "prefer/off")
+	b.ReportMetric(float64(ns[2])/float64(ns[0]), "require/off")
 }
