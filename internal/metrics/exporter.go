@@ -40,6 +40,9 @@ type State struct {
 	UnknownAllocJobs, AllocQueryErrors uint64
 	Unit                               uint64   // bytes of one shard
 	FragSizes                          []uint64 // request sizes, in bytes, that fragmentation is measured against
+	// Fences is each full GPU's memory fence by NVML index (inventory.FenceDriver, ...),
+	// as gpumemd found it; a GPU without one reads as none, a MIG GPU as hardware.
+	Fences map[int]string
 }
 
 // collector is one concern's metrics.
