@@ -45,7 +45,10 @@ func newInventoryCmd() *cobra.Command {
 
 func printTable(w io.Writer, c inventory.Cluster) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "NODE\tGPU\tDEVICE\tTYPE\tMEMORY MiB\tMIG\tCORES\tNAME / FILES")
+	// FENCE is what holds a job to its slice there (inventory.GPU.FenceOf): hardware for
+	// MIG, driver or mps where gpumemd found a limit that works, none where only its
+	// kill does; gpumem.conf's Fence steers shard slices by it.
+	fmt.Fprintln(tw, "NODE\tGPU\tDEVICE\tTYPE\tMEMORY MiB\tMIG\tFENCE\tCORES\tNAME / FILES")
 	for _, n := range c.Nodes {
 		for _, g := range n.GPUs {
 			mig := "off"
@@ -57,9 +60,9 @@ func printTable(w io.Writer, c inventory.Cluster) error {
 			case g.MIGPending:
 				mig = "off (on after reset)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t/dev/nvidia%d\t%s\t%d\t%s\t%s\t%s\n", n.Name, g.Index, g.Minor, g.Type, g.MemoryMiB, mig, g.Cores, g.Name)
+			fmt.Fprintf(tw, "%s\t%d\t/dev/nvidia%d\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Name, g.Index, g.Minor, g.Type, g.MemoryMiB, mig, g.FenceOf(), g.Cores, g.Name)
 			for _, in := range g.Instances {
-				fmt.Fprintf(tw, "\t\t  GI %d CI %d @%d\t%s\t%d\t\t\t%v\n", in.GI, in.CI, in.Start, in.Profile, in.MemoryMiB, in.Files)
+				fmt.Fprintf(tw, "\t\t  GI %d CI %d @%d\t%s\t%d\t\t\t\t%v\n", in.GI, in.CI, in.Start, in.Profile, in.MemoryMiB, in.Files)
 			}
 		}
 	}

@@ -36,6 +36,7 @@ type Options struct {
 	// gpumem) keep room for; empty means DefaultTargetSizesMiB.
 	TargetSizesMiB []int64
 	Pools          []Pool
+	Fence          string // FenceOff (""), FencePrefer or FenceRequire: see fence.go
 }
 
 // Job is the part of a job_desc admission reads and may rewrite: the GRES strings and
@@ -88,6 +89,7 @@ type Admitter struct {
 	ix       index
 	names    []string // every partition, sorted, for messages
 	shapes   []placement.Shape
+	twins    fenceTwins
 }
 
 // DefaultTargetSizesMiB are typical inference and training slices: 5, 10, 20, 40 GiB.
@@ -123,6 +125,9 @@ func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter,
 	a.defaults = append([]string(nil), defaultPartitions...)
 	if len(a.defaults) == 0 {
 		a.defaults = a.names
+	}
+	if err := a.initFence(); err != nil {
+		return nil, err
 	}
 	for _, p := range o.Pools {
 		if a.ix.parts[p.Partition] == nil {
@@ -202,6 +207,10 @@ func explain(q *ask, t target) string {
 			b = append(b, ',')
 		}
 		b = append(b, p...)
+	}
+	if t.fence != "" {
+		b = append(b, "; fence "...)
+		b = append(b, t.fence...)
 	}
 	return string(b)
 }

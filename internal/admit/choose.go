@@ -14,7 +14,8 @@ type target struct {
 	units int64
 	model string
 	parts []string
-	live  bool // the usage view changed nothing or something: the choice may differ later
+	live  bool   // the usage view changed nothing or something: the choice may differ later
+	fence string // the fence the slice gets, for the log line; "" under Fence = off
 }
 
 // option is one native form a request could take: shards, a MIG profile or a GPU type.
@@ -90,7 +91,8 @@ func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage) (target
 		return target{}, a.refusal(q, sh, cands)
 	}
 	o := opts[best]
-	t := target{kind: o.kind, units: o.mib, model: o.name, parts: bestR.parts, live: use != nil, gres: a.gresOf(q, &o)}
+	t := target{kind: o.kind, units: o.mib, model: o.name, parts: bestR.parts, live: use != nil, gres: a.gresOf(q, &o),
+		fence: a.fenceWords(&o, bestR.parts)}
 	if o.kind == placement.Shard {
 		t.model = ""
 	} else {
@@ -182,6 +184,9 @@ func (a *Admitter) options(q *ask, ps []*partition) []option {
 // usable nodes hold it, and no usable node holds a smaller one under the same name
 // (Slurm may give the job any of them).
 func (a *Admitter) reach(q *ask, sh *shape, ps []*partition, o *option, use *Usage) (reach, bool) {
+	if r, ok := a.preferFenced(q, sh, ps, o, use); ok {
+		return r, true
+	}
 	var r reach
 	for _, p := range ps {
 		cap, room, ok := a.reachIn(q, sh, p, o, use)
@@ -239,6 +244,9 @@ func (a *Admitter) reachIn(q *ask, sh *shape, p *partition, o *option, use *Usag
 		n := int64(m.n - out[m.g])
 		if n <= 0 || !sh.usable(m.g.features) {
 			continue
+		}
+		if a.unfenced(m.g.cfg, o) {
+			return 0, 0, false // Slurm may put the slice on that node's unfenced GPU
 		}
 		s, mib := a.slots(q, m.g.cfg, o, nil)
 		if o.kind != placement.Shard && mib > 0 && mib < q.mib {

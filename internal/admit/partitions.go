@@ -31,6 +31,8 @@ type config struct {
 	units     []unit
 	largest   int64 // memory of the largest physical GPU
 	largestBy string
+
+	shardFence []string // each shared GPU's fence (inventory.GPU.FenceOf), for Fence policies
 }
 
 // group is the nodes of one config and one feature set.
@@ -155,7 +157,8 @@ func configOf(n inventory.Node, unitMiB int64) *config {
 		if g.Shared() {
 			c.shards = append(c.shards, shard.PerGPU(g.MemoryMiB, unitMiB)*unitMiB)
 			c.shardGPU = append(c.shardGPU, g.Index)
-			key.WriteString("/shared")
+			c.shardFence = append(c.shardFence, g.FenceOf())
+			key.WriteString("/shared/" + g.FenceOf())
 		}
 		key.WriteString(";")
 	}

@@ -16,6 +16,9 @@ import (
 // for each partition the job may use, the node or limit at fault and the most that fits
 // under the same shape, and which other partitions would take it as it is.
 func (a *Admitter) refusal(q *ask, sh *shape, cands []string) error {
+	if err := a.fenceRefusal(q, sh, cands); err != nil {
+		return err
+	}
 	var b strings.Builder
 	b.WriteString("gpumem: you asked for " + q.words(sh) + ", but ")
 	if len(cands) == 0 {

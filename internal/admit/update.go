@@ -46,6 +46,7 @@ func (a *Admitter) keepRefusal(q *ask, sh *shape, serving []string) error {
 // for the user, says why not and where it would run. GRES gpumem does not know (another
 // name, an untyped gpu count, a type no node has under that name) is Slurm's to judge.
 func (a *Admitter) Holds(j Job) error {
+	a = a.unfencedTwin() // whether the job can run at all, not whether gpumem would give it that slice
 	sh, err := shapeOf(&j)
 	if err != nil {
 		return err

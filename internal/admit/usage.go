@@ -107,7 +107,7 @@ func (ix *usageIndex) count(node string, taken map[int]int64, sign int64) {
 
 // lost is the slots the usage view takes from the usable nodes of p.
 func (a *Admitter) lost(q *ask, sh *shape, p *partition, o *option, use *Usage) int64 {
-	if use.ix == nil || use.ix.a != a {
+	if use.ix == nil || use.ix.a != a.root() {
 		return a.lostByNode(q, sh, p, o, use)
 	}
 	var l int64

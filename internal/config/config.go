@@ -80,6 +80,7 @@ type Config struct {
 	UsageSnapshot  string        // running and pinned shards per GPU, written by gpumemctl steer
 	UsageMaxAge    time.Duration // an older snapshot is not trusted: jobs are then not pinned
 	RefusalCounts  string        // where job_submit writes its refusal counts for gpumemctl exporter; "none": nowhere
+	Fence          Fence         // whether shard slices need a memory fence on their GPU
 }
 
 // ShardTypes says whether gres.conf gives each shared GPU's shards a Type of their own.
@@ -109,6 +110,7 @@ func Default() Config {
 		UsageSnapshot:  "/var/lib/gpumem/usage.json",
 		UsageMaxAge:    30 * time.Second,
 		RefusalCounts:  "/var/lib/gpumem/refusals.json",
+		Fence:          FenceOff,
 	}
 }
 
@@ -140,6 +142,7 @@ var setters = map[string]func(*Config, string) error{
 	"usagesnapshot":  func(c *Config, v string) error { return assign(&c.UsageSnapshot, v, parsePath) },
 	"refusalcounts":  func(c *Config, v string) error { return assign(&c.RefusalCounts, v, parsePathOrNone) },
 	"usagemaxage":    func(c *Config, v string) error { return assign(&c.UsageMaxAge, v, parseMaxAge) },
+	"fence":          func(c *Config, v string) error { return assign(&c.Fence, v, parseFence) },
 }
 
 // assign stores a parsed value only when it is good, so a bad key keeps its default.
@@ -152,7 +155,7 @@ func assign[T any](dst *T, v string, parse func(string) (T, error)) error {
 }
 
 func knownKeys() string {
-	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools, TargetSizes, ShardTypes, PinPolicy, UsageSnapshot, UsageMaxAge, RefusalCounts"
+	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools, TargetSizes, ShardTypes, PinPolicy, UsageSnapshot, UsageMaxAge, RefusalCounts, Fence"
 }
 
 func parsePolicy(v string) (string, error) {

@@ -28,7 +28,7 @@ Listen = :9400
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second, nil, nil, ShardTypesNone, "gpumem", "/var/lib/gpumem/usage.json", 30 * time.Second, "/var/lib/gpumem/refusals.json"}
+	want := Config{2048, "best-fit", true, "/var/lib/gpumem/inventory", "/etc/slurm-llnl/slurm.conf", Closed, LevelDebug, 30 * time.Second, nil, nil, ShardTypesNone, "gpumem", "/var/lib/gpumem/usage.json", 30 * time.Second, "/var/lib/gpumem/refusals.json", FenceOff}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}

@@ -45,6 +45,9 @@ type State struct {
 	DutyFailures    map[string]uint64 // duty -> failed attempts since start
 	HistorySetAside uint64            // damaged history files renamed aside since start
 	WarningsDropped uint64            // warnings to jobs dropped on a full queue since start
+	// Fences is each full GPU's memory fence by NVML index (inventory.FenceDriver, ...),
+	// as gpumemd found it; a GPU without one reads as none, a MIG GPU as hardware.
+	Fences map[int]string
 }
 
 // collector is one concern's metrics.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gpumem/gpumem/internal/inventory"
 )
 
 // gpuCollector reports each physical GPU. Names and meanings follow dcgm-exporter where
@@ -21,6 +23,7 @@ import (
 // sums over GPUs stay right, and a GPU that serves no job has no hpc_job.
 type gpuCollector struct {
 	total, used, free, alloc, unattributed, temp, power, util, mig, xid *prometheus.Desc
+	fence                                                               *prometheus.Desc
 }
 
 var gpuLabels = []string{"gpu", "UUID", "modelName", "Hostname", "hpc_job"}
@@ -40,13 +43,17 @@ func newGPUCollector() *gpuCollector {
 		power:        gpuDesc("power_watts", "GPU power draw (DCGM_FI_DEV_POWER_USAGE)."),
 		util:         gpuDesc("utilization_ratio", "Fraction of the last sample period the GPU was busy, 0-1 (DCGM_FI_DEV_GPU_UTIL / 100)."),
 		mig:          gpuDesc("mig_instances", "MIG GPU instances on this GPU; 0 outside MIG mode."),
+		// An info series, without hpc_job: which fence holds does not change with the jobs,
+		// and a series per job set would come and go with every job.
+		fence: prometheus.NewDesc(namespace+"_gpu_fence", "1 for the memory fence that holds a job to its slice on this GPU: hardware (MIG), driver (NVML per-cgroup limit), mps (MPS limit set by root) or none (only gpumemd's kill).",
+			[]string{"gpu", "UUID", "modelName", "Hostname", "fence"}, nil),
 		xid: prometheus.NewDesc(namespace+"_gpu_xid_errors_total", "XID error events since gpumemd started, by XID (DCGM_FI_DEV_XID_ERRORS holds only the last XID).",
 			[]string{"gpu", "Hostname", "xid"}, nil),
 	}
 }
 
 func (c *gpuCollector) describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.total, c.used, c.free, c.alloc, c.unattributed, c.temp, c.power, c.util, c.mig, c.xid} {
+	for _, d := range []*prometheus.Desc{c.total, c.used, c.free, c.alloc, c.unattributed, c.temp, c.power, c.util, c.mig, c.fence, c.xid} {
 		ch <- d
 	}
 }
@@ -78,6 +85,8 @@ func (c *gpuCollector) collect(st *State, ch chan<- prometheus.Metric) error {
 		gauge(ch, c.power, g.PowerW, l)
 		gauge(ch, c.util, g.UtilPct/100, l)
 		gauge(ch, c.mig, float64(len(g.Instances)), l)
+		fence := inventory.GPU{MIG: g.MIG, Fence: st.Fences[g.Index]}.FenceOf()
+		gauge(ch, c.fence, 1, []string{l[0], l[1], l[2], l[3], fence})
 	}
 	if failed {
 		return errors.New("a GPU did not answer")

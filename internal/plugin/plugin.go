@@ -72,6 +72,7 @@ func AdmitCore(cfg config.Config, inv inventory.Cluster, defaultPartitions []str
 		Policy:         cfg.Policy,
 		Pools:          pools,
 		TargetSizesMiB: cfg.TargetSizesMiB,
+		Fence:          string(cfg.Fence),
 	})
 }
 
