@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,11 +27,12 @@ import (
 
 // pullFlags are the settings of `gpumemctl inventory pull`.
 type pullFlags struct {
-	conf, slurmConf, dir     string
-	nodes, template, lines   string
-	gresConf, devPrefix, rel string
-	url, hook                string
-	timeout, every           time.Duration
+	conf, slurmConf, dir      string
+	nodes, template, lines    string
+	gresConf, devPrefix, rel  string
+	url, hook                 string
+	caFile, certFile, keyFile string
+	timeout, every            time.Duration
 }
 
 func newInventoryPullCmd() *cobra.Command {
@@ -47,7 +51,14 @@ slurmd and the clients); with --gres-conf, the cluster's gres.conf, checked with
 slurmd -G first. --hook runs when either changed. --every repeats the pull.
 
 Exit status: 0 every node pulled, 1 some node could not be pulled (the others were),
-2 nothing could be done.`,
+2 nothing could be done.
+
+Over plain HTTP nothing proves an answer comes from the node's gpumemd: any local
+user on a GPU node who binds port 9402 before gpumemd can answer for it, and pull says
+so on every run. With --ca-file (gpumemd serving TLS through its web config) each node
+must show a certificate signed by that CA that names its Slurm NodeName; --cert-file
+and --key-file add a client certificate for a gpumemd that asks for one
+(docs/install.md, "Pulling over TLS").`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.every <= 0 {
@@ -80,7 +91,10 @@ Exit status: 0 every node pulled, 1 some node could not be pulled (the others we
 	fs.StringVar(&f.gresConf, "gres-conf", "", "also write the cluster's gres.conf here (beside slurm.conf, so Slurm ships it to slurmd)")
 	fs.StringVar(&f.devPrefix, "dev-prefix", "/dev", "directory holding the nvidia device files named in gres.conf File=")
 	fs.StringVar(&f.rel, "slurm-version", "auto", "Slurm release gres.conf is for (22.05.8, 24.11, ...); auto asks slurmd -V")
-	fs.StringVar(&f.url, "url", invpull.DefaultURL, "each node's inventory URL: {addr} is its NodeAddr (else NodeHostname, else name), {node} its name")
+	fs.StringVar(&f.url, "url", invpull.DefaultURL, "each node's inventory URL: {addr} is its NodeAddr (else NodeHostname, else name), {node} its name (with --ca-file the default is "+invpull.DefaultTLSURL+")")
+	fs.StringVar(&f.caFile, "ca-file", "", "the site's CA certificate (PEM): pull over TLS, and take an answer only from a node whose certificate it signed for the node's name")
+	fs.StringVar(&f.certFile, "cert-file", "", "client certificate (PEM) shown to the nodes, with --key-file (for a gpumemd whose web config asks for one)")
+	fs.StringVar(&f.keyFile, "key-file", "", "the client certificate's private key (PEM)")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long one node may take to answer")
 	fs.StringVar(&f.hook, "hook", "", "shell command run when the node lines or gres.conf changed, e.g. 'scontrol reconfigure'")
 	fs.DurationVar(&f.every, "every", 0, "pull again this often until stopped (0: once)")
@@ -90,8 +104,18 @@ Exit status: 0 every node pulled, 1 some node could not be pulled (the others we
 // run pulls once. verbose reports unchanged files too (a one-shot run); --every
 // reports only what changed, so its log says what happened and not that nothing did.
 func (f pullFlags) run(ctx context.Context, out, errOut io.Writer, verbose bool) error {
+	if f.caFile != "" && f.url == invpull.DefaultURL {
+		f.url = invpull.DefaultTLSURL
+	}
 	if err := invpull.CheckURL(f.url); err != nil {
 		return trouble(fmt.Errorf("--url: %w", err))
+	}
+	tlsConf, err := f.tlsConfig()
+	if err != nil {
+		return trouble(err)
+	}
+	if tlsConf == nil {
+		fmt.Fprintln(errOut, "WARNING: pulling over plain HTTP: nothing proves an answer comes from the node's gpumemd; any local user on a GPU node who binds its port first can answer for it. Serve TLS from gpumemd and pass --ca-file (docs/install.md, \"Pulling over TLS\").")
 	}
 	conf, err := config.Load(f.conf)
 	if err != nil {
@@ -116,7 +140,7 @@ func (f pullFlags) run(ctx context.Context, out, errOut io.Writer, verbose bool)
 	if len(targets) == 0 {
 		return trouble(fmt.Errorf("no GPU nodes to pull: give --nodes, or --node-template with their NodeName lines"))
 	}
-	p := invpull.Puller{URL: f.url, Timeout: f.timeout}
+	p := invpull.Puller{URL: f.url, Timeout: f.timeout, TLS: tlsConf}
 	var pulled inventory.Cluster
 	failed := 0
 	for _, r := range p.Pull(ctx, targets) {
@@ -233,11 +257,49 @@ func (f pullFlags) targets() ([]invpull.Target, error) {
 						t.Addr = v
 					}
 				}
+				t.CPUs, _ = strconv.Atoi(n.Get("cpus")) // bounds the cores a node may name
 			}
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// tlsConfig is the TLS the nodes are asked over: nil for plain HTTP, which --ca-file
+// refuses (a CA that checks nothing would be a false assurance).
+func (f pullFlags) tlsConfig() (*tls.Config, error) {
+	https := strings.HasPrefix(f.url, "https://")
+	switch {
+	case f.caFile == "" && https:
+		return nil, fmt.Errorf("--url %s is https: give --ca-file, the CA that signed the nodes' certificates", f.url)
+	case f.caFile == "":
+		if f.certFile != "" || f.keyFile != "" {
+			return nil, fmt.Errorf("--cert-file and --key-file are for TLS: give --ca-file too")
+		}
+		return nil, nil
+	case !https:
+		return nil, fmt.Errorf("--ca-file with --url %s: the URL must be https:// for the CA to check anything", f.url)
+	}
+	pem, err := atomicfile.ReadCapped(f.caFile, 1<<20)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca-file %s: no PEM certificate in it", f.caFile)
+	}
+	c := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if (f.certFile == "") != (f.keyFile == "") {
+		return nil, fmt.Errorf("--cert-file and --key-file go together")
+	}
+	if f.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cert-file/--key-file: %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
 }
 
 // writeLines writes --node-template's lines with the Gres= of every node with an

@@ -68,6 +68,12 @@ func TestRenderRejectsBadOptionsAndInventories(t *testing.T) {
 	if _, err := Render(bad, Options{}); err == nil {
 		t.Error("a GPU without memory rendered")
 	}
+	// NodeGres, the other way inventory values reach Slurm's files, renders only a node
+	// that passes the same checks.
+	evil := inventory.Node{Name: "x", GPUs: []inventory.GPU{{Type: "h100\nPartitionName=evil", MemoryMiB: 81920}}}
+	if g, err := NodeGres(evil, Options{}); err == nil || !strings.Contains(err.Error(), "type") {
+		t.Errorf("NodeGres of a type with a newline: %q, %v", g, err)
+	}
 	out, err := Render(lab(), Options{NoCores: true, ShardUnitMiB: 2048})
 	if err != nil || strings.Contains(string(out), "Cores=") || !strings.Contains(string(out), "Count=39 ") {
 		t.Errorf("NoCores and a 2 GiB unit: %v\n%s", err, out)

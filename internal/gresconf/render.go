@@ -160,6 +160,9 @@ func NodeGres(n inventory.Node, opt Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := n.Validate(); err != nil { // only checked values reach Slurm's files
+		return "", err
+	}
 	var order []string
 	count := map[string]int{}
 	add := func(t string) {

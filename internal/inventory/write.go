@@ -17,8 +17,8 @@ var hostNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // CheckNodeName refuses a node name that is not a plain host name, before it names a file.
 func CheckNodeName(name string) error {
-	if !hostNameRe.MatchString(name) || strings.Contains(name, "..") {
-		return fmt.Errorf("node name %q: want a plain host name (letters, digits, '-', '_', '.'; no '/' or '..')", name)
+	if len(name) > MaxNodeNameLen || !hostNameRe.MatchString(name) || strings.Contains(name, "..") {
+		return fmt.Errorf("node name %q: want a plain host name (up to %d letters, digits, '-', '_', '.'; no '/' or '..')", name, MaxNodeNameLen)
 	}
 	return nil
 }

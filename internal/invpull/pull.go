@@ -4,11 +4,17 @@
 // plugins' InventoryPath. What a node answers is untrusted input: it is read up to a cap,
 // within a deadline, decoded and validated like any inventory file, and must describe
 // the node it was asked for and no other; a node that answers anything else is skipped
-// and its last good file kept.
+// and its last good file kept. Of a node's answer only its name and GPUs are kept: the
+// partitions, features, CPUs and memory of a node are the controller's slurm.conf's to say.
+//
+// Over plain HTTP nothing proves an answer comes from the node's gpumemd: any local user
+// who holds the port first can answer for it. With TLS (Puller.TLS) the node must show a
+// certificate from the site's CA that names it.
 package invpull
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +31,9 @@ import (
 // Slurm reaches it (NodeAddr, else NodeHostname, else its name), {node} its name.
 const DefaultURL = "http://{addr}:9402/inventory"
 
+// DefaultTLSURL is DefaultURL over TLS, for a gpumemd with a web config's TLS.
+const DefaultTLSURL = "https://{addr}:9402/inventory"
+
 // Puller fetches node inventories.
 type Puller struct {
 	// URL is the template of each node's address (DefaultURL when empty).
@@ -33,12 +42,20 @@ type Puller struct {
 	Timeout time.Duration
 	// Parallel is how many nodes are asked at once (8 when 0).
 	Parallel int
-	// Client makes the requests; nil is a plain client that follows no redirect.
+	// TLS, for https URLs, holds the site's CA (RootCAs) and any client certificate.
+	// Each node is verified against its own name: its certificate must carry the Slurm
+	// NodeName as a DNS name, whatever address the URL reaches it at.
+	TLS *tls.Config
+	// Client makes the requests; nil is a client that follows no redirect, with TLS.
 	Client *http.Client
 }
 
-// Target is one node to pull and the address to reach it at.
-type Target struct{ Node, Addr string }
+// Target is one node to pull, the address to reach it at and, when slurm.conf says,
+// its CPUs (which bound the cores its GPUs may name; 0: unknown).
+type Target struct {
+	Node, Addr string
+	CPUs       int
+}
 
 // Result is one node's answer: Node holds its inventory when Err is nil.
 type Result struct {
@@ -90,7 +107,7 @@ func (p Puller) Pull(ctx context.Context, targets []Target) []Result {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			r := Result{Target: t, URL: p.URLFor(t)}
-			r.Node, r.Err = p.fetch(ctx, t.Node, r.URL)
+			r.Node, r.Err = p.fetch(ctx, t, r.URL)
 			out[i] = r
 		}()
 	}
@@ -102,19 +119,25 @@ func (p Puller) Pull(ctx context.Context, targets []Target) []Result {
 // point the controller at any address.
 var errRedirect = errors.New("redirected; gpumemd answers /inventory itself")
 
-func (p Puller) client() *http.Client {
+// client is the client that asks node: one per node, so its TLS checks that node's name.
+func (p Puller) client(node string) *http.Client {
 	if p.Client != nil {
 		return p.Client
 	}
-	return &http.Client{
-		Transport: &http.Transport{DisableKeepAlives: true, // no proxy: the nodes are the cluster's own
-			DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext, MaxResponseHeaderBytes: 64 << 10},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return errRedirect },
+	tr := &http.Transport{DisableKeepAlives: true, // no proxy: the nodes are the cluster's own
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext, MaxResponseHeaderBytes: 64 << 10}
+	if p.TLS != nil {
+		tr.TLSClientConfig = p.TLS.Clone()
+		tr.TLSClientConfig.ServerName = node
+		tr.TLSClientConfig.MinVersion = max(tr.TLSClientConfig.MinVersion, tls.VersionTLS12)
 	}
+	return &http.Client{Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return errRedirect }}
 }
 
-// fetch gets one node's inventory from url.
-func (p Puller) fetch(ctx context.Context, node, url string) (inventory.Node, error) {
+// fetch gets t's inventory from url.
+func (p Puller) fetch(ctx context.Context, t Target, url string) (inventory.Node, error) {
+	node := t.Node
 	timeout := p.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
@@ -125,7 +148,7 @@ func (p Puller) fetch(ctx context.Context, node, url string) (inventory.Node, er
 	if err != nil {
 		return inventory.Node{}, err
 	}
-	resp, err := p.client().Do(req)
+	resp, err := p.client(node).Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return inventory.Node{}, fmt.Errorf("no answer within %s (is gpumemd running there, listening beyond loopback?)", timeout)
@@ -160,7 +183,11 @@ func (p Puller) fetch(ctx context.Context, node, url string) (inventory.Node, er
 		for i, n := range c.Nodes {
 			names[i] = n.Name
 		}
-		return inventory.Node{}, fmt.Errorf("answered the inventory of %v, not of %s alone (is its gpumemd started with --node %s?)", names, node, node)
+		return inventory.Node{}, fmt.Errorf("answered the inventory of %q, not of %s alone (is its gpumemd started with --node %s?)", names, node, node)
 	}
-	return c.Nodes[0], nil
+	n := c.Nodes[0]
+	if err := n.CheckHardware(t.CPUs); err != nil {
+		return inventory.Node{}, err
+	}
+	return inventory.Node{Name: n.Name, GPUs: n.GPUs}, nil
 }

@@ -47,6 +47,9 @@ func WithGres(template string, gres map[string]string) (out string, missing []st
 		}
 		for _, h := range hosts {
 			g, ok := gres[h]
+			if !plainValue(g) {
+				return "", nil, fmt.Errorf("node %s: Gres=%q: a value with blanks, quotes, '#' or control characters cannot be written", h, g)
+			}
 			words := []string{"NodeName=" + h}
 			for i, f := range fields[1:] {
 				switch {
@@ -91,6 +94,13 @@ func nonEmpty(s ...string) []string {
 		}
 	}
 	return out
+}
+
+// plainValue reports whether v can be written unquoted as one slurm.conf value. A Gres=
+// gpumem renders never needs quotes; one that would (blanks, quotes, '#') or that holds
+// a line break did not come from a checked inventory, and is refused, not written.
+func plainValue(v string) bool {
+	return !strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r > '~' || strings.ContainsRune(`"'#\`, r) })
 }
 
 func quoteAll(fields []string) []string {

@@ -45,3 +45,14 @@ NodeName=cpu[1-4] CPUs=64
 		t.Error("a broken hostlist was accepted")
 	}
 }
+
+// A Gres= that would need quoting, or holds a line break, did not come from a checked
+// inventory: it is refused, never written as a line of its own.
+func TestWithGresRefusesWhatWouldBreakTheLine(t *testing.T) {
+	for _, g := range []string{"gpu:h100:1\nPartitionName=evil Nodes=ALL", "gpu:h100:1 Weight=1", "gpu:h100:1#", `gpu:"h100":1`, "gpu:h100:1\r", "gpu:h\u00e9:1"} {
+		out, _, err := WithGres("NodeName=g1 CPUs=16\n", map[string]string{"g1": g})
+		if err == nil || !strings.Contains(err.Error(), "node g1") {
+			t.Errorf("Gres=%q: wrote %q, err %v; want a refusal naming g1", g, out, err)
+		}
+	}
+}

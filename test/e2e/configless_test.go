@@ -3,9 +3,14 @@
 package e2e
 
 import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -89,4 +94,88 @@ func TestConfiglessJobSubmitTranslatesForAClientWithoutFiles(t *testing.T) {
 		t.Errorf("job %s: TresPerNode not translated by job_submit:\n%s", id, show)
 	}
 	clean(t)
+}
+
+// A node's answer that a local user serves in its gpumemd's place (here: n1's real
+// inventory with a partition line in a GPU type) changes nothing slurmctld ships: the
+// pull, run as the lab runs it but through a fake node for n1, names n1 and the field,
+// keeps n1's last good file, and writes the node lines and gres.conf byte for byte as
+// the lab's own pull did, n2 and n3 pulled from their gpumemd.
+func TestConfiglessPullSkipsACraftedNodeAnswer(t *testing.T) {
+	lab := configless(t)
+	listen := regexp.MustCompile(`(?m)^\s*Listen = (\S+)$`)
+	real := map[string]string{} // node -> its gpumemd's host:port
+	for _, n := range []string{"n1", "n2", "n3"} {
+		b, err := os.ReadFile(hostPath(filepath.Join(lab, "node", n, "gpumem.conf")))
+		m := listen.FindSubmatch(b)
+		if err != nil || m == nil {
+			t.Fatalf("node %s's gpumem.conf has no Listen: %v", n, err)
+		}
+		real[n] = string(m[1])
+	}
+	get := func(n string) []byte {
+		resp, err := http.Get("http://" + real[n] + "/inventory")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, inventory.MaxNodeFileBytes))
+		return b
+	}
+	good := get("n1")
+	crafted := bytes.Replace(good, []byte(`"type": "h100"`), []byte(`"type": "h100\nPartitionName=evil Nodes=ALL AllowGroups=ALL PriorityTier=65533"`), 1)
+	if bytes.Equal(crafted, good) {
+		t.Fatalf("n1's inventory has no h100 to bend:\n%s", good)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := strings.TrimPrefix(r.URL.Path, "/"); n == "n1" {
+			w.Write(crafted)
+		} else if _, ok := real[n]; ok {
+			w.Write(get(n))
+		} else {
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	// The controller's files, copied where this pull writes, so the lab's stay as they are.
+	work := filepath.Join(lab, "crafted-pull")
+	os.RemoveAll(hostPath(work))
+	t.Cleanup(func() { os.RemoveAll(hostPath(work)) })
+	if err := os.MkdirAll(hostPath(filepath.Join(work, "gpumem.d")), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		b, err := os.ReadFile(ctldConf("gpumem.d/" + n + ".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(hostPath(filepath.Join(work, "gpumem.d", n+".json")), b, 0o644)
+	}
+	before, _ := os.ReadFile(hostPath(filepath.Join(work, "gpumem.d", "n1.json")))
+	gres, _ := os.ReadFile(ctldConf("gres.conf"))
+	dev := regexp.MustCompile(`File=(\S+)/nvidia[0-9]`).FindSubmatch(gres)
+	if dev == nil {
+		t.Fatalf("the lab's gres.conf names no device:\n%s", gres)
+	}
+	etc := filepath.Join(lab, "etc")
+	r := slurm(t, 2*time.Minute, "", lab+"/bin/gpumemctl", "inventory", "pull", "--config", etc+"/gpumem.conf",
+		"--node-template", etc+"/gpumem-nodes.conf.in", "--node-lines", work+"/gpumem-nodes.conf",
+		"--gres-conf", work+"/gres.conf", "--inventory-dir", work+"/gpumem.d", "--dev-prefix", string(dev[1]),
+		"--url", srv.URL+"/{node}", "--timeout", "5s")
+	if r.code != 1 || !strings.Contains(r.err, "node n1 (") || !strings.Contains(r.err, "type") {
+		t.Fatalf("pull with n1 crafted: want exit 1 naming n1 and its type; %s", r)
+	}
+	if after, _ := os.ReadFile(hostPath(filepath.Join(work, "gpumem.d", "n1.json"))); !bytes.Equal(after, before) {
+		t.Errorf("n1's last good file was replaced:\n%s", after)
+	}
+	if got, err := os.ReadFile(hostPath(work + "/gres.conf")); err != nil || !bytes.Equal(got, gres) {
+		t.Errorf("gres.conf differs from the lab's (%v):\n%s\nwant:\n%s", err, got, gres)
+	}
+	// The node lines' header names where they came from; every other line is the lab's.
+	body := func(b []byte) string { return regexp.MustCompile(`(?m)^#.*\n`).ReplaceAllString(string(b), "") }
+	want, _ := os.ReadFile(ctldConf("gpumem-nodes.conf"))
+	if got, err := os.ReadFile(hostPath(work + "/gpumem-nodes.conf")); err != nil || body(got) != body(want) || strings.Contains(string(got), "evil") {
+		t.Errorf("node lines differ from the lab's (%v):\n%s\nwant:\n%s", err, got, want)
+	}
 }
