@@ -71,7 +71,7 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 				f.refusals = conf.RefusalCounts
 			}
 			if f.interval <= 0 || f.unitMiB <= 0 {
-				return fmt.Errorf("--interval %s, --shard-unit %dM: want a positive duration such as 30s and a positive size such as 1G", f.interval, f.unitMiB)
+				return usageError(fmt.Errorf("--interval %s, --shard-unit %dM: want a positive duration such as 30s and a positive size such as 1G", f.interval, f.unitMiB))
 			}
 			if f.webConfig != "" {
 				if err := web.Validate(f.webConfig); err != nil {

@@ -65,10 +65,16 @@ func labInventory(t *testing.T) string {
 // name.FORMAT; mask, when not nil, replaces what differs between runs first.
 func formats(t *testing.T, name string, mask func(string) string, args []string, fs ...string) {
 	t.Helper()
+	formatsExiting(t, 0, name, mask, args, fs...)
+}
+
+// formatsExiting is formats for a command whose status on these inputs is code.
+func formatsExiting(t *testing.T, code int, name string, mask func(string) string, args []string, fs ...string) {
+	t.Helper()
 	for _, f := range fs {
 		out, err := run(t, append(args, "-o", f)...)
-		if err != nil {
-			t.Fatalf("gpumemctl %s -o %s: %v\n%s", strings.Join(args, " "), f, err, out)
+		if got, msg := exitCode(err); got != code {
+			t.Fatalf("gpumemctl %s -o %s: status %d (%v), want %d\n%s", strings.Join(args, " "), f, got, msg, code, out)
 		}
 		if mask != nil {
 			out = mask(out)
@@ -205,7 +211,8 @@ func TestGoldenMigStatus(t *testing.T) {
 	if out, err := run(t, "mig", "plan", "--config", "/nonexistent", "--inventory", inv, "--keep-whole", "0", "--out", desired, "5G", "5G", "5G", "5G", "5G", "5G", "5G"); err != nil {
 		t.Fatalf("mig plan: %v\n%s", err, out)
 	}
-	formats(t, "mig-status", nil, []string{"mig", "status", "--config", "/nonexistent", "--desired", desired, "--inventory", inv},
+	// Not as desired yet: status 1, so that mig status can be an assert.
+	formatsExiting(t, 1, "mig-status", nil, []string{"mig", "status", "--config", "/nonexistent", "--desired", desired, "--inventory", inv},
 		formatTable, formatJSON, formatCSV)
 }
 

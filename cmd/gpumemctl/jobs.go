@@ -58,7 +58,7 @@ bucket). Nodes are given as gpumemd URLs; with TLS or basic auth (the node's
 			defer cancel()
 			if len(args) == 1 {
 				if _, err := strconv.ParseUint(args[0], 10, 64); err != nil {
-					return fmt.Errorf("job id %q: want a Slurm job number such as 1234", args[0])
+					return usageError(fmt.Errorf("job id %q: want a Slurm job number such as 1234", args[0]))
 				}
 				return showJob(ctx, cmd.OutOrStdout(), clients, args[0], out.format)
 			}
@@ -86,10 +86,10 @@ func (f *jobsFlags) addFlags(fs *pflag.FlagSet, since time.Duration, limit int) 
 
 func (f jobsFlags) clients() ([]api.Client, error) {
 	if f.limit < 1 || f.limit > 10000 {
-		return nil, fmt.Errorf("--limit %d: want 1 to 10000", f.limit)
+		return nil, usageError(fmt.Errorf("--limit %d: want 1 to 10000", f.limit))
 	}
 	if f.since <= 0 {
-		return nil, fmt.Errorf("--since %s: want a positive duration such as 24h", f.since)
+		return nil, usageError(fmt.Errorf("--since %s: want a positive duration such as 24h", f.since))
 	}
 	var password string
 	if f.passwordFile != "" {
@@ -114,7 +114,7 @@ func (f jobsFlags) clients() ([]api.Client, error) {
 	var out []api.Client
 	for _, u := range f.urls {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return nil, fmt.Errorf("--url %q: want http://HOST:PORT or https://HOST:PORT", u)
+			return nil, usageError(fmt.Errorf("--url %q: want http://HOST:PORT or https://HOST:PORT", u))
 		}
 		out = append(out, api.Client{Base: u, HTTP: hc, User: f.user, Password: password})
 	}

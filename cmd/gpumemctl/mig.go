@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/discover"
 	"github.com/gpumem/gpumem/internal/inventory"
@@ -98,7 +100,8 @@ The plan and its explanation print; with --out, one desired-layout file per node
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.model, "model", "h100-80gb", "GPU model for SIZE... without --inventory: a catalog key (a100-40gb, a100-80gb, h100-80gb, h100-94gb, h200-141gb) or NVML product name")
+	f.model = "h100-80gb"
+	fl.Var(cliflag.NewChecked(&f.model, func(v string) error { _, err := mig.Lookup(v); return err }), "model", "GPU model for SIZE... without --inventory: a catalog key (a100-40gb, a100-80gb, h100-80gb, h100-94gb, h200-141gb) or NVML product name")
 	fl.IntVar(&f.gpus, "gpus", 0, "without --inventory: fail unless the plan fits this many GPUs (0: no limit)")
 	fl.StringVar(&f.inventory, "inventory", "", "plan the MIG GPUs of this inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.demand, "demand", "", "demand file: SIZE [WEIGHT] a line")
@@ -123,6 +126,9 @@ func planByHand(w io.Writer, f migPlanFlags, args []string) error {
 		return err
 	}
 	sizes, err := parseSizes(args)
+	if err != nil {
+		return usageError(err)
+	}
 	if err != nil {
 		return err
 	}
@@ -506,6 +512,20 @@ func currentLayout(g inventory.GPU) mig.Layout {
 // migStatusVersion is the version of mig status's JSON; a reader checks it.
 const migStatusVersion = 1
 
+// notAsDesired is mig status's verdict, so that it can be an assert: status 1 while any
+// GPU is not as desired (or not known), said in the table or, for programs, on stderr.
+func notAsDesired(w io.Writer, differ int, table bool) error {
+	if differ == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d GPU(s) not yet as desired", differ)
+	if table {
+		fmt.Fprintln(w, msg)
+		return exitStatus{code: 1}
+	}
+	return exitStatus{1, errors.New(msg)}
+}
+
 func newMigStatusCmd() *cobra.Command {
 	var desired, inv string
 	var out *output
@@ -568,11 +588,14 @@ lacks the node or GPU.`,
 			}
 			w := cmd.OutOrStdout()
 			if out.format == formatJSON {
-				return writeJSON(w, struct {
+				if err := writeJSON(w, struct {
 					Version int         `json:"version"`
 					GPUs    []gpuStatus `json:"gpus"`
 					Differ  int         `json:"not_as_desired"`
-				}{migStatusVersion, status, differ})
+				}{migStatusVersion, status, differ}); err != nil {
+					return err
+				}
+				return notAsDesired(w, differ, false)
 			}
 			r := rows{head: []string{"node", "gpu", "state", "desired", "actual"}}
 			if out.format == formatTable {
@@ -589,13 +612,10 @@ lacks the node or GPU.`,
 					r.add(st.Node, strconv.Itoa(st.GPU), st.State, st.Desired, st.Actual)
 				}
 			}
-			if err := r.write(w, out.format); err != nil || out.format == formatCSV {
+			if err := r.write(w, out.format); err != nil {
 				return err
 			}
-			if differ > 0 {
-				fmt.Fprintf(w, "%d GPU(s) not yet as desired\n", differ)
-			}
-			return nil
+			return notAsDesired(w, differ, out.format == formatTable)
 		},
 	}
 	out = addOutput(cmd.Flags(), formatTable, formatJSON, formatCSV)

@@ -160,7 +160,7 @@ func TestMigPlanClusterAndStatus(t *testing.T) {
 		t.Fatalf("desired file: %v\n%s", err, b)
 	}
 	st, err := run(t, "mig", "status", "--desired", out, "--inventory", inv)
-	if err != nil || !strings.Contains(st, "n2    0    differs  3g.20gb@0,1g.5gb@4,1g.5gb@5  7g.40gb@0") || !strings.Contains(st, "2 GPU(s) not yet as desired") {
+	if code, _ := exitCode(err); code != 1 || !strings.Contains(st, "n2    0    differs  3g.20gb@0,1g.5gb@4,1g.5gb@5  7g.40gb@0") || !strings.Contains(st, "2 GPU(s) not yet as desired") {
 		t.Errorf("status: %v\n%s", err, st)
 	}
 	// Once the node has the layout, status agrees and planning again changes nothing.

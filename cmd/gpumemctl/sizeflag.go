@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/shard"
 )
@@ -126,8 +127,9 @@ func confShardUnit(cmd *cobra.Command, mib *int64) error {
 type shardFlags struct{ unit, types string }
 
 func (s *shardFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&s.unit, "shard-unit", "1G", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB); default: gpumem.conf's ShardUnit")
-	fs.StringVar(&s.types, "shard-types", "none", "none, or per-gpu for a shard Type per GPU (whole GPUs then carry per-GPU types too); default: gpumem.conf's ShardTypes")
+	s.unit, s.types = "1G", "none"
+	fs.Var(cliflag.NewChecked(&s.unit, func(v string) error { _, err := config.ParseSizeMiB(v); return err }), "shard-unit", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB); default: gpumem.conf's ShardUnit")
+	fs.Var(cliflag.NewChoice(&s.types, "none", "per-gpu"), "shard-types", "none, or per-gpu for a shard Type per GPU (whole GPUs then carry per-GPU types too); default: gpumem.conf's ShardTypes")
 	addConfig(fs)
 }
 
@@ -144,12 +146,7 @@ func (s *shardFlags) settings(cmd *cobra.Command) (int64, bool, error) {
 		}
 	}
 	if cmd.Flags().Changed("shard-types") {
-		switch s.types {
-		case "none", "per-gpu":
-			perGPU = s.types == "per-gpu"
-		default:
-			return 0, false, fmt.Errorf("--shard-types %q: want none or per-gpu", s.types)
-		}
+		perGPU = s.types == "per-gpu"
 	}
 	return unit, perGPU, nil
 }

@@ -40,6 +40,10 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(broken, []byte("[gpumemd]\nPollInterval = often\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badListen := filepath.Join(t.TempDir(), "listen.conf")
+	if err := os.WriteFile(badListen, []byte("[gpumemd]\nListen = 127.0.0.1:99999\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -53,7 +57,12 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--no-such-flag"}, 2, "unknown flag: --no-such-flag (gpumemd --help lists the flags)"},
 		{[]string{"-config", "/nonexistent"}, 2, "unknown shorthand flag"},
 		{[]string{"--fragmentation-sizes", "5,10"}, 2, "a bare number is not accepted"},
-		{[]string{"--poll-interval", "often"}, 2, `invalid argument "often" for "--poll-interval"`},
+		{[]string{"--poll-interval", "often"}, 2, `--poll-interval "often": want a duration with its unit such as 30s`},
+		{[]string{"--config", "/nonexistent", "--listen", "127.0.0.1:99999"}, 2, "a port from 0 to 65535"},
+		{[]string{"--config", "/nonexistent", "--drain-after", "x"}, 2, `--drain-after "x": want a whole number`},
+		{[]string{"--config", "/nonexistent", "--drain-after", "0"}, 2, "want at least 1 poll each"},
+		{[]string{"--config", "/nonexistent", "--nvml=bogus"}, 2, "want real, mock:dgxa100"},
+		{[]string{"--config", badListen}, 1, "a port from 0 to 65535"},
 		{[]string{"--config", "/nonexistent", "serve"}, 2, `unexpected argument "serve"`},
 		{[]string{"task-prolog", "--no-such-flag"}, 0, "usage: gpumemd task-prolog"},
 	} {

@@ -77,9 +77,6 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 		}
 		node, _, _ = strings.Cut(h, ".")
 	}
-	if err := nvmlsrc.CheckSpec(opt.NVML); err != nil {
-		return err
-	}
 	src, err := nvmlsrc.Open(opt.NVML)
 	if opt.Once {
 		if err != nil {
