@@ -42,7 +42,7 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 			defer cancel()
-			jobs, err := collectHistory(ctx, clients, time.Now().Add(-f.since).Unix(), f.limit, running)
+			jobs, left, err := collectHistory(ctx, cmd.ErrOrStderr(), clients, time.Now().Add(-f.since).Unix(), f.limit, running)
 			if err != nil {
 				return err
 			}
@@ -50,7 +50,7 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 			if err != nil {
 				return err
 			}
-			return printAdvice(cmd.OutOrStdout(), rows, o, out.format)
+			return thenLeft(printAdvice(cmd.OutOrStdout(), rows, o, out.format), left)
 		},
 	}
 	fs := cmd.Flags()
@@ -66,22 +66,22 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 	return cmd
 }
 
-// collectHistory reads every node's jobs; a node that does not answer fails the whole
-// advice rather than silently leaving its jobs out.
-func collectHistory(ctx context.Context, clients []api.Client, since int64, limit int, running bool) ([]advise.NodeJob, error) {
-	var out []advise.NodeJob
-	for _, c := range clients {
+// collectHistory reads every node's jobs; a node that does not answer is warned about
+// and left out (left: status 1 after the advice is printed), never silently.
+func collectHistory(ctx context.Context, errOut io.Writer, clients []api.Client, since int64, limit int, running bool) (jobs []advise.NodeJob, left, err error) {
+	left, err = askEach(errOut, clients, func(c api.Client) error {
 		l, err := c.Jobs(ctx, since, limit)
 		if err != nil {
-			return nil, unreachable(c.Base, err)
+			return err
 		}
 		for _, j := range l.Jobs {
 			if running || !j.Running {
-				out = append(out, advise.NodeJob{Node: jobHost(c.Base), Job: j})
+				jobs = append(jobs, advise.NodeJob{Node: jobHost(c.Base), Job: j})
 			}
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return jobs, left, err
 }
 
 func printAdvice(w io.Writer, groups []advise.Row, o advise.Options, format string) error {
