@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/manpage"
 )
 
@@ -53,17 +54,17 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"-h"}, 0, "Exit status: 0 after SIGTERM"},
 		{[]string{"--version", "--config", broken}, 0, ""},
 		{[]string{"--config", broken}, 1, `pollinterval = "often"`},
-		{[]string{"--config", "/nonexistent", "--once"}, 1, "add --write-gres, --write-inventory or both"},
+		{[]string{"--config", "/dev/null", "--once"}, 1, "add --write-gres, --write-inventory or both"},
 		{[]string{"--no-such-flag"}, 2, "unknown flag: --no-such-flag (gpumemd --help lists the flags)"},
 		{[]string{"-config", "/nonexistent"}, 2, "unknown shorthand flag"},
 		{[]string{"--fragmentation-sizes", "5,10"}, 2, "a bare number is not accepted"},
 		{[]string{"--poll-interval", "often"}, 2, `--poll-interval "often": want a duration with its unit such as 30s`},
-		{[]string{"--config", "/nonexistent", "--listen", "127.0.0.1:99999"}, 2, "a port from 0 to 65535"},
-		{[]string{"--config", "/nonexistent", "--drain-after", "x"}, 2, `--drain-after "x": want a whole number`},
-		{[]string{"--config", "/nonexistent", "--drain-after", "0"}, 2, "want at least 1 poll each"},
-		{[]string{"--config", "/nonexistent", "--nvml=bogus"}, 2, "want real, mock:dgxa100"},
+		{[]string{"--config", "/dev/null", "--listen", "127.0.0.1:99999"}, 2, "a port from 0 to 65535"},
+		{[]string{"--config", "/dev/null", "--drain-after", "x"}, 2, `--drain-after "x": want a whole number`},
+		{[]string{"--config", "/dev/null", "--drain-after", "0"}, 2, "want at least 1 poll each"},
+		{[]string{"--config", "/dev/null", "--nvml=bogus"}, 2, "want real, mock:dgxa100"},
 		{[]string{"--config", badListen}, 1, "a port from 0 to 65535"},
-		{[]string{"--config", "/nonexistent", "serve"}, 2, `unexpected argument "serve"`},
+		{[]string{"--config", "/dev/null", "serve"}, 2, `unexpected argument "serve"`},
 		{[]string{"task-prolog", "--no-such-flag"}, 0, "usage: gpumemd task-prolog"},
 	} {
 		code, out := execute(t, c.args...)
@@ -115,5 +116,33 @@ func TestDocsListEveryFlag(t *testing.T) {
 	})
 	for name := range documented {
 		t.Errorf("docs/gpumemd.md lists --%s, which gpumemd does not have", name)
+	}
+}
+
+// TestMissingConfig: a gpumem.conf the admin named that is not there stops gpumemd
+// (--config: status 2, $GPUMEM_CONF: 1), naming the path; the default path missing is
+// noted and the built-in defaults run.
+func TestMissingConfig(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gpumem.conf")
+	t.Setenv("GPUMEM_CONF", missing)
+	if code, out := execute(t, "--nvml", "mock:dgxh100"); code != 1 || !strings.Contains(out, "$GPUMEM_CONF names "+missing+", which does not exist") {
+		t.Errorf("$GPUMEM_CONF missing: status %d:\n%s", code, out)
+	}
+	t.Setenv("GPUMEM_CONF", "")
+	if _, err := os.Stat(config.DefaultPath); err != nil {
+		// --once without what to write stops right after the settings are read.
+		var logged bytes.Buffer
+		err := run(context.Background(), []string{"--once"}, slog.New(slog.NewTextHandler(&logged, nil)), nil)
+		if !strings.Contains(logged.String(), "no gpumem.conf: running on the built-in defaults") || !strings.Contains(logged.String(), config.DefaultPath) {
+			t.Errorf("default path missing: %v, logged %q", err, logged.String())
+		}
+	}
+	o := options{ConfPath: missing}
+	if err := o.confMissing(false); err != nil || !o.NoConf {
+		t.Errorf("default path missing: %v, noted %v; want the defaults, noted", err, o.NoConf)
+	}
+	o = options{ConfPath: "/dev/null"}
+	if err := o.confMissing(true); err != nil || o.NoConf {
+		t.Errorf("--config /dev/null: %v, noted %v", err, o.NoConf)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +28,7 @@ type options struct {
 	Shared   config.Config
 	MIG      config.MIG      // the [mig] section, with the --mig-* flags on top
 	given    map[string]bool // the flags the command line gave
+	NoConf   bool            // the default gpumem.conf is missing: built-in defaults
 }
 
 // parseArgs reads flags twice: once to find --config, then over the file's values,
@@ -48,6 +51,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if err := checkNoArgs(fs); err != nil {
 		return o, err
 	}
+	if err := o.confMissing(fs.Changed("config")); err != nil {
+		return o, err
+	}
 	file, err := config.LoadGpumemd(o.ConfPath)
 	if err != nil {
 		return o, err
@@ -66,6 +72,23 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	// reader keeps safe defaults for whatever is wrong and says so.
 	o.Shared, err = config.Load(o.ConfPath)
 	return o, warning{err}
+}
+
+// confMissing refuses a gpumem.conf the admin named (--config, $GPUMEM_CONF) that is
+// not there, rather than running on built-in defaults they did not ask for; the default
+// path missing is only noted (o.NoConf), since a node may run on the defaults.
+func (o *options) confMissing(flag bool) error {
+	if _, err := os.Stat(o.ConfPath); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	switch {
+	case flag:
+		return usageError{fmt.Errorf("--config %s: no such file; name an existing gpumem.conf, or leave --config out for %s or the built-in defaults", o.ConfPath, config.DefaultPath)}
+	case os.Getenv(config.PathEnv) != "":
+		return fmt.Errorf("$%s names %s, which does not exist; name an existing gpumem.conf, or unset it for %s or the built-in defaults", config.PathEnv, o.ConfPath, config.DefaultPath)
+	}
+	o.NoConf = true
+	return nil
 }
 
 // warning is a configuration problem worth logging but not worth stopping for.

@@ -57,6 +57,9 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 	} else if err != nil {
 		return err
 	}
+	if opt.NoConf {
+		log.Info("no gpumem.conf: running on the built-in defaults", "config", opt.ConfPath)
+	}
 	if err := opt.check(); err != nil {
 		return err
 	}
