@@ -53,7 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--help"}, 0, "gpumemd [flags]"},
 		{[]string{"-h"}, 0, "Exit status: 0 after SIGTERM"},
 		{[]string{"--version", "--config", broken}, 0, ""},
-		{[]string{"--config", broken}, 1, `pollinterval = "often"`},
+		{[]string{"--config", broken}, 1, `line 2: PollInterval = "often"`},
 		{[]string{"--config", "/dev/null", "--once"}, 1, "add --write-gres, --write-inventory or both"},
 		{[]string{"--no-such-flag"}, 2, "unknown flag: --no-such-flag (gpumemd --help lists the flags)"},
 		{[]string{"-config", "/nonexistent"}, 2, "unknown shorthand flag"},
