@@ -334,13 +334,19 @@ Every layout is checked against the GPU model's catalog and against what NVML it
 offers, and every GPU must be in MIG mode and idle, before any instance is destroyed;
 afterwards the layout is read back and compared. This runs the same journaled apply as
 gpumemd --mig-apply (docs/mig.md): with --node, the node is drained in Slurm first,
-waited for and resumed afterwards. --dry-run prints the steps.
+waited for and resumed afterwards. --yes applies; --dry-run prints the steps; without
+either nothing runs (status 2).
 Afterwards regenerate gres.conf, give the node its new Gres= in slurm.conf, and restart
 slurmctld (22.05; scontrol reconfigure from 23.11) and then slurmd: slurmctld takes a
 changed count of MIG devices only from slurm.conf at start (docs/mig.md). gpumemd
 --mig-apply does this through --mig-reload and waits for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !f.yes && !f.dryRun {
+				// Any backend: a fake node's file or a mock is changed as a GPU is, and
+				// --node drains a real Slurm node either way.
+				return usageError(fmt.Errorf("mig apply repartitions GPUs (and with --node drains the node): pass --yes to apply, or --dry-run to print the steps"))
+			}
 			if err := migDefaults(cmd, func(c config.MIG, changed func(string) bool) {
 				if !changed("journal") {
 					f.journal = c.Journal
@@ -360,9 +366,6 @@ changed count of MIG devices only from slurm.conf at start (docs/mig.md). gpumem
 				return err
 			}
 			defer s.Close()
-			if s.Kind == nvmlsrc.KindReal && !f.yes && !f.dryRun {
-				return fmt.Errorf("this changes the MIG layout of real GPUs: pass --yes (or --dry-run to only check)")
-			}
 			return applyLayouts(cmd.OutOrStdout(), s, want, f)
 		},
 	}
@@ -374,7 +377,7 @@ changed count of MIG devices only from slurm.conf at start (docs/mig.md). gpumem
 	fl.StringVar(&f.scontrol, "scontrol", "scontrol", "scontrol binary, with --node")
 	fl.StringVar(&f.journal, "journal", config.DefaultMIG().Journal, "journal of the apply; gpumemd's --mig-journal, so gpumemd leaves gres.conf alone meanwhile; [mig] Journal")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", config.DefaultMIG().IdleTimeout, "with --node: wait this long for its jobs, then give up and resume; [mig] IdleTimeout")
-	fl.BoolVar(&f.yes, "yes", false, "really change real GPUs")
+	fl.BoolVar(&f.yes, "yes", false, "really change the GPUs (without it, or --dry-run, nothing runs)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check everything, print the steps, change nothing")
 	fl.BoolVar(&f.quiet, "quiet", false, "print no step lines")
 	return cmd
