@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/advise"
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/history/api"
 	"github.com/gpumem/gpumem/internal/shard"
 )
@@ -55,7 +56,8 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 	}
 	fs := cmd.Flags()
 	f.addFlags(fs, 7*24*time.Hour, 10000)
-	fs.StringVar(&o.By, "by", "user", "group jobs by user, account or name (the job name)")
+	o.By = "user"
+	fs.Var(cliflag.NewChoice(&o.By, "user", "account", "name"), "by", "group jobs by user, account or name (the job name)")
 	fs.Float64Var(&o.Percentile, "percentile", 95, "the share of a group's jobs (by peak) the advised size must hold")
 	fs.IntVar(&o.MinJobs, "min-jobs", 3, "groups with fewer jobs get no advised size")
 	o.UnitMiB = shard.DefaultUnitMiB

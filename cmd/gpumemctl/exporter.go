@@ -18,7 +18,9 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
 
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/clusterview"
+	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/metrics"
 	"github.com/gpumem/gpumem/internal/refused"
@@ -84,7 +86,8 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.listen, "listen", ":9403", "address for /metrics (HOST:PORT or :PORT)")
+	f.listen = ":9403"
+	fl.Var(cliflag.NewChecked(&f.listen, func(v string) error { _, err := config.ParseListen(v); return err }), "listen", "address for /metrics (HOST:PORT or :PORT)")
 	fl.StringVar(&f.inventory, "inventory", "/etc/slurm/gpumem.d", "the plugins' inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.slurmConf, "slurm-conf", "/etc/slurm/slurm.conf", "slurm.conf, for each node's partitions (empty: the inventory's own)")
 	f.unitMiB = shard.DefaultUnitMiB

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -144,5 +145,29 @@ func TestMissingConfig(t *testing.T) {
 	o = options{ConfPath: "/dev/null"}
 	if err := o.confMissing(true); err != nil || o.NoConf {
 		t.Errorf("--config /dev/null: %v, noted %v", err, o.NoConf)
+	}
+}
+
+// TestEveryFlagRefusesABadValue gives each gpumemd flag that checks its value a word it
+// never takes: status 2 before anything starts, naming the flag and the value and
+// saying what is wanted, never a Go parser's text.
+func TestEveryFlagRefusesABadValue(t *testing.T) {
+	anyText := map[string]bool{"idle-exempt-qos": true, "idle-exempt-accounts": true}
+	var o options
+	n := 0
+	newFlags(&o, io.Discard).VisitAll(func(f *pflag.Flag) {
+		plain := fmt.Sprintf("%T", f.Value) == "*pflag.stringValue"
+		if plain || anyText[f.Name] || f.Value.Type() == "bool" {
+			return
+		}
+		n++
+		code, out := execute(t, "--config", "/dev/null", "--"+f.Name, "x")
+		if code != 2 || !strings.Contains(out, "--"+f.Name) || !strings.Contains(out, `"x"`) || !strings.Contains(out, "want") ||
+			strings.Contains(out, "strconv") || strings.Contains(out, "time:") {
+			t.Errorf("gpumemd --%s x: status %d, want 2 naming --%s \"x\" and what it takes:\n%s", f.Name, code, f.Name, out)
+		}
+	})
+	if n < 15 {
+		t.Errorf("only %d flags checked", n)
 	}
 }
