@@ -101,7 +101,7 @@ func TestSomeNodesDown(t *testing.T) {
 	}{
 		{[]string{"jobs", "--since", "87600h"}, "102"},
 		{[]string{"jobs", "102"}, "job 102 on"},
-		{[]string{"advise", "--since", "87600h", "--running", "--min-jobs", "1", "--config", "/nonexistent", "-o", "csv"}, "ana"},
+		{[]string{"advise", "--since", "87600h", "--running", "--min-jobs", "1", "--config", "/dev/null", "-o", "csv"}, "ana"},
 	} {
 		out, err := run(t, append(c.args, "--url", up+","+down)...)
 		code, msg := exitCode(err)

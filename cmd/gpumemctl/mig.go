@@ -41,7 +41,7 @@ func newMigCmd() *cobra.Command {
 // migDefaults fills the flags the command line left out from gpumem.conf's [mig]
 // section (a flag given wins); each target is a flag name and where it goes.
 func migDefaults(cmd *cobra.Command, set func(c config.MIG, changed func(string) bool)) error {
-	path, err := cmd.Flags().GetString("config")
+	path, err := confPath(cmd)
 	if err != nil {
 		return err
 	}

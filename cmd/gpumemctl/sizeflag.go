@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -96,9 +99,9 @@ func addConfig(fs *pflag.FlagSet) {
 // sharedConf is the gpumem.conf that cmd's --config names (else $GPUMEM_CONF or the
 // default path): its shared keys are the defaults of flags the command line leaves out.
 func sharedConf(cmd *cobra.Command) (config.Config, error) {
-	path := confDefault()
-	if f := cmd.Flags().Lookup("config"); f != nil {
-		path = f.Value.String()
+	path, err := confPath(cmd)
+	if err != nil {
+		return config.Default(), err
 	}
 	c, err := config.Load(path)
 	if err != nil {
@@ -119,6 +122,21 @@ func confShardUnit(cmd *cobra.Command, mib *int64) error {
 	}
 	*mib = c.ShardUnitMiB
 	return nil
+}
+
+// confPath is the gpumem.conf cmd reads: --config, else $GPUMEM_CONF, else the default
+// path. A --config that is not there is a usage error, never silently the built-in
+// defaults; $GPUMEM_CONF or the default path missing means them, as the plugins read it.
+func confPath(cmd *cobra.Command) (string, error) {
+	f := cmd.Flags().Lookup("config")
+	if f == nil {
+		return confDefault(), nil
+	}
+	path := f.Value.String()
+	if _, err := os.Stat(path); f.Changed && errors.Is(err, fs.ErrNotExist) {
+		return path, usageError(fmt.Errorf("--config %s: no such file; name an existing gpumem.conf, or leave --config out for $%s, %s or the built-in defaults", path, config.PathEnv, config.DefaultPath))
+	}
+	return path, nil
 }
 
 // shardFlags are --shard-unit, --shard-types and --config where a command renders or
