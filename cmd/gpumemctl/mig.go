@@ -106,7 +106,8 @@ The plan and its explanation print; with --out, one desired-layout file per node
 	fl.StringVar(&f.inventory, "inventory", "", "plan the MIG GPUs of this inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.demand, "demand", "", "demand file: SIZE [WEIGHT] a line")
 	fl.BoolVar(&f.fromQueue, "from-queue", false, "add the pending jobs' requests (squeue) to the demand")
-	fl.Float64Var(&f.keepWhole, "keep-whole", config.DefaultMIG().KeepWhole, "share of MIG GPUs kept as one full instance (0-1); [mig] KeepWhole")
+	f.keepWhole = config.DefaultMIG().KeepWhole
+	fl.Var(cliflag.NewParsed(&f.keepWhole, "share", config.ParseShare), "keep-whole", "share of MIG GPUs kept as one full instance (0-1); [mig] KeepWhole")
 	f.unitMiB = shard.DefaultUnitMiB
 	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit (reads pending shard jobs)")
 	fl.StringVar(&f.out, "out", "", "write one desired-layout file per node (NODE.json) into this directory")

@@ -93,7 +93,7 @@ func (s *sizeList) shards(unitMiB int64) []int64 {
 // addConfig registers --config, the gpumem.conf whose shared keys are the defaults of
 // the flags that name them (--shard-unit, --shard-types), as gpumemd reads them.
 func addConfig(fs *pflag.FlagSet) {
-	fs.String("config", confDefault(), "gpumem.conf, whose ShardUnit and ShardTypes are the defaults of --shard-unit and --shard-types, as gpumemd reads them (missing: built-in defaults)")
+	fs.String("config", confDefault(), "gpumem.conf, whose ShardUnit and ShardTypes are the defaults of --shard-unit and --shard-types, as gpumemd reads them (a named file must exist; the default missing: built-in defaults)")
 }
 
 // sharedConf is the gpumem.conf that cmd's --config names (else $GPUMEM_CONF or the

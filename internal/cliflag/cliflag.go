@@ -94,3 +94,29 @@ func OrList(xs []string) string {
 	}
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
+
+// Parsed is a flag of any type whose value parse reads and checks while the command
+// line is parsed.
+type Parsed[T any] struct {
+	p     *T
+	parse func(string) (T, error)
+	typ   string
+}
+
+// NewParsed is a Parsed over *p, whose current value is its default; typ names the
+// value in the help ("share", "size").
+func NewParsed[T any](p *T, typ string, parse func(string) (T, error)) *Parsed[T] {
+	return &Parsed[T]{p, parse, typ}
+}
+
+func (v *Parsed[T]) String() string { return fmt.Sprint(*v.p) }
+func (v *Parsed[T]) Type() string   { return v.typ }
+
+func (v *Parsed[T]) Set(s string) error {
+	x, err := v.parse(s)
+	if err != nil {
+		return err
+	}
+	*v.p = x
+	return nil
+}
