@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
+	"unicode"
 )
 
 // jsonError says where in b a JSON decoding error is (line and column, counted from 1,
@@ -18,7 +20,7 @@ func jsonError(b []byte, err error) error {
 	case errors.As(err, &syn):
 		return fmt.Errorf("line %s: %v", position(b, syn.Offset), syn)
 	case errors.As(err, &typ):
-		field := typ.Field
+		field := jsonPath(typ.Field)
 		if field == "" {
 			field = "the document"
 		}
@@ -58,4 +60,16 @@ func kindWord(t reflect.Type) string {
 		return "a list [...]"
 	}
 	return "an object {...}"
+}
+
+// jsonPath is a type error's field path as the file spells it: without the Go names of
+// embedded structs (Cluster.nodes.gpus -> nodes.gpus), which no JSON key has.
+func jsonPath(field string) string {
+	var keep []string
+	for _, part := range strings.Split(field, ".") {
+		if part != "" && !unicode.IsUpper(rune(part[0])) {
+			keep = append(keep, part)
+		}
+	}
+	return strings.Join(keep, ".")
 }

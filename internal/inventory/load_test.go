@@ -121,7 +121,7 @@ func TestLoadErrorsSayWhere(t *testing.T) {
 		body, says string
 	}{
 		{"{\n  \"version\": 2,\n  \"nodes\": [\n    {\"name\": \"n1\",, \"gpus\": []}\n  ]\n}\n", "line 4, column 19: invalid character ','"},
-		{"{\n  \"version\": 2,\n  \"nodes\": [\n    {\"name\": \"n1\", \"gpus\": [{\"index\": 0, \"memory_mib\": \"80g\"}]}\n  ]\n}\n", "nodes.gpus.memory_mib is a JSON string; want a whole number"},
+		{"{\n  \"version\": 2,\n  \"nodes\": [\n    {\"name\": \"n1\", \"gpus\": [{\"index\": 0, \"memory_mib\": \"80g\"}]}\n  ]\n}\n", "line 4, column 60: nodes.gpus.memory_mib is a JSON string; want a whole number"},
 		{"{\"version\": 2, \"nodes\": [\n", "line 1, column 26: unexpected end of JSON input"},
 	} {
 		path := filepath.Join(dir, "inv.json")
@@ -129,7 +129,7 @@ func TestLoadErrorsSayWhere(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := LoadPath(path)
-		if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), c.says) {
+		if err == nil || !strings.HasPrefix(err.Error(), path+": inventory: "+c.says) {
 			t.Errorf("LoadPath of\n%s: %v; want %s: ... %s", c.body, err, path, c.says)
 		}
 	}
