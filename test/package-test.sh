@@ -47,6 +47,12 @@ releases=$(sed -n 's|^built .*/gpumem-plugins-\([0-9.]*\)_.*\.deb$|\1|p' "$work/
 deb() { ls "$work"/dist/"$1"_*.deb 2>/dev/null; }
 rpmf() { ls "$work"/dist/"$1"-[0-9]*.rpm 2>/dev/null; }
 
+# glibc_of ELF...: the newest GLIBC_ symbol version the files import (objdump -T), which
+# their package must declare: on an older libc they do not start.
+glibc_of() {
+	objdump -T "$@" | grep -o '(GLIBC_[0-9.]*)' | tr -d '()' | sed 's/^GLIBC_//' | sort -Vu | tail -1
+}
+
 # has LIST PATH...: each PATH is in the file list LIST.
 has() {
 	local list=$1 f
@@ -80,8 +86,9 @@ done
 for rel in $releases; do
 	p=gpumem-plugins-$rel
 	next=$(echo "$rel" | awk -F. '{printf "%s.%02d", $1, $2 + 1}')
-	[ "$(dpkg-deb -f "$(deb "$p")" Depends)" = "slurm-client (>= $rel~), slurm-client (<< $next~)" ] ||
-		bad "$p: Depends is '$(dpkg-deb -f "$(deb "$p")" Depends)', want exactly Slurm $rel's slurm-client"
+	libc=$(glibc_of "$work/x/$p"/usr/lib/x86_64-linux-gnu/slurm-wlm/*.so)
+	[ "$(dpkg-deb -f "$(deb "$p")" Depends)" = "slurm-client (>= $rel~), slurm-client (<< $next~), libc6 (>= $libc)" ] ||
+		bad "$p: Depends is '$(dpkg-deb -f "$(deb "$p")" Depends)', want exactly Slurm $rel's slurm-client and libc6 (>= $libc)"
 	has "$work/$p.deb.list" /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/lib/x86_64-linux-gnu/slurm-wlm/cli_filter_gpumem.so
 done
 has "$work/gpumemd.deb.list" /usr/sbin/gpumemd /usr/sbin/gpumemd-task-prolog /lib/systemd/system/gpumemd.service \
@@ -93,6 +100,11 @@ has "$work/gpumemctl.deb.list" /usr/bin/gpumemctl /lib/systemd/system/gpumemctl-
 	/usr/share/bash-completion/completions/gpumemctl /usr/share/zsh/vendor-completions/_gpumemctl \
 	/usr/share/fish/vendor_completions.d/gpumemctl.fish /usr/share/gpumem/monitoring/gpumem-rules.yml \
 	/usr/share/gpumem/monitoring/gpumem-dashboard.json
+for b in /usr/sbin/gpumemd:gpumemd /usr/bin/gpumemctl:gpumemctl; do
+	libc=$(glibc_of "$work/x/${b#*:}${b%%:*}")
+	dpkg-deb -f "$(deb "${b#*:}")" Depends | grep -qF "libc6 (>= $libc)" ||
+		bad "${b#*:}: Depends '$(dpkg-deb -f "$(deb "${b#*:}")" Depends)' lacks libc6 (>= $libc), which its binary needs"
+done
 grep -qx /etc/default/gpumemd "$work/x/gpumemd.control/conffiles" || bad "gpumemd: /etc/default/gpumemd is not a conffile"
 for s in postinst prerm postrm; do
 	[ -x "$work/x/gpumemd.control/$s" ] || bad "gpumemd: no $s maintainer script"
@@ -126,7 +138,13 @@ if command -v rpm >/dev/null; then
 		next=$(echo "$rel" | awk -F. '{printf "%s.%02d", $1, $2 + 1}')
 		deps=$(rpm -qpR "$(rpmf "$p")" 2>/dev/null | grep '^slurm' | sort | tr '\n' ',')
 		[ "$deps" = "slurm < $next,slurm >= $rel," ] || bad "$p rpm: requires '$deps', want slurm >= $rel and < $next"
+		libc=$(glibc_of "$work/x/$p"/usr/lib/x86_64-linux-gnu/slurm-wlm/*.so)
+		rpm -qpR "$(rpmf "$p")" 2>/dev/null | grep -qx "glibc >= $libc" || bad "$p rpm: does not require glibc >= $libc, which its plugins need"
 		has "$work/$p.rpm.list" /usr/lib64/slurm/job_submit_gpumem.so /usr/lib64/slurm/cli_filter_gpumem.so
+	done
+	for b in /usr/sbin/gpumemd:gpumemd /usr/bin/gpumemctl:gpumemctl; do
+		libc=$(glibc_of "$work/x/${b#*:}${b%%:*}")
+		rpm -qpR "$(rpmf "${b#*:}")" 2>/dev/null | grep -qx "glibc >= $libc" || bad "${b#*:} rpm: does not require glibc >= $libc, which its binary needs"
 	done
 	has "$work/gpumemd.rpm.list" /usr/sbin/gpumemd /usr/lib/systemd/system/gpumemd.service /etc/sysconfig/gpumemd /var/lib/gpumem \
 		/usr/share/man/man8/gpumemd.8.gz

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/advise"
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/history/api"
 	"github.com/gpumem/gpumem/internal/shard"
 )
@@ -42,7 +43,7 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 			defer cancel()
-			jobs, err := collectHistory(ctx, clients, time.Now().Add(-f.since).Unix(), f.limit, running)
+			jobs, left, err := collectHistory(ctx, cmd.ErrOrStderr(), clients, time.Now().Add(-f.since).Unix(), f.limit, running)
 			if err != nil {
 				return err
 			}
@@ -50,12 +51,13 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 			if err != nil {
 				return err
 			}
-			return printAdvice(cmd.OutOrStdout(), rows, o, out.format)
+			return thenLeft(printAdvice(cmd.OutOrStdout(), rows, o, out.format), left)
 		},
 	}
 	fs := cmd.Flags()
 	f.addFlags(fs, 7*24*time.Hour, 10000)
-	fs.StringVar(&o.By, "by", "user", "group jobs by user, account or name (the job name)")
+	o.By = "user"
+	fs.Var(cliflag.NewChoice(&o.By, "user", "account", "name"), "by", "group jobs by user, account or name (the job name)")
 	fs.Float64Var(&o.Percentile, "percentile", 95, "the share of a group's jobs (by peak) the advised size must hold")
 	fs.IntVar(&o.MinJobs, "min-jobs", 3, "groups with fewer jobs get no advised size")
 	o.UnitMiB = shard.DefaultUnitMiB
@@ -66,22 +68,22 @@ still running are left out unless --running. Groups are sorted by GiB-hours over
 	return cmd
 }
 
-// collectHistory reads every node's jobs; a node that does not answer fails the whole
-// advice rather than silently leaving its jobs out.
-func collectHistory(ctx context.Context, clients []api.Client, since int64, limit int, running bool) ([]advise.NodeJob, error) {
-	var out []advise.NodeJob
-	for _, c := range clients {
+// collectHistory reads every node's jobs; a node that does not answer is warned about
+// and left out (left: status 1 after the advice is printed), never silently.
+func collectHistory(ctx context.Context, errOut io.Writer, clients []api.Client, since int64, limit int, running bool) (jobs []advise.NodeJob, left, err error) {
+	left, err = askEach(errOut, clients, func(c api.Client) error {
 		l, err := c.Jobs(ctx, since, limit)
 		if err != nil {
-			return nil, unreachable(c.Base, err)
+			return err
 		}
 		for _, j := range l.Jobs {
 			if running || !j.Running {
-				out = append(out, advise.NodeJob{Node: jobHost(c.Base), Job: j})
+				jobs = append(jobs, advise.NodeJob{Node: jobHost(c.Base), Job: j})
 			}
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return jobs, left, err
 }
 
 func printAdvice(w io.Writer, groups []advise.Row, o advise.Options, format string) error {

@@ -18,7 +18,9 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
 
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/clusterview"
+	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/metrics"
 	"github.com/gpumem/gpumem/internal/refused"
@@ -71,7 +73,7 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 				f.refusals = conf.RefusalCounts
 			}
 			if f.interval <= 0 || f.unitMiB <= 0 {
-				return fmt.Errorf("--interval %s, --shard-unit %dM: want a positive duration such as 30s and a positive size such as 1G", f.interval, f.unitMiB)
+				return usageError(fmt.Errorf("--interval %s, --shard-unit %dM: want a positive duration such as 30s and a positive size such as 1G", f.interval, f.unitMiB))
 			}
 			if f.webConfig != "" {
 				if err := web.Validate(f.webConfig); err != nil {
@@ -84,7 +86,8 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.listen, "listen", ":9403", "address for /metrics (HOST:PORT or :PORT)")
+	f.listen = ":9403"
+	fl.Var(cliflag.NewChecked(&f.listen, func(v string) error { _, err := config.ParseListen(v); return err }), "listen", "address for /metrics (HOST:PORT or :PORT)")
 	fl.StringVar(&f.inventory, "inventory", "/etc/slurm/gpumem.d", "the plugins' inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.slurmConf, "slurm-conf", "/etc/slurm/slurm.conf", "slurm.conf, for each node's partitions (empty: the inventory's own)")
 	f.unitMiB = shard.DefaultUnitMiB

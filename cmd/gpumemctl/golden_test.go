@@ -65,10 +65,16 @@ func labInventory(t *testing.T) string {
 // name.FORMAT; mask, when not nil, replaces what differs between runs first.
 func formats(t *testing.T, name string, mask func(string) string, args []string, fs ...string) {
 	t.Helper()
+	formatsExiting(t, 0, name, mask, args, fs...)
+}
+
+// formatsExiting is formats for a command whose status on these inputs is code.
+func formatsExiting(t *testing.T, code int, name string, mask func(string) string, args []string, fs ...string) {
+	t.Helper()
 	for _, f := range fs {
 		out, err := run(t, append(args, "-o", f)...)
-		if err != nil {
-			t.Fatalf("gpumemctl %s -o %s: %v\n%s", strings.Join(args, " "), f, err, out)
+		if got, msg := exitCode(err); got != code {
+			t.Fatalf("gpumemctl %s -o %s: status %d (%v), want %d\n%s", strings.Join(args, " "), f, got, msg, code, out)
 		}
 		if mask != nil {
 			out = mask(out)
@@ -202,10 +208,11 @@ func TestGoldenQuota(t *testing.T) {
 func TestGoldenMigStatus(t *testing.T) {
 	inv := labInventory(t)
 	desired := t.TempDir()
-	if out, err := run(t, "mig", "plan", "--config", "/nonexistent", "--inventory", inv, "--keep-whole", "0", "--out", desired, "5G", "5G", "5G", "5G", "5G", "5G", "5G"); err != nil {
+	if out, err := run(t, "mig", "plan", "--config", "/dev/null", "--inventory", inv, "--keep-whole", "0", "--out", desired, "5G", "5G", "5G", "5G", "5G", "5G", "5G"); err != nil {
 		t.Fatalf("mig plan: %v\n%s", err, out)
 	}
-	formats(t, "mig-status", nil, []string{"mig", "status", "--config", "/nonexistent", "--desired", desired, "--inventory", inv},
+	// Not as desired yet: status 1, so that mig status can be an assert.
+	formatsExiting(t, 1, "mig-status", nil, []string{"mig", "status", "--config", "/dev/null", "--desired", desired, "--inventory", inv},
 		formatTable, formatJSON, formatCSV)
 }
 
@@ -233,8 +240,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"jobs", "--url", "http://127.0.0.1:1"}, 1, "no gpumemd answers at http://127.0.0.1:1"},
 		{[]string{"advise", "--url", "http://127.0.0.1:1"}, 1, "check that gpumemd runs on that node"},
 		{[]string{"steer", "report", "--inventory", "/nonexistent"}, 1, "no inventory at /nonexistent: gpumemd --write-inventory writes it"},
-		{[]string{"mig", "status", "--config", "/nonexistent", "--inventory", "/nonexistent"}, 1, "no inventory at /nonexistent"},
+		{[]string{"mig", "status", "--config", "/dev/null", "--inventory", "/nonexistent"}, 1, "no inventory at /nonexistent"},
 		{[]string{"report", "--sacct", "/nonexistent/sacct", "--inventory", inv}, 1, "Slurm's client commands are not installed"},
+		{[]string{"policy", "--config", "/nonexistent.conf"}, 2, "--config /nonexistent.conf: no such file"},
+		{[]string{"mig", "plan", "--config", "/nonexistent.conf", "20G"}, 2, "--config /nonexistent.conf: no such file"},
 		{[]string{"invetory"}, 2, "did you mean inventory?"},
 		{[]string{"gres", "frobnicate"}, 2, `unknown command "frobnicate" for gpumemctl gres`},
 		{[]string{"inventory", "--no-such-flag"}, 2, "unknown flag: --no-such-flag"},

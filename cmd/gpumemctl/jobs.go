@@ -58,11 +58,11 @@ bucket). Nodes are given as gpumemd URLs; with TLS or basic auth (the node's
 			defer cancel()
 			if len(args) == 1 {
 				if _, err := strconv.ParseUint(args[0], 10, 64); err != nil {
-					return fmt.Errorf("job id %q: want a Slurm job number such as 1234", args[0])
+					return usageError(fmt.Errorf("job id %q: want a Slurm job number such as 1234", args[0]))
 				}
-				return showJob(ctx, cmd.OutOrStdout(), clients, args[0], out.format)
+				return showJob(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), clients, args[0], out.format)
 			}
-			return listJobs(ctx, cmd.OutOrStdout(), clients, time.Now().Add(-f.since).Unix(), f.limit, out.format)
+			return listJobs(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), clients, time.Now().Add(-f.since).Unix(), f.limit, out.format)
 		},
 	}
 	fs := cmd.Flags()
@@ -86,10 +86,10 @@ func (f *jobsFlags) addFlags(fs *pflag.FlagSet, since time.Duration, limit int) 
 
 func (f jobsFlags) clients() ([]api.Client, error) {
 	if f.limit < 1 || f.limit > 10000 {
-		return nil, fmt.Errorf("--limit %d: want 1 to 10000", f.limit)
+		return nil, usageError(fmt.Errorf("--limit %d: want 1 to 10000", f.limit))
 	}
 	if f.since <= 0 {
-		return nil, fmt.Errorf("--since %s: want a positive duration such as 24h", f.since)
+		return nil, usageError(fmt.Errorf("--since %s: want a positive duration such as 24h", f.since))
 	}
 	var password string
 	if f.passwordFile != "" {
@@ -114,26 +114,71 @@ func (f jobsFlags) clients() ([]api.Client, error) {
 	var out []api.Client
 	for _, u := range f.urls {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return nil, fmt.Errorf("--url %q: want http://HOST:PORT or https://HOST:PORT", u)
+			return nil, usageError(fmt.Errorf("--url %q: want http://HOST:PORT or https://HOST:PORT", u))
 		}
 		out = append(out, api.Client{Base: u, HTTP: hc, User: f.user, Password: password})
 	}
 	return out, nil
 }
 
-func listJobs(ctx context.Context, w io.Writer, clients []api.Client, since int64, limit int, format string) error {
-	type nodeJobs struct {
-		URL  string    `json:"url"`
-		Jobs []api.Job `json:"jobs"`
-	}
-	var all []nodeJobs
+// askEach asks every node; one that does not answer is named in a warning on errOut
+// and left out, so the others' answers still print, as inventory pull does. left is
+// the status 1 to return after printing when some node did not answer; err is set
+// when none did (a single node's error as it is).
+func askEach(errOut io.Writer, clients []api.Client, ask func(api.Client) error) (left, err error) {
+	var failed []error
 	for _, c := range clients {
-		l, err := c.Jobs(ctx, since, limit)
-		if err != nil {
-			return unreachable(c.Base, err)
+		e := ask(c)
+		if e == nil {
+			continue
 		}
-		all = append(all, nodeJobs{c.Base, l.Jobs})
+		e = unreachable(c.Base, e)
+		if len(clients) == 1 {
+			return nil, e
+		}
+		failed = append(failed, e)
+		fmt.Fprintf(errOut, "warning: node %s: %v; its jobs are left out\n", jobHost(c.Base), e)
 	}
+	switch {
+	case len(failed) == 0:
+		return nil, nil
+	case len(failed) == len(clients):
+		return nil, fmt.Errorf("none of the %d nodes answered (see the warnings above)", len(clients))
+	}
+	return exitStatus{1, fmt.Errorf("%d of %d nodes did not answer (see the warnings above): their jobs are left out", len(failed), len(clients))}, nil
+}
+
+// thenLeft is what a command returns after printing: the printing's error, else that
+// some node was left out.
+func thenLeft(printed, left error) error {
+	if printed != nil {
+		return printed
+	}
+	return left
+}
+
+// nodeJobs is one node's answer in jobs -o json.
+type nodeJobs struct {
+	URL  string    `json:"url"`
+	Jobs []api.Job `json:"jobs"`
+}
+
+func listJobs(ctx context.Context, w, errOut io.Writer, clients []api.Client, since int64, limit int, format string) error {
+	var all []nodeJobs
+	left, err := askEach(errOut, clients, func(c api.Client) error {
+		l, err := c.Jobs(ctx, since, limit)
+		if err == nil {
+			all = append(all, nodeJobs{c.Base, l.Jobs})
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return thenLeft(printJobs(w, all, format), left)
+}
+
+func printJobs(w io.Writer, all []nodeJobs, format string) error {
 	switch format {
 	case formatJSON:
 		return writeJSON(w, all)
@@ -158,22 +203,32 @@ func listJobs(ctx context.Context, w io.Writer, clients []api.Client, since int6
 	return r.write(w, formatTable)
 }
 
-func showJob(ctx context.Context, w io.Writer, clients []api.Client, id string, format string) error {
+func showJob(ctx context.Context, w, errOut io.Writer, clients []api.Client, id string, format string) error {
 	var found []api.JobDetail
 	var nodes []string
-	for _, c := range clients {
+	left, err := askEach(errOut, clients, func(c api.Client) error {
 		d, err := c.Job(ctx, id)
 		if err != nil && strings.Contains(err.Error(), "no such job") {
-			continue
+			return nil
 		}
-		if err != nil {
-			return unreachable(c.Base, err)
+		if err == nil {
+			found, nodes = append(found, d), append(nodes, c.Base)
 		}
-		found, nodes = append(found, d), append(nodes, c.Base)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if len(found) == 0 {
+		if left != nil {
+			return fmt.Errorf("job %s: not in the history of the nodes that answered; %w", id, left)
+		}
 		return fmt.Errorf("job %s: not in the history of %d node(s) asked", id, len(clients))
 	}
+	return thenLeft(printJob(w, found, nodes, format), left)
+}
+
+func printJob(w io.Writer, found []api.JobDetail, nodes []string, format string) error {
 	switch format {
 	case formatJSON:
 		return writeJSON(w, found)

@@ -90,3 +90,28 @@ func TestJobsNoGpumemdSaysWhatToDo(t *testing.T) {
 		t.Fatalf("jobs with no gpumemd: %v", err)
 	}
 }
+
+// TestSomeNodesDown: jobs, jobs JOBID and advise print what the nodes that answered
+// hold, warn naming the node that did not, and exit 1, as inventory pull does.
+func TestSomeNodesDown(t *testing.T) {
+	up, down := historyAt(t), "http://127.0.0.1:1"
+	for _, c := range []struct {
+		args []string
+		says string // in the output of the node that answered
+	}{
+		{[]string{"jobs", "--since", "87600h"}, "102"},
+		{[]string{"jobs", "102"}, "job 102 on"},
+		{[]string{"advise", "--since", "87600h", "--running", "--min-jobs", "1", "--config", "/dev/null", "-o", "csv"}, "ana"},
+	} {
+		out, err := run(t, append(c.args, "--url", up+","+down)...)
+		code, msg := exitCode(err)
+		if code != 1 || msg == nil || !strings.Contains(msg.Error(), "1 of 2 nodes did not answer") ||
+			!strings.Contains(out, c.says) || !strings.Contains(out, "warning: node 127.0.0.1:1: no gpumemd answers") {
+			t.Errorf("gpumemctl %v: status %d (%v), want 1, the answers and a warning naming 127.0.0.1:1:\n%s", c.args, code, msg, out)
+		}
+	}
+	// No node answering is still an error without output.
+	if out, err := run(t, "jobs", "--url", down+",http://127.0.0.1:2"); err == nil || !strings.Contains(err.Error(), "none of the 2 nodes answered") {
+		t.Errorf("all down: %v\n%s", err, out)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/version"
 )
 
@@ -39,7 +40,7 @@ gres check exit as diff(1): 0 same or accepted, 1 different or refused, 2 troubl
 		root.AddCommand(c())
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError(fmt.Errorf("%w (%s --help lists its flags)", err, c.CommandPath()))
+		return usageError(fmt.Errorf("%w (%s --help lists its flags)", cliflag.Explain(err), c.CommandPath()))
 	})
 	strictArgs(root)
 	return root

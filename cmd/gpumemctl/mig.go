@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/discover"
 	"github.com/gpumem/gpumem/internal/inventory"
@@ -39,7 +41,7 @@ func newMigCmd() *cobra.Command {
 // migDefaults fills the flags the command line left out from gpumem.conf's [mig]
 // section (a flag given wins); each target is a flag name and where it goes.
 func migDefaults(cmd *cobra.Command, set func(c config.MIG, changed func(string) bool)) error {
-	path, err := cmd.Flags().GetString("config")
+	path, err := confPath(cmd)
 	if err != nil {
 		return err
 	}
@@ -98,12 +100,14 @@ The plan and its explanation print; with --out, one desired-layout file per node
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.model, "model", "h100-80gb", "GPU model for SIZE... without --inventory: a catalog key (a100-40gb, a100-80gb, h100-80gb, h100-94gb, h200-141gb) or NVML product name")
+	f.model = "h100-80gb"
+	fl.Var(cliflag.NewChecked(&f.model, func(v string) error { _, err := mig.Lookup(v); return err }), "model", "GPU model for SIZE... without --inventory: a catalog key (a100-40gb, a100-80gb, h100-80gb, h100-94gb, h200-141gb) or NVML product name")
 	fl.IntVar(&f.gpus, "gpus", 0, "without --inventory: fail unless the plan fits this many GPUs (0: no limit)")
 	fl.StringVar(&f.inventory, "inventory", "", "plan the MIG GPUs of this inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.demand, "demand", "", "demand file: SIZE [WEIGHT] a line")
 	fl.BoolVar(&f.fromQueue, "from-queue", false, "add the pending jobs' requests (squeue) to the demand")
-	fl.Float64Var(&f.keepWhole, "keep-whole", config.DefaultMIG().KeepWhole, "share of MIG GPUs kept as one full instance (0-1); [mig] KeepWhole")
+	f.keepWhole = config.DefaultMIG().KeepWhole
+	fl.Var(cliflag.NewParsed(&f.keepWhole, "share", config.ParseShare), "keep-whole", "share of MIG GPUs kept as one full instance (0-1); [mig] KeepWhole")
 	f.unitMiB = shard.DefaultUnitMiB
 	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit (reads pending shard jobs)")
 	fl.StringVar(&f.out, "out", "", "write one desired-layout file per node (NODE.json) into this directory")
@@ -123,6 +127,9 @@ func planByHand(w io.Writer, f migPlanFlags, args []string) error {
 		return err
 	}
 	sizes, err := parseSizes(args)
+	if err != nil {
+		return usageError(err)
+	}
 	if err != nil {
 		return err
 	}
@@ -328,13 +335,19 @@ Every layout is checked against the GPU model's catalog and against what NVML it
 offers, and every GPU must be in MIG mode and idle, before any instance is destroyed;
 afterwards the layout is read back and compared. This runs the same journaled apply as
 gpumemd --mig-apply (docs/mig.md): with --node, the node is drained in Slurm first,
-waited for and resumed afterwards. --dry-run prints the steps.
+waited for and resumed afterwards. --yes applies; --dry-run prints the steps; without
+either nothing runs (status 2).
 Afterwards regenerate gres.conf, give the node its new Gres= in slurm.conf, and restart
 slurmctld (22.05; scontrol reconfigure from 23.11) and then slurmd: slurmctld takes a
 changed count of MIG devices only from slurm.conf at start (docs/mig.md). gpumemd
 --mig-apply does this through --mig-reload and waits for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !f.yes && !f.dryRun {
+				// Any backend: a fake node's file or a mock is changed as a GPU is, and
+				// --node drains a real Slurm node either way.
+				return usageError(fmt.Errorf("mig apply repartitions GPUs (and with --node drains the node): pass --yes to apply, or --dry-run to print the steps"))
+			}
 			if err := migDefaults(cmd, func(c config.MIG, changed func(string) bool) {
 				if !changed("journal") {
 					f.journal = c.Journal
@@ -354,9 +367,6 @@ changed count of MIG devices only from slurm.conf at start (docs/mig.md). gpumem
 				return err
 			}
 			defer s.Close()
-			if s.Kind == nvmlsrc.KindReal && !f.yes && !f.dryRun {
-				return fmt.Errorf("this changes the MIG layout of real GPUs: pass --yes (or --dry-run to only check)")
-			}
 			return applyLayouts(cmd.OutOrStdout(), s, want, f)
 		},
 	}
@@ -368,7 +378,7 @@ changed count of MIG devices only from slurm.conf at start (docs/mig.md). gpumem
 	fl.StringVar(&f.scontrol, "scontrol", "scontrol", "scontrol binary, with --node")
 	fl.StringVar(&f.journal, "journal", config.DefaultMIG().Journal, "journal of the apply; gpumemd's --mig-journal, so gpumemd leaves gres.conf alone meanwhile; [mig] Journal")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", config.DefaultMIG().IdleTimeout, "with --node: wait this long for its jobs, then give up and resume; [mig] IdleTimeout")
-	fl.BoolVar(&f.yes, "yes", false, "really change real GPUs")
+	fl.BoolVar(&f.yes, "yes", false, "really change the GPUs (without it, or --dry-run, nothing runs)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check everything, print the steps, change nothing")
 	fl.BoolVar(&f.quiet, "quiet", false, "print no step lines")
 	return cmd
@@ -506,6 +516,20 @@ func currentLayout(g inventory.GPU) mig.Layout {
 // migStatusVersion is the version of mig status's JSON; a reader checks it.
 const migStatusVersion = 1
 
+// notAsDesired is mig status's verdict, so that it can be an assert: status 1 while any
+// GPU is not as desired (or not known), said in the table or, for programs, on stderr.
+func notAsDesired(w io.Writer, differ int, table bool) error {
+	if differ == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d GPU(s) not yet as desired", differ)
+	if table {
+		fmt.Fprintln(w, msg)
+		return exitStatus{code: 1}
+	}
+	return exitStatus{1, errors.New(msg)}
+}
+
 func newMigStatusCmd() *cobra.Command {
 	var desired, inv string
 	var out *output
@@ -568,11 +592,14 @@ lacks the node or GPU.`,
 			}
 			w := cmd.OutOrStdout()
 			if out.format == formatJSON {
-				return writeJSON(w, struct {
+				if err := writeJSON(w, struct {
 					Version int         `json:"version"`
 					GPUs    []gpuStatus `json:"gpus"`
 					Differ  int         `json:"not_as_desired"`
-				}{migStatusVersion, status, differ})
+				}{migStatusVersion, status, differ}); err != nil {
+					return err
+				}
+				return notAsDesired(w, differ, false)
 			}
 			r := rows{head: []string{"node", "gpu", "state", "desired", "actual"}}
 			if out.format == formatTable {
@@ -589,13 +616,10 @@ lacks the node or GPU.`,
 					r.add(st.Node, strconv.Itoa(st.GPU), st.State, st.Desired, st.Actual)
 				}
 			}
-			if err := r.write(w, out.format); err != nil || out.format == formatCSV {
+			if err := r.write(w, out.format); err != nil {
 				return err
 			}
-			if differ > 0 {
-				fmt.Fprintf(w, "%d GPU(s) not yet as desired\n", differ)
-			}
-			return nil
+			return notAsDesired(w, differ, out.format == formatTable)
 		},
 	}
 	out = addOutput(cmd.Flags(), formatTable, formatJSON, formatCSV)

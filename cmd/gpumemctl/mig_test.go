@@ -56,12 +56,12 @@ const twoMIG = `{"gpus": [
 
 func TestMigApply(t *testing.T) {
 	nvml, journal := fakeNode(t, twoMIG)
-	out, err := run(t, "mig", "apply", nvml, journal, "--layout", "0=3g.40gb@4,2g.20gb@0,2g.20gb@2")
+	out, err := run(t, "mig", "apply", nvml, journal, "--yes", "--layout", "0=3g.40gb@4,2g.20gb@0,2g.20gb@2")
 	if err != nil || !strings.Contains(out, "GPU 0: 7g.80gb@0 -> 3g.40gb@4,2g.20gb@0,2g.20gb@2") {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}
 	// The fake GPU keeps its instances, as a real one does: the next run finds them.
-	out, err = run(t, "mig", "apply", nvml, journal, "--layout", "0=2g.20gb@0,2g.20gb@2,3g.40gb@4")
+	out, err = run(t, "mig", "apply", nvml, journal, "--yes", "--layout", "0=2g.20gb@0,2g.20gb@2,3g.40gb@4")
 	if err != nil || !strings.Contains(out, "GPU 0: already 2g.20gb@0,2g.20gb@2,3g.40gb@4") {
 		t.Fatalf("apply of the current layout: %v\n%s", err, out)
 	}
@@ -72,11 +72,11 @@ func TestMigApply(t *testing.T) {
 	}
 	desired := filepath.Join(t.TempDir(), "n1.json")
 	os.WriteFile(desired, []byte(`{"version": 1, "node": "n1", "gpus": [{"index": 0, "model": "h100-80gb", "layout": "3g.40gb@4,2g.20gb@0,2g.20gb@2"}]}`), 0o644)
-	out, err = run(t, "mig", "apply", nvml, journal, "--desired", desired)
+	out, err = run(t, "mig", "apply", nvml, journal, "--yes", "--desired", desired)
 	if err != nil || !strings.Contains(out, "GPU 0: already 3g.40gb@4,2g.20gb@0,2g.20gb@2") || !strings.Contains(out, "nothing to do") {
 		t.Fatalf("apply --desired of the current layout: %v\n%s", err, out)
 	}
-	out, err = run(t, "mig", "apply", nvml, journal, "--layout", "0=7g.80gb@0")
+	out, err = run(t, "mig", "apply", nvml, journal, "--yes", "--layout", "0=7g.80gb@0")
 	if err != nil || !strings.Contains(out, "GPU 0: 2g.20gb@0,2g.20gb@2,3g.40gb@4 -> 7g.80gb@0") {
 		t.Fatalf("apply back to one instance: %v\n%s", err, out)
 	}
@@ -99,7 +99,7 @@ func TestMigApplyRefuses(t *testing.T) {
 		"same GPU twice":  {[]string{"0=7g.80gb@0", "0=3g.40gb@0"}, "given twice"},
 		"unknown profile": {[]string{"0=5g.50gb@0"}, "5g.50gb"},
 	} {
-		args := []string{"mig", "apply", nvml, journal}
+		args := []string{"mig", "apply", nvml, journal, "--yes"}
 		for _, l := range c.layouts {
 			args = append(args, "--layout", l)
 		}
@@ -111,8 +111,13 @@ func TestMigApplyRefuses(t *testing.T) {
 			t.Errorf("%s: something changed before the refusal:\n%s", name, out)
 		}
 	}
-	if _, err := run(t, "mig", "apply", nvml, journal); err == nil || !strings.Contains(err.Error(), "no --layout") {
+	if _, err := run(t, "mig", "apply", nvml, journal, "--yes"); err == nil || !strings.Contains(err.Error(), "no --layout") {
 		t.Errorf("no layout: %v", err)
+	}
+	// Without --yes nothing runs, on a fake node too: no step is printed, no GPU changes.
+	out, err := run(t, "mig", "apply", nvml, journal, "--layout", "0=3g.40gb@0")
+	if code, msg := exitCode(err); code != 2 || !strings.Contains(msg.Error(), "pass --yes to apply, or --dry-run") || out != "" {
+		t.Errorf("apply without --yes: status %d (%v), want 2 asking for --yes:\n%s", code, msg, out)
 	}
 }
 
@@ -160,7 +165,7 @@ func TestMigPlanClusterAndStatus(t *testing.T) {
 		t.Fatalf("desired file: %v\n%s", err, b)
 	}
 	st, err := run(t, "mig", "status", "--desired", out, "--inventory", inv)
-	if err != nil || !strings.Contains(st, "n2    0    differs  3g.20gb@0,1g.5gb@4,1g.5gb@5  7g.40gb@0") || !strings.Contains(st, "2 GPU(s) not yet as desired") {
+	if code, _ := exitCode(err); code != 1 || !strings.Contains(st, "n2    0    differs  3g.20gb@0,1g.5gb@4,1g.5gb@5  7g.40gb@0") || !strings.Contains(st, "2 GPU(s) not yet as desired") {
 		t.Errorf("status: %v\n%s", err, st)
 	}
 	// Once the node has the layout, status agrees and planning again changes nothing.

@@ -18,10 +18,10 @@ const historyLimit = 10000
 // and turns them into demand (mig.HistoryDemand).
 func (f migPlanFlags) historyDemand(ctx context.Context, now time.Time) ([]mig.Demand, error) {
 	if f.historyWindow <= 0 {
-		return nil, fmt.Errorf("--history-window %s: want a positive duration such as 168h", f.historyWindow)
+		return nil, usageError(fmt.Errorf("--history-window %s: want a positive duration such as 168h", f.historyWindow))
 	}
 	if f.historyWeight < 0 || f.historyWeight != f.historyWeight {
-		return nil, fmt.Errorf("--history-weight %v: want a number of 0 or more", f.historyWeight)
+		return nil, usageError(fmt.Errorf("--history-weight %v: want a number of 0 or more", f.historyWeight))
 	}
 	opt := mig.HistoryOptions{Weight: f.historyWeight}
 	switch f.historySize {
@@ -29,7 +29,7 @@ func (f migPlanFlags) historyDemand(ctx context.Context, now time.Time) ([]mig.D
 	case "peak":
 		opt.Peak = true
 	default:
-		return nil, fmt.Errorf("--history-size %q: want alloc or peak", f.historySize)
+		return nil, usageError(fmt.Errorf("--history-size %q: want alloc or peak", f.historySize))
 	}
 	since := now.Add(-f.historyWindow).Unix()
 	var past []mig.HistoryJob

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/discover"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
@@ -27,17 +28,15 @@ func (s *nodeSource) addFlags(cmd *cobra.Command) {
 	nvmlsrc.AddFlag(fs, &s.nvml)
 	fs.StringVar(&s.inventory, "inventory", "", "read GPUs from this inventory JSON file or per-node directory instead of NVML")
 	fs.StringVar(&s.node, "node", "", "Slurm NodeName of this node (default: the short host name); with --inventory, only this node")
-	fs.StringVar(&s.typeStyle, "type-style", discover.TypeShort, "GPU GRES type names: short (h100) or slurm (nvidia_h100_80gb_hbm3, as AutoDetect=nvml names it)")
+	s.typeStyle = discover.TypeShort
+	fs.Var(cliflag.NewChoice(&s.typeStyle, discover.TypeShort, discover.TypeSlurm), "type-style", "GPU GRES type names: short (h100) or slurm (nvidia_h100_80gb_hbm3, as AutoDetect=nvml names it)")
 }
 
 // load returns the cluster the command works on.
 func (s *nodeSource) load(cmd *cobra.Command) (inventory.Cluster, error) {
-	if !discover.ValidTypeStyle(s.typeStyle) {
-		return inventory.Cluster{}, fmt.Errorf("--type-style %q: want %s or %s", s.typeStyle, discover.TypeShort, discover.TypeSlurm)
-	}
 	if s.inventory != "" {
 		if cmd.Flags().Changed(nvmlsrc.FlagName) {
-			return inventory.Cluster{}, fmt.Errorf("--inventory and --nvml both given: use one source of GPU facts")
+			return inventory.Cluster{}, usageError(fmt.Errorf("--inventory and --nvml both given: use one source of GPU facts"))
 		}
 		c, err := loadInventory(s.inventory)
 		if err != nil {

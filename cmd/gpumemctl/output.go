@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
+
+	"github.com/gpumem/gpumem/internal/cliflag"
 )
 
 // The output formats. Every gpumemctl command that prints data takes -o/--output with
@@ -47,12 +49,7 @@ func addOutput(fs *pflag.FlagSet, formats ...string) *output {
 	return o
 }
 
-func orList(xs []string) string {
-	if len(xs) < 2 {
-		return strings.Join(xs, "")
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
-}
+func orList(xs []string) string { return cliflag.OrList(xs) }
 
 // writeJSON prints v as indented JSON, the one JSON layout of gpumemctl's output.
 func writeJSON(w io.Writer, v any) error {

@@ -123,7 +123,7 @@ func (f *policyFlags) run(cmd *cobra.Command) error {
 	case "all":
 		writePolicy(w, eq, quotas)
 	default:
-		return fmt.Errorf("--print %q: want all, tres or weights", f.print)
+		return usageError(fmt.Errorf("--print %q: want all, tres or weights", f.print))
 	}
 	return nil
 }

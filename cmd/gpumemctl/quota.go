@@ -34,7 +34,7 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := args[0]
 			if _, err := strconv.ParseUint(id, 10, 64); err != nil {
-				return fmt.Errorf("job id %q: want a Slurm job number such as 1234", id)
+				return usageError(fmt.Errorf("job id %q: want a Slurm job number such as 1234", id))
 			}
 			eq, err := pol.equivalents(cmd)
 			if err != nil {

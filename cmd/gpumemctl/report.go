@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/history/api"
 	memreport "github.com/gpumem/gpumem/internal/report"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -53,8 +54,9 @@ was measured.`,
 	}
 	f.pol.addFlags(cmd)
 	fs := cmd.Flags()
-	fs.StringVarP(&f.start, "start", "S", "", "period start: YYYY-MM-DD[THH:MM[:SS]] (local time); default 7 days before --end")
-	fs.StringVarP(&f.end, "end", "E", "", "period end, as --start; default now")
+	when := func(v string) error { _, err := reportTime(v); return err }
+	fs.VarP(cliflag.NewChecked(&f.start, when), "start", "S", "period start: YYYY-MM-DD[THH:MM[:SS]] (local time); default 7 days before --end")
+	fs.VarP(cliflag.NewChecked(&f.end, when), "end", "E", "period end, as --start; default now")
 	fs.StringVar(&f.by, "by", "account,user,partition", "group rows by these, comma-separated")
 	f.out = addOutput(fs, formatTable, formatJSON, formatCSV)
 	fs.StringVarP(&f.accounts, "accounts", "A", "", "only these accounts (comma-separated, as sacct -A)")
@@ -149,7 +151,7 @@ func gpumemdUse(ctx context.Context, urls []string, since time.Time) (memreport.
 	meanGiB := map[string]float64{}
 	for _, u := range urls {
 		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return nil, fmt.Errorf("--gpumemd %q: want http://HOST:PORT or https://HOST:PORT", u)
+			return nil, usageError(fmt.Errorf("--gpumemd %q: want http://HOST:PORT or https://HOST:PORT", u))
 		}
 		l, err := api.Client{Base: u}.Jobs(ctx, since.Unix(), 10000)
 		if err != nil {

@@ -67,14 +67,14 @@ gpushare40, multigpu20, ...); by default the nine of the published comparison.`,
 
 func runSimulate(out io.Writer, f *simulateFlags) error {
 	if f.seeds < 1 {
-		return fmt.Errorf("--seeds %d: want at least 1", f.seeds)
+		return usageError(fmt.Errorf("--seeds %d: want at least 1", f.seeds))
 	}
 	if f.plot != "" && !strings.HasSuffix(strings.ToLower(f.plot), ".svg") {
-		return fmt.Errorf("--plot %q: only SVG is drawn, want a name ending in .svg", f.plot)
+		return usageError(fmt.Errorf("--plot %q: only SVG is drawn, want a name ending in .svg", f.plot))
 	}
 	policies, err := sim.ParsePolicies(f.policies)
 	if err != nil {
-		return fmt.Errorf("--policy: %w", err)
+		return usageError(fmt.Errorf("--policy: %w", err))
 	}
 	dir := f.data
 	if dir == "" && (f.nodes == "" || len(f.workloads) == 0 || allTraceNames(f.workloads)) {

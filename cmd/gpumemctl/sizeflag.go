@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/shard"
 )
@@ -89,15 +93,15 @@ func (s *sizeList) shards(unitMiB int64) []int64 {
 // addConfig registers --config, the gpumem.conf whose shared keys are the defaults of
 // the flags that name them (--shard-unit, --shard-types), as gpumemd reads them.
 func addConfig(fs *pflag.FlagSet) {
-	fs.String("config", confDefault(), "gpumem.conf, whose ShardUnit and ShardTypes are the defaults of --shard-unit and --shard-types, as gpumemd reads them (missing: built-in defaults)")
+	fs.String("config", confDefault(), "gpumem.conf, whose ShardUnit and ShardTypes are the defaults of --shard-unit and --shard-types, as gpumemd reads them (a named file must exist; the default missing: built-in defaults)")
 }
 
 // sharedConf is the gpumem.conf that cmd's --config names (else $GPUMEM_CONF or the
 // default path): its shared keys are the defaults of flags the command line leaves out.
 func sharedConf(cmd *cobra.Command) (config.Config, error) {
-	path := confDefault()
-	if f := cmd.Flags().Lookup("config"); f != nil {
-		path = f.Value.String()
+	path, err := confPath(cmd)
+	if err != nil {
+		return config.Default(), err
 	}
 	c, err := config.Load(path)
 	if err != nil {
@@ -120,14 +124,30 @@ func confShardUnit(cmd *cobra.Command, mib *int64) error {
 	return nil
 }
 
+// confPath is the gpumem.conf cmd reads: --config, else $GPUMEM_CONF, else the default
+// path. A --config that is not there is a usage error, never silently the built-in
+// defaults; $GPUMEM_CONF or the default path missing means them, as the plugins read it.
+func confPath(cmd *cobra.Command) (string, error) {
+	f := cmd.Flags().Lookup("config")
+	if f == nil {
+		return confDefault(), nil
+	}
+	path := f.Value.String()
+	if _, err := os.Stat(path); f.Changed && errors.Is(err, fs.ErrNotExist) {
+		return path, usageError(fmt.Errorf("--config %s: no such file; name an existing gpumem.conf, or leave --config out for $%s, %s or the built-in defaults", path, config.PathEnv, config.DefaultPath))
+	}
+	return path, nil
+}
+
 // shardFlags are --shard-unit, --shard-types and --config where a command renders or
 // values GRES: gpumem.conf's ShardUnit and ShardTypes, with the flags given on top, so
 // that gpumemctl names and counts shards as gpumemd writes them on the same cluster.
 type shardFlags struct{ unit, types string }
 
 func (s *shardFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&s.unit, "shard-unit", "1G", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB); default: gpumem.conf's ShardUnit")
-	fs.StringVar(&s.types, "shard-types", "none", "none, or per-gpu for a shard Type per GPU (whole GPUs then carry per-GPU types too); default: gpumem.conf's ShardTypes")
+	s.unit, s.types = "1G", "none"
+	fs.Var(cliflag.NewChecked(&s.unit, func(v string) error { _, err := config.ParseSizeMiB(v); return err }), "shard-unit", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB); default: gpumem.conf's ShardUnit")
+	fs.Var(cliflag.NewChoice(&s.types, "none", "per-gpu"), "shard-types", "none, or per-gpu for a shard Type per GPU (whole GPUs then carry per-GPU types too); default: gpumem.conf's ShardTypes")
 	addConfig(fs)
 }
 
@@ -144,12 +164,7 @@ func (s *shardFlags) settings(cmd *cobra.Command) (int64, bool, error) {
 		}
 	}
 	if cmd.Flags().Changed("shard-types") {
-		switch s.types {
-		case "none", "per-gpu":
-			perGPU = s.types == "per-gpu"
-		default:
-			return 0, false, fmt.Errorf("--shard-types %q: want none or per-gpu", s.types)
-		}
+		perGPU = s.types == "per-gpu"
 	}
 	return unit, perGPU, nil
 }

@@ -56,7 +56,7 @@ never holds a job longer than that.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.interval <= 0 {
-				return fmt.Errorf("--interval %s; want a positive duration such as 5s", f.interval)
+				return usageError(fmt.Errorf("--interval %s; want a positive duration such as 5s", f.interval))
 			}
 			if err := confShardUnit(cmd, &f.unitMiB); err != nil {
 				return err
@@ -101,7 +101,7 @@ never holds a job longer than that.`,
 // controller wires the flags and Slurm's command line to the steering controller.
 func (f *steerFlags) controller(w io.Writer) (*steer.Controller, error) {
 	if f.unitMiB <= 0 {
-		return nil, fmt.Errorf("--shard-unit %dM; want a positive size such as 1G", f.unitMiB)
+		return nil, usageError(fmt.Errorf("--shard-unit %dM; want a positive size such as 1G", f.unitMiB))
 	}
 	if _, err := os.Stat(f.inventory); err != nil {
 		return nil, missingInventory(f.inventory, err)

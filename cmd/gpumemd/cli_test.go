@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/manpage"
 )
 
@@ -40,6 +42,10 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(broken, []byte("[gpumemd]\nPollInterval = often\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badListen := filepath.Join(t.TempDir(), "listen.conf")
+	if err := os.WriteFile(badListen, []byte("[gpumemd]\nListen = 127.0.0.1:99999\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -48,13 +54,18 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--help"}, 0, "gpumemd [flags]"},
 		{[]string{"-h"}, 0, "Exit status: 0 after SIGTERM"},
 		{[]string{"--version", "--config", broken}, 0, ""},
-		{[]string{"--config", broken}, 1, `pollinterval = "often"`},
-		{[]string{"--config", "/nonexistent", "--once"}, 1, "add --write-gres, --write-inventory or both"},
+		{[]string{"--config", broken}, 1, `line 2: PollInterval = "often"`},
+		{[]string{"--config", "/dev/null", "--once"}, 1, "add --write-gres, --write-inventory or both"},
 		{[]string{"--no-such-flag"}, 2, "unknown flag: --no-such-flag (gpumemd --help lists the flags)"},
 		{[]string{"-config", "/nonexistent"}, 2, "unknown shorthand flag"},
 		{[]string{"--fragmentation-sizes", "5,10"}, 2, "a bare number is not accepted"},
-		{[]string{"--poll-interval", "often"}, 2, `invalid argument "often" for "--poll-interval"`},
-		{[]string{"--config", "/nonexistent", "serve"}, 2, `unexpected argument "serve"`},
+		{[]string{"--poll-interval", "often"}, 2, `--poll-interval "often": want a duration with its unit such as 30s`},
+		{[]string{"--config", "/dev/null", "--listen", "127.0.0.1:99999"}, 2, "a port from 0 to 65535"},
+		{[]string{"--config", "/dev/null", "--drain-after", "x"}, 2, `--drain-after "x": want a whole number`},
+		{[]string{"--config", "/dev/null", "--drain-after", "0"}, 2, "want at least 1 poll each"},
+		{[]string{"--config", "/dev/null", "--nvml=bogus"}, 2, "want real, mock:dgxa100"},
+		{[]string{"--config", badListen}, 1, "a port from 0 to 65535"},
+		{[]string{"--config", "/dev/null", "serve"}, 2, `unexpected argument "serve"`},
 		{[]string{"task-prolog", "--no-such-flag"}, 0, "usage: gpumemd task-prolog"},
 	} {
 		code, out := execute(t, c.args...)
@@ -106,5 +117,57 @@ func TestDocsListEveryFlag(t *testing.T) {
 	})
 	for name := range documented {
 		t.Errorf("docs/gpumemd.md lists --%s, which gpumemd does not have", name)
+	}
+}
+
+// TestMissingConfig: a gpumem.conf the admin named that is not there stops gpumemd
+// (--config: status 2, $GPUMEM_CONF: 1), naming the path; the default path missing is
+// noted and the built-in defaults run.
+func TestMissingConfig(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gpumem.conf")
+	t.Setenv("GPUMEM_CONF", missing)
+	if code, out := execute(t, "--nvml", "mock:dgxh100"); code != 1 || !strings.Contains(out, "$GPUMEM_CONF names "+missing+", which does not exist") {
+		t.Errorf("$GPUMEM_CONF missing: status %d:\n%s", code, out)
+	}
+	t.Setenv("GPUMEM_CONF", "")
+	if _, err := os.Stat(config.DefaultPath); err != nil {
+		// --once without what to write stops right after the settings are read.
+		var logged bytes.Buffer
+		err := run(context.Background(), []string{"--once"}, slog.New(slog.NewTextHandler(&logged, nil)), nil)
+		if !strings.Contains(logged.String(), "no gpumem.conf: running on the built-in defaults") || !strings.Contains(logged.String(), config.DefaultPath) {
+			t.Errorf("default path missing: %v, logged %q", err, logged.String())
+		}
+	}
+	o := options{ConfPath: missing}
+	if err := o.confMissing(false); err != nil || !o.NoConf {
+		t.Errorf("default path missing: %v, noted %v; want the defaults, noted", err, o.NoConf)
+	}
+	o = options{ConfPath: "/dev/null"}
+	if err := o.confMissing(true); err != nil || o.NoConf {
+		t.Errorf("--config /dev/null: %v, noted %v", err, o.NoConf)
+	}
+}
+
+// TestEveryFlagRefusesABadValue gives each gpumemd flag that checks its value a word it
+// never takes: status 2 before anything starts, naming the flag and the value and
+// saying what is wanted, never a Go parser's text.
+func TestEveryFlagRefusesABadValue(t *testing.T) {
+	anyText := map[string]bool{"idle-exempt-qos": true, "idle-exempt-accounts": true}
+	var o options
+	n := 0
+	newFlags(&o, io.Discard).VisitAll(func(f *pflag.Flag) {
+		plain := fmt.Sprintf("%T", f.Value) == "*pflag.stringValue"
+		if plain || anyText[f.Name] || f.Value.Type() == "bool" {
+			return
+		}
+		n++
+		code, out := execute(t, "--config", "/dev/null", "--"+f.Name, "x")
+		if code != 2 || !strings.Contains(out, "--"+f.Name) || !strings.Contains(out, `"x"`) || !strings.Contains(out, "want") ||
+			strings.Contains(out, "strconv") || strings.Contains(out, "time:") {
+			t.Errorf("gpumemd --%s x: status %d, want 2 naming --%s \"x\" and what it takes:\n%s", f.Name, code, f.Name, out)
+		}
+	})
+	if n < 15 {
+		t.Errorf("only %d flags checked", n)
 	}
 }

@@ -4,11 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/gresconf"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
@@ -22,7 +26,9 @@ type options struct {
 	Once     bool // write gres.conf and the inventory once and exit
 	Version  bool // print the version and exit
 	Shared   config.Config
-	MIG      config.MIG // the [mig] section, with the --mig-* flags on top
+	MIG      config.MIG      // the [mig] section, with the --mig-* flags on top
+	given    map[string]bool // the flags the command line gave
+	NoConf   bool            // the default gpumem.conf is missing: built-in defaults
 }
 
 // parseArgs reads flags twice: once to find --config, then over the file's values,
@@ -37,12 +43,15 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		if errors.Is(err, pflag.ErrHelp) {
 			return o, err
 		}
-		return o, usageError{err}
+		return o, usageError{cliflag.Explain(err)}
 	}
 	if o.Version {
 		return o, nil
 	}
 	if err := checkNoArgs(fs); err != nil {
+		return o, err
+	}
+	if err := o.confMissing(fs.Changed("config")); err != nil {
 		return o, err
 	}
 	file, err := config.LoadGpumemd(o.ConfPath)
@@ -53,13 +62,33 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	if o.MIG, err = config.LoadMIG(o.ConfPath); err != nil {
 		return o, err
 	}
-	if err := newFlags(&o, io.Discard).Parse(args); err != nil {
+	second := newFlags(&o, io.Discard)
+	if err := second.Parse(args); err != nil {
 		return o, err
 	}
+	o.given = map[string]bool{}
+	second.Visit(func(f *pflag.Flag) { o.given[f.Name] = true })
 	// The shared keys (ShardUnit, SlurmConf, InventoryPath) never stop the sidecar; their
 	// reader keeps safe defaults for whatever is wrong and says so.
 	o.Shared, err = config.Load(o.ConfPath)
 	return o, warning{err}
+}
+
+// confMissing refuses a gpumem.conf the admin named (--config, $GPUMEM_CONF) that is
+// not there, rather than running on built-in defaults they did not ask for; the default
+// path missing is only noted (o.NoConf), since a node may run on the defaults.
+func (o *options) confMissing(flag bool) error {
+	if _, err := os.Stat(o.ConfPath); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	switch {
+	case flag:
+		return usageError{fmt.Errorf("--config %s: no such file; name an existing gpumem.conf, or leave --config out for %s or the built-in defaults", o.ConfPath, config.DefaultPath)}
+	case os.Getenv(config.PathEnv) != "":
+		return fmt.Errorf("$%s names %s, which does not exist; name an existing gpumem.conf, or unset it for %s or the built-in defaults", config.PathEnv, o.ConfPath, config.DefaultPath)
+	}
+	o.NoConf = true
+	return nil
 }
 
 // warning is a configuration problem worth logging but not worth stopping for.
@@ -93,10 +122,9 @@ func newFlags(o *options, out io.Writer) *pflag.FlagSet {
 func addFlags(fs *pflag.FlagSet, o *options) {
 	c := &o.Gpumemd
 	fs.StringVar(&o.ConfPath, "config", config.Path(), "gpumem.conf ($"+config.PathEnv+" names another); gpumemd reads its [gpumemd] and [mig] sections and the shared ShardUnit and SlurmConf")
-	// Not nvmlsrc.AddFlag: its default would overwrite the file's NVML key.
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.Once, "once", false, "discover the GPUs once, write gres.conf and/or the inventory (--write-gres, --write-inventory), and exit; serves, measures and enforces nothing")
-	fs.StringVar(&c.NVML, nvmlsrc.FlagName, c.NVML, "NVML backend: "+nvmlsrc.Usage)
+	nvmlsrc.AddFlag(fs, &c.NVML)
 	fs.StringVar(&c.Listen, "listen", c.Listen, "address for /metrics and /api (HOST:PORT or :PORT); loopback by default, :9402 for a Prometheus elsewhere")
 	fs.BoolVar(&c.APIPublic, "api-public", c.APIPublic, "serve /api (per-job history) on a non-loopback --listen without --web.config.file")
 	fs.StringVar(&c.WebConfigFile, "web.config.file", c.WebConfigFile, "Prometheus exporter-toolkit web config for TLS and basic auth")
@@ -175,36 +203,65 @@ func sizes(mib []int64) string {
 	return strings.Join(parts, ",")
 }
 
-// check rejects combinations no single key can.
+// check rejects combinations no single key can, and values no key takes. A problem
+// with a flag given on the command line is a usageError (status 2); one that comes from
+// gpumem.conf alone is gpumemd failing to start (status 1).
 func (o options) check() error {
+	if err := o.checkValues(); err != nil {
+		var b badOption
+		if errors.As(err, &b) && slices.ContainsFunc(b.flags, func(f string) bool { return o.given[f] }) {
+			return usageError{b.err}
+		}
+		return err
+	}
+	return nil
+}
+
+// badOption is a refused setting and the flags (or the keys they stand for) it concerns.
+type badOption struct {
+	flags []string
+	err   error
+}
+
+func (b badOption) Error() string { return b.err.Error() }
+func (b badOption) Unwrap() error { return b.err }
+
+func bad(err error, flags ...string) error { return badOption{flags, err} }
+
+func (o options) checkValues() error {
 	if o.MIG.Apply && o.MIG.Desired == "" {
-		return fmt.Errorf("--mig-apply applies the layouts of --mig-desired: give that directory too")
+		return bad(fmt.Errorf("--mig-apply applies the layouts of --mig-desired: give that directory too"), "mig-apply")
 	}
 	if o.MIG.Desired != "" && o.MIG.IdleTimeout <= 0 {
-		return fmt.Errorf("--mig-idle-timeout %s: want a positive duration such as 10m", o.MIG.IdleTimeout)
+		return bad(fmt.Errorf("--mig-idle-timeout %s: want a positive duration such as 10m", o.MIG.IdleTimeout), "mig-idle-timeout")
 	}
 	if o.PollInterval <= 0 {
-		return fmt.Errorf("--poll-interval %s: want a positive duration such as 10s", o.PollInterval)
+		return bad(fmt.Errorf("--poll-interval %s: want a positive duration such as 10s", o.PollInterval), "poll-interval")
 	}
 	if o.UsagePolicy == "kill" && o.UsageGrace < o.PollInterval {
-		return fmt.Errorf("--usage-grace %s is shorter than --poll-interval %s: a job would be killed on the first poll that saw it over; give it at least one poll", o.UsageGrace, o.PollInterval)
+		return bad(fmt.Errorf("--usage-grace %s is shorter than --poll-interval %s: a job would be killed on the first poll that saw it over; give it at least one poll", o.UsageGrace, o.PollInterval),
+			"usage-grace", "poll-interval", "usage-policy")
 	}
 	if (o.IdlePolicy == "requeue" || o.IdlePolicy == "cancel") && o.IdleAfter < o.PollInterval {
-		return fmt.Errorf("--idle-after %s is shorter than --poll-interval %s: a job would be %sed on the first poll that saw it idle", o.IdleAfter, o.PollInterval, o.IdlePolicy)
+		return bad(fmt.Errorf("--idle-after %s is shorter than --poll-interval %s: a job would be %sed on the first poll that saw it idle", o.IdleAfter, o.PollInterval, o.IdlePolicy),
+			"idle-after", "poll-interval", "idle-policy")
 	}
 	if o.Once && !o.WriteGres && !o.WriteInventory {
-		return fmt.Errorf("--once writes gres.conf or the inventory and exits: add --write-gres, --write-inventory or both")
+		return bad(fmt.Errorf("--once writes gres.conf or the inventory and exits: add --write-gres, --write-inventory or both"))
 	}
 	if o.SlurmVersion != "auto" {
 		if _, err := gresconf.ResolveRelease(o.SlurmVersion); err != nil {
-			return err
+			return bad(err, "slurm-version")
 		}
 	}
 	if o.DrainAfter < 1 || o.ResumeAfter < 1 {
-		return fmt.Errorf("--drain-after %d, --resume-after %d: want at least 1 poll each", o.DrainAfter, o.ResumeAfter)
+		return bad(fmt.Errorf("--drain-after %d, --resume-after %d: want at least 1 poll each", o.DrainAfter, o.ResumeAfter), "drain-after", "resume-after")
 	}
 	if _, err := config.ParseListen(o.Listen); err != nil {
-		return fmt.Errorf("--listen %q: %w", o.Listen, err)
+		return bad(fmt.Errorf("--listen %q: %w", o.Listen, err), "listen")
+	}
+	if err := nvmlsrc.CheckSpec(o.NVML); err != nil {
+		return bad(err, nvmlsrc.FlagName)
 	}
 	return nil
 }

@@ -57,6 +57,9 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 	} else if err != nil {
 		return err
 	}
+	if opt.NoConf {
+		log.Info("no gpumem.conf: running on the built-in defaults", "config", opt.ConfPath)
+	}
 	if err := opt.check(); err != nil {
 		return err
 	}
@@ -76,9 +79,6 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 			return fmt.Errorf("no --node and no host name: %w", err)
 		}
 		node, _, _ = strings.Cut(h, ".")
-	}
-	if err := nvmlsrc.CheckSpec(opt.NVML); err != nil {
-		return err
 	}
 	src, err := nvmlsrc.Open(opt.NVML)
 	if opt.Once {

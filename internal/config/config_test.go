@@ -54,14 +54,14 @@ func TestParseBadKeysKeepDefaultsAndSayWhy(t *testing.T) {
 		t.Fatalf("bad keys changed the config: %+v", c)
 	}
 	for _, want := range []string{
-		`shardunit = "0": want a size from 1MiB to 1TiB such as 1GiB or 512MiB`,
-		`policy = "Best Fit": want a lower-case policy name`,
-		`onerror = "maybe": want open (pass the job unchanged) or closed (refuse it)`,
-		`loglevel = "loud": want one of error, info, verbose, debug`,
-		`prefermig = "sometimes": want yes or no`,
-		`inventorypath = "relative/dir": want an absolute path`,
-		`reloadinterval = "2h": want a duration from 0s to 1h`,
-		`unknown key "shardunitt"; known keys: ShardUnit, Policy`,
+		`line 1: ShardUnit = "0": want a size from 1MiB to 1TiB such as 1GiB or 512MiB`,
+		`line 2: Policy = "Best Fit": want a lower-case policy name`,
+		`line 3: OnError = "maybe": want open (pass the job unchanged) or closed (refuse it)`,
+		`line 4: LogLevel = "loud": want one of error, info, verbose, debug`,
+		`line 5: PreferMIG = "sometimes": want yes or no`,
+		`line 6: InventoryPath = "relative/dir": want an absolute path`,
+		`line 7: ReloadInterval = "2h": want a duration from 0s to 1h`,
+		`line 8: unknown key "ShardUnitt"; known keys: ShardUnit, Policy`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v\nlacks %q", err, want)
@@ -250,5 +250,20 @@ func TestLoadRefusesWhatIsNotAConfigFile(t *testing.T) {
 	}
 	if c, err := LoadGpumemd(os.DevNull); err != nil || !reflect.DeepEqual(c, DefaultGpumemd()) {
 		t.Errorf("LoadGpumemd(/dev/null) = %+v, %v; want the defaults", c, err)
+	}
+}
+
+// TestErrorsShowKeysAsWritten: a key is named in the case the admin wrote it, with its
+// line, in any section and however it was spelled; keys still match in any case.
+func TestErrorsShowKeysAsWritten(t *testing.T) {
+	doc := "# site settings\n\nshardUNIT = 2g\n[gpumemd]\n  PollInterval = often\n[MIG]\nKeepWhole: 2\n"
+	if c, err := Parse([]byte(doc)); err != nil || c.ShardUnitMiB != 2048 {
+		t.Errorf("shardUNIT = 2g: %v, %d MiB", err, c.ShardUnitMiB)
+	}
+	if _, err := ParseGpumemd([]byte(doc)); err == nil || !strings.Contains(err.Error(), `line 5: PollInterval = "often"`) {
+		t.Errorf("[gpumemd]: %v", err)
+	}
+	if _, err := ParseMIG([]byte(doc)); err == nil || !strings.Contains(err.Error(), `line 7: KeepWhole = "2"`) {
+		t.Errorf("[MIG]: %v", err)
 	}
 }

@@ -60,7 +60,7 @@ func TestLoadGpumemdMissingFileIsDefault(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "gpumem.conf")
 	os.WriteFile(p, []byte("[gpumemd]\nDrain = maybe\n"), 0o644)
-	if _, err := LoadGpumemd(p); err == nil || !strings.Contains(err.Error(), p+" [gpumemd]: drain") {
+	if _, err := LoadGpumemd(p); err == nil || !strings.Contains(err.Error(), p+" [gpumemd]: line 2: Drain = \"maybe\"") {
 		t.Fatalf("error %v does not name the file, section and key", err)
 	}
 }

@@ -23,7 +23,7 @@ const MaxFileBytes = 1 << 20
 type section[T any] struct {
 	name    string // "" for the top-level keys
 	def     func() T
-	setters map[string]func(*T, string) error // by lower-case key name
+	setters map[string]func(*T, string) error // by lower-case key name: keys match in any case
 	known   func() string                     // the key names, for "unknown key" errors
 }
 
@@ -57,7 +57,8 @@ func (s section[T]) load(path string) (T, error) {
 // owners.
 func (s section[T]) parse(b []byte) (T, error) {
 	c := s.def()
-	f, err := ini.LoadSources(ini.LoadOptions{Insensitive: true}, b)
+	// Keys keep the case the admin wrote, so an error shows the key as it is in the file.
+	f, err := ini.LoadSources(ini.LoadOptions{InsensitiveSections: true}, b)
 	if err != nil {
 		return c, fmt.Errorf("not an INI file: %w", err)
 	}
@@ -67,14 +68,37 @@ func (s section[T]) parse(b []byte) (T, error) {
 	}
 	var errs []error
 	for _, k := range f.Section(name).Keys() {
-		set, ok := s.setters[k.Name()]
+		set, ok := s.setters[strings.ToLower(k.Name())]
 		if !ok {
-			errs = append(errs, fmt.Errorf("unknown key %q; known keys: %s", k.Name(), s.known()))
+			errs = append(errs, fmt.Errorf("line %d: unknown key %q; known keys: %s", keyLine(b, s.name, k.Name()), k.Name(), s.known()))
 			continue
 		}
 		if err := set(&c, strings.TrimSpace(k.String())); err != nil {
-			errs = append(errs, fmt.Errorf("%s = %q: %w", k.Name(), k.String(), err))
+			errs = append(errs, fmt.Errorf("line %d: %s = %q: %w", keyLine(b, s.name, k.Name()), k.Name(), k.String(), err))
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// keyLine is the line (from 1) of the last setting of key in section ("" the top
+// level) of INI document b, the one that counts; 0 if it cannot be found. ini.v1 keeps
+// no line numbers, so the lines are read again here, as ini.v1 reads them: sections by
+// name in any case, "KEY = value" or "KEY: value", comments after # or ;.
+func keyLine(b []byte, section, key string) int {
+	line, in, at := 0, section == "", 0
+	for _, text := range strings.Split(string(b), "\n") {
+		line++
+		t := strings.TrimSpace(text)
+		switch {
+		case t == "" || t[0] == '#' || t[0] == ';':
+		case t[0] == '[':
+			name, _, _ := strings.Cut(t[1:], "]")
+			in = strings.EqualFold(strings.TrimSpace(name), section)
+		case in:
+			if k, _, ok := strings.Cut(t, "="); ok && strings.TrimSpace(k) == key || !ok && strings.TrimSpace(strings.SplitN(t, ":", 2)[0]) == key {
+				at = line
+			}
+		}
+	}
+	return at
 }

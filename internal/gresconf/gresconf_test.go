@@ -1,6 +1,7 @@
 package gresconf
 
 import (
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,9 +86,66 @@ func TestDiff(t *testing.T) {
 		t.Fatalf("equal files differ: %q", d)
 	}
 	d := Diff([]byte("a\nb\nc\n"), []byte("a\nB\nc\nd\n"), "old", "new")
-	want := "--- old\n+++ new\n+B\n-b\n+d\n"
+	want := "--- old\n+++ new\n@@ -1,3 +1,4 @@\n a\n-b\n+B\n c\n+d\n"
 	if d != want {
 		t.Fatalf("diff:\n%s\nwant:\n%s", d, want)
+	}
+}
+
+// TestDiffPatches: what Diff prints is a unified diff that patch(1) applies to the old
+// file to give the new one exactly: far-apart changes in hunks of their own, files
+// that are empty or lack their last newline, and random edits of a real gres.conf.
+func TestDiffPatches(t *testing.T) {
+	if _, err := exec.LookPath("patch"); err != nil {
+		t.Skip("SKIP: patch(1) is not installed (Debian's base has it): cannot check that it reads the diff")
+	}
+	gres, err := Render(lab(), Options{DevPrefix: "/lab/dev/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("line\n", 20)
+	pairs := [][2]string{
+		{"a\nb\nc\n", "a\nB\nc\nd\n"},
+		{"", "new\n"},
+		{"old\n", ""},
+		{"x\n" + long + "y\n", "X\n" + long + "Y\n"},
+		{"a\nb", "a\nb\n"},
+		{"a\nb\n", "a\nc"},
+		{string(gres), ""},
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	ls := strings.SplitAfter(string(gres), "\n")
+	for range 30 {
+		var b strings.Builder
+		for _, l := range ls {
+			switch rnd.IntN(6) {
+			case 0: // removed
+			case 1:
+				b.WriteString("# added\n" + l)
+			case 2:
+				b.WriteString(strings.ToUpper(l))
+			default:
+				b.WriteString(l)
+			}
+		}
+		pairs = append(pairs, [2]string{string(gres), b.String()})
+	}
+	dir := t.TempDir()
+	for _, p := range pairs {
+		old, patched := filepath.Join(dir, "gres.conf"), filepath.Join(dir, "patched")
+		if err := os.WriteFile(old, []byte(p[0]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d := Diff([]byte(p[0]), []byte(p[1]), old, "generated")
+		cmd := exec.Command("patch", "-s", "-o", patched, old)
+		cmd.Stdin = strings.NewReader(d)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("patch refused the diff of %q to %q: %v %s\n%s", p[0], p[1], err, out, d)
+			continue
+		}
+		if got, _ := os.ReadFile(patched); string(got) != p[1] {
+			t.Errorf("patched %q with\n%s\ngot %q, want %q", p[0], d, got, p[1])
+		}
 	}
 }
 

@@ -105,7 +105,7 @@ type file struct {
 func Decode(b []byte) (Cluster, error) {
 	var f file
 	if err := json.Unmarshal(b, &f); err != nil {
-		return Cluster{}, fmt.Errorf("inventory: %w", err)
+		return Cluster{}, fmt.Errorf("inventory: %w", jsonError(b, err))
 	}
 	if f.Version < 0 || f.Version > FormatVersion {
 		return Cluster{}, fmt.Errorf("inventory: format version %d; this gpumem reads versions 1 to %d: upgrade gpumem here to the release of the gpumemd that wrote it", f.Version, FormatVersion)

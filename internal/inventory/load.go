@@ -83,6 +83,9 @@ func (r *Reader) Read(path string) (c Cluster, skipped []Skipped, err error) {
 			return Cluster{}, nil, err
 		}
 		c, err := Decode(b)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
 		return c, nil, err
 	}
 	ents, err := os.ReadDir(path)

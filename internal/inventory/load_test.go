@@ -59,7 +59,7 @@ func TestReadSkipsBadFilesOnly(t *testing.T) {
 		why = append(why, s.Error())
 	}
 	got := strings.Join(why, "\n")
-	for _, want := range []string{"b.json: inventory: unexpected end of JSON input", "c.json: node c: also in " + filepath.Join(dir, "c-old.json"),
+	for _, want := range []string{"b.json: inventory: line 1, column 11: unexpected end of JSON input", "c.json: node c: also in " + filepath.Join(dir, "c-old.json"),
 		"d.json: 4194420 bytes, more than the 4194304 allowed", "f.json: not a regular file"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("skipped:\n%s\nwant a line with %q", got, want)
@@ -110,5 +110,27 @@ func TestSingleFileCap(t *testing.T) {
 	}
 	if _, err := atomicfile.ReadCapped(p, 10); err == nil || !strings.Contains(err.Error(), "more than the 10") {
 		t.Errorf("cap not applied: %v", err)
+	}
+}
+
+// TestLoadErrorsSayWhere: a broken inventory file is named, with the line and column
+// of the fault, and a value of the wrong kind names the field as the file spells it.
+func TestLoadErrorsSayWhere(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		body, says string
+	}{
+		{"{\n  \"version\": 2,\n  \"nodes\": [\n    {\"name\": \"n1\",, \"gpus\": []}\n  ]\n}\n", "line 4, column 19: invalid character ','"},
+		{"{\n  \"version\": 2,\n  \"nodes\": [\n    {\"name\": \"n1\", \"gpus\": [{\"index\": 0, \"memory_mib\": \"80g\"}]}\n  ]\n}\n", "line 4, column 60: nodes.gpus.memory_mib is a JSON string; want a whole number"},
+		{"{\"version\": 2, \"nodes\": [\n", "line 1, column 26: unexpected end of JSON input"},
+	} {
+		path := filepath.Join(dir, "inv.json")
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadPath(path)
+		if err == nil || !strings.HasPrefix(err.Error(), path+": inventory: "+c.says) {
+			t.Errorf("LoadPath of\n%s: %v; want %s: ... %s", c.body, err, path, c.says)
+		}
 	}
 }

@@ -1,14 +1,20 @@
 package nvmlsrc
 
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/gpumem/gpumem/internal/cliflag"
+)
+
 // FlagName is the one flag every gpumem binary uses to pick its NVML backend.
 const FlagName = "nvml"
 
-// StringVarer is what both the standard library's and cobra's (pflag) flag sets offer.
-type StringVarer interface {
-	StringVar(p *string, name, value, usage string)
-}
-
-// AddFlag registers --nvml on fs, so gpumemd and gpumemctl select a backend alike.
-func AddFlag(fs StringVarer, p *string) {
-	fs.StringVar(p, FlagName, KindReal, "NVML backend: "+Usage)
+// AddFlag registers --nvml on fs over *p, whose current value is its default, so
+// gpumemd and gpumemctl select a backend alike; a spec that names no backend is refused
+// while the command line is parsed.
+func AddFlag(fs *pflag.FlagSet, p *string) {
+	if *p == "" {
+		*p = KindReal
+	}
+	fs.Var(cliflag.NewChecked(p, CheckSpec), FlagName, "NVML backend: "+Usage)
 }

@@ -239,7 +239,7 @@ func TestBrokenConfigLoadsWithDefaultsAndSaysSo(t *testing.T) {
 	if p.Config().OnError != config.Open {
 		t.Errorf("OnError %q; want the default open", p.Config().OnError)
 	}
-	if !h.sink.has(`onerror = "sometimes": want open`) {
+	if !h.sink.has(`OnError = "sometimes": want open`) {
 		t.Errorf("config error not logged: %v", h.sink.errors)
 	}
 }

@@ -80,7 +80,7 @@ func TestBrokenNodeFileCostsThatNode(t *testing.T) {
 	if v := p.tickSubmit(Fields{PerNode: "gres:gpu:mem:20g"}); v.Fields.PerNode != "gres:shard:20" {
 		t.Fatalf("one broken node file stopped admission: %+v", v)
 	}
-	if len(h.builds) != 1 || h.builds[0] != 2 || !h.sink.has("n2.json: inventory: unexpected end of JSON input; skipped, the rest is used") {
+	if len(h.builds) != 1 || h.builds[0] != 2 || !h.sink.has("n2.json: inventory: line 1, column 11: unexpected end of JSON input; skipped, the rest is used") {
 		t.Fatalf("builds %v, log %v; want the two good nodes and n2.json named", h.builds, h.sink.errors)
 	}
 }
@@ -102,7 +102,7 @@ func TestClientBrokenConfig(t *testing.T) {
 		switch {
 		case onError == "open" && (refusal != "" || o.Gres != "gres:gpu:mem:20g"):
 			t.Errorf("open: %+v, %q; want the options left to slurmctld", o, refusal)
-		case onError == "closed" && !strings.Contains(refusal, "shardunit"):
+		case onError == "closed" && !strings.Contains(refusal, "ShardUnit"):
 			t.Errorf("closed: %q; want a refusal naming the broken key", refusal)
 		}
 		if len(h.sink.errors) > 0 {

@@ -121,9 +121,15 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 			}
 		}
 		conflicts = append(conflicts, "gpumem") // the single package before the split
+		so := []string{filepath.Join(in.plugins[rel], "job_submit_gpumem.so"), filepath.Join(in.plugins[rel], "cli_filter_gpumem.so")}
+		libc, err := libcDepends(l.format, so...)
+		if err != nil {
+			return nil, err
+		}
+		depends = append(depends, libc...)
 		c := files.Contents{
-			file(filepath.Join(in.plugins[rel], "job_submit_gpumem.so"), l.pluginDir+"/job_submit_gpumem.so", 0o755),
-			file(filepath.Join(in.plugins[rel], "cli_filter_gpumem.so"), l.pluginDir+"/cli_filter_gpumem.so", 0o755),
+			file(so[0], l.pluginDir+"/job_submit_gpumem.so", 0o755),
+			file(so[1], l.pluginDir+"/cli_filter_gpumem.so", 0o755),
 		}
 		out = append(out, &nfpm.Info{
 			Name: name, Version: in.version, Section: "admin", Priority: "optional",
@@ -156,6 +162,10 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 		return nil, err
 	}
 	d = append(d, dman...)
+	dlibc, err := libcDepends(l.format, filepath.Join(in.bin, "gpumemd"))
+	if err != nil {
+		return nil, err
+	}
 	out = append(out, &nfpm.Info{
 		Name: "gpumemd", Version: in.version, Section: "admin", Priority: "optional",
 		Description: "gpumem node sidecar for Slurm GPU nodes\n" +
@@ -165,7 +175,7 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 			"stopped: enable it (systemctl enable --now gpumemd) once gpumem.conf says what\n" +
 			"it may do.",
 		Overridables: nfpm.Overridables{
-			Recommends: []string{"slurmd"}, Conflicts: []string{"gpumem"}, Replaces: []string{"gpumem"},
+			Depends: dlibc, Recommends: []string{"slurmd"}, Conflicts: []string{"gpumem"}, Replaces: []string{"gpumem"},
 			Contents: append(d, in.docFiles("gpumemd")...), Scripts: in.scripts("gpumemd"),
 		},
 	})
@@ -190,6 +200,10 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 		return nil, err
 	}
 	c = append(c, cman...)
+	clibc, err := libcDepends(l.format, filepath.Join(in.bin, "gpumemctl"))
+	if err != nil {
+		return nil, err
+	}
 	out = append(out, &nfpm.Info{
 		Name: "gpumemctl", Version: in.version, Section: "admin", Priority: "optional",
 		Description: "gpumem admin CLI for Slurm clusters with shared GPUs\n" +
@@ -199,7 +213,7 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 			"configless cluster, pulls the GPU nodes' inventories to the controller (the\n" +
 			"gpumemctl-pull service, installed stopped).",
 		Overridables: nfpm.Overridables{
-			Recommends: []string{"slurm-client"}, Conflicts: []string{"gpumem"}, Replaces: []string{"gpumem"},
+			Depends: clibc, Recommends: []string{"slurm-client"}, Conflicts: []string{"gpumem"}, Replaces: []string{"gpumem"},
 			Contents: append(c, in.docFiles("gpumemctl")...), Scripts: in.scripts("gpumemctl"),
 		},
 	})

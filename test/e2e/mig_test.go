@@ -49,7 +49,7 @@ func TestMIGPlanFromQueueAndBusyRefused(t *testing.T) {
 	fake := path.Join(dir, "n2-busy.json")
 	os.WriteFile(hostPath(fake), []byte(busy), 0o644)
 	r = slurm(t, 60*time.Second, "", lab+"/bin/gpumemctl", "mig", "apply", "--nvml=fake:"+fake, "--node", "n2",
-		"--journal", path.Join(dir, "journal.json"), "--layout", "0=7g.40gb@0")
+		"--journal", path.Join(dir, "journal.json"), "--yes", "--layout", "0=7g.40gb@0")
 	if r.code == 0 || !strings.Contains(r.err, "GPU 0: GPU busy: processes [4242]") || !strings.Contains(r.err, "nothing was changed") {
 		t.Fatalf("an apply onto a busy GPU was not refused:\n%s", r)
 	}
