@@ -431,7 +431,7 @@ func applyLayouts(w io.Writer, s *nvmlsrc.Source, want map[int]mig.Layout, f mig
 			return err
 		}
 	}
-	a := &migapply.Applier{Node: f.node, GPUs: migapply.NVML{Src: s}, Journal: f.journal, IdleTimeout: f.idleTimeout}
+	a := &migapply.Applier{Node: f.node, GPUs: migapply.NVML{Src: s}, Journal: f.journal, IdleTimeout: f.idleTimeout, Cmd: "gpumemctl mig apply"}
 	if !f.quiet {
 		a.Log = w
 	}

@@ -40,7 +40,7 @@ func newMIG(opt options, node string, d *daemon) *migReconciler {
 	m.applier = &migapply.Applier{
 		Node: node, GPUs: migapply.NVML{Src: d.src}, Journal: opt.MIG.Journal, IdleTimeout: opt.MIG.IdleTimeout,
 		Slurm: slurmcli.ScontrolNode{Run: slurmcli.Scontrol(opt.Scontrol)}, Log: logWriter{d.log},
-		Poll: opt.PollInterval,
+		Poll: opt.PollInterval, Cmd: "gpumemd",
 	}
 	if d.gres != nil {
 		m.applier.Regenerate = d.gres.write // the one gres.conf pipeline, hook included
@@ -112,6 +112,13 @@ func (m *migReconciler) maybeStart(now time.Time) {
 		} else {
 			err = m.applier.Apply(want)
 		}
+		if errors.Is(err, migapply.ErrBusy) {
+			// Another apply (gpumemctl mig apply, by hand) has the node: not a failure of
+			// this one, which looks again once that one is done.
+			m.retryAt.Store(time.Now().Add(busyRetry).UnixNano())
+			m.log.Warn("MIG apply deferred", "err", err, "retry_in", busyRetry)
+			return
+		}
 		if err != nil {
 			wait := retryAfter(int(m.failures.Add(1)))
 			m.retryAt.Store(time.Now().Add(wait).UnixNano())
@@ -121,6 +128,9 @@ func (m *migReconciler) maybeStart(now time.Time) {
 		m.failures.Store(0)
 	}()
 }
+
+// busyRetry is how long gpumemd waits when another apply holds the node's lock.
+const busyRetry = 30 * time.Second
 
 // retryAfter is how long gpumemd waits before it tries a failed apply again: a failure
 // a person must fix (slurm.conf, a device) is not retried, drained again and logged
