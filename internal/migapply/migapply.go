@@ -389,7 +389,7 @@ func (a *Applier) recover() error {
 		return fmt.Errorf("%w: the journal %s belongs to %s, which still runs and will retry it (its last step %q); nothing was changed",
 			ErrBusy, a.Journal, o, j.Step)
 	}
-	if o := j.Owner; o != nil && o.ID != a.owner.ID {
+	if o := j.Owner; o != nil && o.PID != os.Getpid() {
 		a.logf("taking over the apply of %s, which is gone", o)
 	}
 	j.Version, j.Owner = JournalVersion, &a.owner // what this apply writes from here on
