@@ -33,6 +33,7 @@ type migReconciler struct {
 	atDesired bool
 	failures  atomic.Int64 // failed applies in a row
 	retryAt   atomic.Int64 // unix ns before which a failed apply is not tried again
+	deferred  string       // the last refusal by another apply, logged once (only the apply goroutine uses it)
 }
 
 func newMIG(opt options, node string, d *daemon) *migReconciler {
@@ -114,11 +115,14 @@ func (m *migReconciler) maybeStart(now time.Time) {
 		}
 		if errors.Is(err, migapply.ErrBusy) {
 			// Another apply (gpumemctl mig apply, by hand) has the node: not a failure of
-			// this one, which looks again once that one is done.
-			m.retryAt.Store(time.Now().Add(busyRetry).UnixNano())
-			m.log.Warn("MIG apply deferred", "err", err, "retry_in", busyRetry)
+			// this one, which looks again at the next gres interval. Said once per holder.
+			if msg := err.Error(); msg != m.deferred {
+				m.deferred = msg
+				m.log.Warn("MIG apply deferred", "err", err)
+			}
 			return
 		}
+		m.deferred = ""
 		if err != nil {
 			wait := retryAfter(int(m.failures.Add(1)))
 			m.retryAt.Store(time.Now().Add(wait).UnixNano())
@@ -128,9 +132,6 @@ func (m *migReconciler) maybeStart(now time.Time) {
 		m.failures.Store(0)
 	}()
 }
-
-// busyRetry is how long gpumemd waits when another apply holds the node's lock.
-const busyRetry = 30 * time.Second
 
 // retryAfter is how long gpumemd waits before it tries a failed apply again: a failure
 // a person must fix (slurm.conf, a device) is not retried, drained again and logged
