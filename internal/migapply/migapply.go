@@ -177,6 +177,13 @@ func orNone(l string) string {
 // behind. Nothing changes when every GPU already has its desired layout. While another
 // apply runs on the node it returns ErrBusy, naming it, and changes nothing.
 func (a *Applier) Apply(want map[int]mig.Layout) error {
+	if !a.Pending() {
+		// Nothing to do is said without the lock, so it needs no writable journal directory.
+		if changes, err := a.Plan(want); err == nil && len(changes) == 0 {
+			a.logf("nothing to do: every GPU already has its desired layout")
+			return nil
+		}
+	}
 	release, err := a.lock()
 	if err != nil {
 		return err

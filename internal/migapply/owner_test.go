@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -167,5 +168,16 @@ func TestFailedApplyKeepsAdminDrain(t *testing.T) {
 	r.has(after, "recovered")
 	if n := r.node(); !n.Flag("DRAIN") || n.Reason != "admin: fan swap" || a.Pending() {
 		t.Errorf("after recovery the node is %s (%q), journal %v; want the admin's drain kept", n.State, n.Reason, a.Pending())
+	}
+}
+
+// TestNoOpNeedsNoLock: an apply of the layout the GPUs already have answers "nothing to
+// do" without taking the lock, so without a journal directory it can write.
+func TestNoOpNeedsNoLock(t *testing.T) {
+	r := newRig(t, "")
+	a := r.applier(nil)
+	a.Journal = filepath.Join(t.TempDir(), "missing", "mig-journal.json")
+	if err := a.Apply(want(before)); err != nil || !strings.Contains(r.log.String(), "nothing to do") {
+		t.Errorf("a no-op apply without a journal directory: %v\n%s", err, r.log.String())
 	}
 }
