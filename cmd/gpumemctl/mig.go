@@ -328,7 +328,9 @@ Every layout is checked against the GPU model's catalog and against what NVML it
 offers, and every GPU must be in MIG mode and idle, before any instance is destroyed;
 afterwards the layout is read back and compared. This runs the same journaled apply as
 gpumemd --mig-apply (docs/mig.md): with --node, the node is drained in Slurm first,
-waited for and resumed afterwards. --dry-run prints the steps.
+waited for and resumed afterwards. One apply runs per node at a time: while gpumemd
+or another mig apply is applying (it holds JOURNAL.lock), this one is refused with that
+apply named, and changes nothing. --dry-run prints the steps.
 Afterwards regenerate gres.conf, give the node its new Gres= in slurm.conf, and restart
 slurmctld (22.05; scontrol reconfigure from 23.11) and then slurmd: slurmctld takes a
 changed count of MIG devices only from slurm.conf at start (docs/mig.md). gpumemd
