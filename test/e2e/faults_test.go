@@ -154,37 +154,57 @@ func backToNormal(t *testing.T) {
 	}
 }
 
-// TestFaultCtldKill9DuringSubmitStorm kills slurmctld with SIGKILL a third of the way
-// into a storm of submits from four clients at once (gpu:mem jobs of mixed sizes and
-// plain ones), then restarts it with its saved state. Every submit either got a job id
-// or an error saying why; every job id given out is known after the restart and ends
-// COMPLETED; no GPU ever holds more than its memory; the nodes come back by themselves.
+// TestFaultCtldKill9DuringSubmitStorm kills slurmctld with SIGKILL in a storm of submits
+// from four clients at once (gpu:mem jobs of mixed sizes and plain ones), then restarts
+// it with its saved state. Every submit either got a job id or an error saying why;
+// every job id given out was given once and is in sacct as COMPLETED; no GPU ever
+// holds more than its memory; the nodes come back by themselves.
+//
+// slurmctld saves its job state a few seconds behind the ids it hands out: a job
+// acknowledged within that window before a kill -9 is lost, and its id given out again
+// after the restart (seen in the lab: docs/reliability.md). That is Slurm's, not
+// gpumem's, and would make this test's outcome a matter of timing; so the storm pauses
+// after its first third until slurmctld has saved every job acknowledged so far, and
+// the kill comes then, with the clients submitting on into the outage and the restart.
 func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
+	if _, err := os.Stat(hostPath("/var/lib/gpumem-lab/" + release + "/run/slurmdbd.pid")); err != nil {
+		t.Skip("this lab runs without accounting (LAB_ACCOUNTING=0): sacct is how ended jobs are found")
+	}
 	clean(t)
 	g := readGres(t)
 	capMiB := fakeCapacity(t)
+	stateFile := hostPath(strings.TrimSpace(regexp.MustCompile(`(?m)^StateSaveLocation\s*=\s*(\S+)`).FindStringSubmatch(ok(t, "scontrol", "show", "config"))[1]) + "/job_state")
 	const workers, each = 4, 30
 	sizes := []string{"5g", "10g", "20g", "40g", "8g", "15g"}
 	type submit struct {
-		args           string
-		id, err        string
-		code           int
-		took           time.Duration
-		afterKillStart bool
+		args    string
+		id, err string
+		code    int
+		took    time.Duration
 	}
 	var (
-		mu      sync.Mutex
-		subs    []submit
-		done    int
-		killing bool
-		reached = make(chan struct{})
-		wg      sync.WaitGroup
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		subs     []submit
+		started  int
+		inFlight int
+		paused   bool
+		wg       sync.WaitGroup
 	)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
+				mu.Lock()
+				if started++; started == workers*each/3+1 {
+					paused = true
+				}
+				for paused {
+					cond.Wait()
+				}
+				inFlight++
+				mu.Unlock()
 				args := []string{"sbatch", "--parsable", "--output=/dev/null", "--gres=gpu:mem:" + sizes[(w+i)%len(sizes)], "--wrap", "sleep 2"}
 				if i%5 == 4 {
 					args = []string{"sbatch", "--parsable", "--output=/dev/null", "--wrap", "sleep 2"}
@@ -196,25 +216,32 @@ func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
 					s.id, _, _ = strings.Cut(strings.TrimSpace(out), ";")
 				}
 				mu.Lock()
-				s.afterKillStart = killing
 				subs = append(subs, s)
-				if done++; done == workers*each/3 {
-					close(reached)
-				}
+				inFlight--
+				cond.Broadcast()
 				mu.Unlock()
 			}
 		}(w)
 	}
-	select {
-	case <-reached:
-	case <-time.After(5 * time.Minute):
-		t.Fatal("a third of the submits did not return within 5 minutes")
-	}
+	// The first third acknowledged and nothing in flight: wait for slurmctld to save them.
 	mu.Lock()
-	killing = true
+	for !paused || inFlight > 0 {
+		cond.Wait()
+	}
+	acked := time.Now()
 	mu.Unlock()
+	if !eventually(60*time.Second, func() bool {
+		fi, err := os.Stat(stateFile)
+		return err == nil && fi.ModTime().After(acked)
+	}) {
+		t.Fatalf("slurmctld did not save its job state (%s) within 60s", stateFile)
+	}
 	kill9Ctld(t)
-	t.Logf("slurmctld killed -9 after %d submits", workers*each/3)
+	t.Logf("slurmctld killed -9 after %d submits, its job state saved", len(subs))
+	mu.Lock()
+	paused = false
+	cond.Broadcast()
+	mu.Unlock()
 	time.Sleep(3 * time.Second)
 	startCtld(t)
 	wg.Wait()
@@ -235,35 +262,40 @@ func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
 	t.Logf("%d submits: %d job ids, %d refused with a reason", len(subs), len(ids), refused)
 
 	// Every job id given out is a job slurmctld knows after its restart, and each ends.
-	lost := []string{}
-	states := map[string]string{}
+	// Every job id given out once, and each job run to its end: squeue lists none of
+	// them any more, and sacct (slurmctld keeps an ended job only MinJobAge, 5s in the
+	// lab) has each as COMPLETED.
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("job id %s given out twice", id)
+		}
+		seen[id] = true
+	}
 	if !eventually(240*time.Second, func() bool {
 		checkFitsHardware(t, g, capMiB, running(t, g))
-		lost, states = lost[:0], map[string]string{}
-		for _, id := range ids {
-			out, _, code := labCmd(30*time.Second, "scontrol", "show", "job", id, "-o")
-			m := regexp.MustCompile(`JobState=(\S+)`).FindStringSubmatch(out)
-			if code != 0 || m == nil {
-				lost = append(lost, id)
-				continue
-			}
-			states[id] = m[1]
-		}
-		for _, st := range states {
-			if st == "PENDING" || st == "RUNNING" || st == "CONFIGURING" || st == "COMPLETING" {
+		for _, id := range strings.Fields(ok(t, "squeue", "-h", "-o", "%i")) {
+			if seen[id] {
 				return false
 			}
 		}
 		return true
 	}) {
-		t.Errorf("jobs still queued 240s after the restart: %v", states)
+		t.Errorf("jobs still queued 240s after the restart:\n%s", ok(t, "squeue", "-o", "%i %T %r"))
 	}
-	if len(lost) > 0 {
-		t.Errorf("%d of %d job ids given out are unknown after slurmctld's restart: %v", len(lost), len(ids), lost)
-	}
-	for id, st := range states {
-		if st != "COMPLETED" {
-			t.Errorf("job %s ended %s", id, st)
+	states := map[string]string{}
+	eventually(60*time.Second, func() bool {
+		out, _, _ := labCmd(30*time.Second, "sacct", "-X", "-n", "-P", "-j", strings.Join(ids, ","), "-o", "JobID,State")
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if id, st, found := strings.Cut(l, "|"); found {
+				states[id] = st
+			}
+		}
+		return len(states) >= len(seen)
+	})
+	for id := range seen {
+		if st, known := states[id]; !known || st != "COMPLETED" {
+			t.Errorf("job %s, given out before or after the kill, in sacct: %q", id, st)
 		}
 	}
 	backToNormal(t)
