@@ -336,7 +336,9 @@ offers, and every GPU must be in MIG mode and idle, before any instance is destr
 afterwards the layout is read back and compared. This runs the same journaled apply as
 gpumemd --mig-apply (docs/mig.md): with --node, the node is drained in Slurm first,
 waited for and resumed afterwards. --yes applies; --dry-run prints the steps; without
-either nothing runs (status 2).
+either nothing runs (status 2). One apply runs per node at a time: while gpumemd or
+another mig apply is applying (it holds JOURNAL.lock), this one is refused with that
+apply named, and changes nothing.
 Afterwards regenerate gres.conf, give the node its new Gres= in slurm.conf, and restart
 slurmctld (22.05; scontrol reconfigure from 23.11) and then slurmd: slurmctld takes a
 changed count of MIG devices only from slurm.conf at start (docs/mig.md). gpumemd
@@ -441,7 +443,7 @@ func applyLayouts(w io.Writer, s *nvmlsrc.Source, want map[int]mig.Layout, f mig
 			return err
 		}
 	}
-	a := &migapply.Applier{Node: f.node, GPUs: migapply.NVML{Src: s}, Journal: f.journal, IdleTimeout: f.idleTimeout}
+	a := &migapply.Applier{Node: f.node, GPUs: migapply.NVML{Src: s}, Journal: f.journal, IdleTimeout: f.idleTimeout, Cmd: "gpumemctl mig apply"}
 	if !f.quiet {
 		a.Log = w
 	}

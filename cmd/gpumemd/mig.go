@@ -33,6 +33,7 @@ type migReconciler struct {
 	atDesired bool
 	failures  atomic.Int64 // failed applies in a row
 	retryAt   atomic.Int64 // unix ns before which a failed apply is not tried again
+	deferred  string       // the last refusal by another apply, logged once (only the apply goroutine uses it)
 }
 
 func newMIG(opt options, node string, d *daemon) *migReconciler {
@@ -40,7 +41,7 @@ func newMIG(opt options, node string, d *daemon) *migReconciler {
 	m.applier = &migapply.Applier{
 		Node: node, GPUs: migapply.NVML{Src: d.src}, Journal: opt.MIG.Journal, IdleTimeout: opt.MIG.IdleTimeout,
 		Slurm: slurmcli.ScontrolNode{Run: slurmcli.Scontrol(opt.Scontrol)}, Log: logWriter{d.log},
-		Poll: opt.PollInterval,
+		Poll: opt.PollInterval, Cmd: "gpumemd",
 	}
 	if d.gres != nil {
 		m.applier.Regenerate = d.gres.write // the one gres.conf pipeline, hook included
@@ -112,6 +113,16 @@ func (m *migReconciler) maybeStart(now time.Time) {
 		} else {
 			err = m.applier.Apply(want)
 		}
+		if errors.Is(err, migapply.ErrBusy) {
+			// Another apply (gpumemctl mig apply, by hand) has the node: not a failure of
+			// this one, which looks again at the next gres interval. Said once per holder.
+			if msg := err.Error(); msg != m.deferred {
+				m.deferred = msg
+				m.log.Warn("MIG apply deferred", "err", err)
+			}
+			return
+		}
+		m.deferred = ""
 		if err != nil {
 			wait := retryAfter(int(m.failures.Add(1)))
 			m.retryAt.Store(time.Now().Add(wait).UnixNano())

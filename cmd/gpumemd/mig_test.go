@@ -5,25 +5,33 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/slurmcli/slurmtest"
 )
 
+// migRig is one node with a fake A100 at 7g.40gb, a desired layout of two 3g.20gb for
+// it, and fake Slurm commands.
+func migRig(t *testing.T) (dir, conf, nodeFile, desired string, slurm *slurmtest.Slurm) {
+	dir = t.TempDir()
+	conf = filepath.Join(dir, "gpumem.conf")
+	os.WriteFile(conf, []byte("ShardUnit = 1GiB\nSlurmConf = "+filepath.Join(dir, "no-slurm.conf")+"\n"), 0o644)
+	nodeFile = filepath.Join(dir, "node.json")
+	os.WriteFile(nodeFile, []byte(`{"gpus": [{"model": "a100-40gb", "mig": {"enabled": true, "instances": [{"profile": "7g.40gb", "start": 0}]}}]}`), 0o644)
+	desired = filepath.Join(dir, "desired")
+	os.Mkdir(desired, 0o755)
+	os.WriteFile(filepath.Join(desired, "n1.json"), []byte(`{"version": 1, "node": "n1", "gpus": [{"index": 0, "model": "a100-40gb", "layout": "3g.20gb@0,3g.20gb@4"}]}`), 0o644)
+	slurm = slurmtest.New(t, true)
+	return dir, conf, nodeFile, desired, slurm
+}
+
 // TestMIGApplyFromDesired: gpumemd finds its node's desired layout differing, drains
 // the node, repartitions the fake GPU, regenerates gres.conf through its one pipeline,
 // resumes, and leaves no journal.
 func TestMIGApplyFromDesired(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "gpumem.conf")
-	os.WriteFile(conf, []byte("ShardUnit = 1GiB\nSlurmConf = "+filepath.Join(dir, "no-slurm.conf")+"\n"), 0o644)
-	nodeFile := filepath.Join(dir, "node.json")
-	os.WriteFile(nodeFile, []byte(`{"gpus": [{"model": "a100-40gb", "mig": {"enabled": true, "instances": [{"profile": "7g.40gb", "start": 0}]}}]}`), 0o644)
-	desired := filepath.Join(dir, "desired")
-	os.Mkdir(desired, 0o755)
-	os.WriteFile(filepath.Join(desired, "n1.json"), []byte(`{"version": 1, "node": "n1", "gpus": [{"index": 0, "model": "a100-40gb", "layout": "3g.20gb@0,3g.20gb@4"}]}`), 0o644)
-	slurm := slurmtest.New(t, true)
+	dir, conf, nodeFile, desired, slurm := migRig(t)
 	gres := filepath.Join(dir, "gres.conf")
 	journal := filepath.Join(dir, "mig-journal.json")
 	args := []string{"--config", conf, "--nvml", "fake:" + nodeFile, "--node", "n1", "--listen", "127.0.0.1:0",
@@ -87,5 +95,37 @@ func TestRetryAfterBacksOff(t *testing.T) {
 		if got := retryAfter(n); got != want {
 			t.Errorf("after %d failures: %v, want %v", n, got, want)
 		}
+	}
+}
+
+// TestMIGApplyWaitsForAnotherApply: while another process's apply holds the node's lock
+// (an flock on the journal's .lock file), gpumemd changes neither the GPU nor the node;
+// once the lock is let go it applies.
+func TestMIGApplyWaitsForAnotherApply(t *testing.T) {
+	dir, conf, nodeFile, desired, slurm := migRig(t)
+	journal := filepath.Join(dir, "mig-journal.json")
+	lock, err := os.OpenFile(journal+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	lock.WriteString(`{"id": "0123456789ab", "pid": 1, "cmd": "gpumemctl mig apply"}`)
+	start(t, "--config", conf, "--nvml", "fake:"+nodeFile, "--node", "n1", "--listen", "127.0.0.1:0", "--health-state", "",
+		"--poll-interval", "50ms", "--gres-interval", "100ms", "--scontrol", slurm.Scontrol,
+		"--mig-desired", desired, "--mig-journal", journal, "--mig-apply")
+	time.Sleep(time.Second) // ten looks at the desired layout
+	if b, _ := os.ReadFile(nodeFile); strings.Contains(string(b), "3g.20gb") || strings.Contains(slurm.Calls(), "update") {
+		t.Fatalf("gpumemd applied while another apply held the lock:\n%s\n%s", b, slurm.Calls())
+	}
+	syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if !eventually(10*time.Second, func() bool {
+		b, _ := os.ReadFile(nodeFile)
+		return strings.Count(string(b), "3g.20gb") == 2 && strings.Contains(slurm.Calls(), "state=resume")
+	}) {
+		b, _ := os.ReadFile(nodeFile)
+		t.Fatalf("the lock let go, gpumemd did not apply:\n%s\n%s", b, slurm.Calls())
 	}
 }

@@ -2,7 +2,8 @@
 // GPU concerned first, drains the node in Slurm (an admin's drain stays untouched),
 // waits until no job holds it, repartitions, verifies, regenerates gres.conf, makes
 // Slurm read it and resumes. Each step is journaled, so a gpumemd killed at any point
-// finishes or rolls back the change when it starts again.
+// finishes or rolls back the change when it starts again. One apply runs at a time per
+// node: it holds a lock beside the journal for its whole run, and the journal names it.
 package migapply
 
 import (
@@ -20,12 +21,22 @@ import (
 	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
-// JournalVersion is the version of the journal file; a reader refuses others.
-const JournalVersion = 1
+// JournalVersion is the version of the journal file this package writes. A reader
+// also takes version 1 (no owner), which an older gpumemd killed mid-apply left.
+const JournalVersion = 2
 
-// Reason is the drain reason gpumem sets while it repartitions; a node drained with any
-// other reason is an admin's (or health's) and is never resumed here.
-const Reason = "gpumem: MIG layout change"
+// Reason is the drain reason gpumem sets while it repartitions, and ReasonFailed the one
+// it leaves when an apply fails past the point of no return. A node drained with any
+// other reason is an admin's (or health's): never resumed, never drained over here.
+const (
+	Reason       = "gpumem: MIG layout change"
+	ReasonFailed = Reason + ": failed, see gpumemd log"
+)
+
+// ownDrain says whether the node is drained by an apply, with a reason gpumem set.
+func ownDrain(n slurmcli.Node) bool {
+	return n.Flag("DRAIN") && (n.Reason == Reason || n.Reason == ReasonFailed)
+}
 
 // GPUs is the node's MIG hardware (NVML in production, its fake in tests).
 type GPUs interface {
@@ -62,6 +73,8 @@ type Applier struct {
 	Log           io.Writer     // one line per step; nil: none
 	Sleep         func(time.Duration)
 	Now           func() time.Time
+	Cmd           string // what runs the apply, named to a second one it refuses; "": the program's name
+	owner         Owner  // the apply holding the lock now
 	// crash, in tests, stops the apply right after a step is journaled, as kill -9 would.
 	crash func(step string) bool
 }
@@ -77,6 +90,7 @@ type GPUChange struct {
 type journal struct {
 	Version int         `json:"version"`
 	Node    string      `json:"node"`
+	Owner   *Owner      `json:"owner,omitempty"` // the apply that wrote it last; nil in version 1
 	Step    string      `json:"step"`    // the last step done
 	Drained bool        `json:"drained"` // this apply drained the node, so it resumes it
 	GPUs    []GPUChange `json:"gpus"`
@@ -160,9 +174,22 @@ func orNone(l string) string {
 }
 
 // Apply brings the node to want. It first finishes or rolls back an apply a crash left
-// behind. Nothing changes when every GPU already has its layout.
+// behind. Nothing changes when every GPU already has its desired layout. While another
+// apply runs on the node it returns ErrBusy, naming it, and changes nothing.
 func (a *Applier) Apply(want map[int]mig.Layout) error {
-	if err := a.Recover(); err != nil {
+	if !a.Pending() {
+		// Nothing to do is said without the lock, so it needs no writable journal directory.
+		if changes, err := a.Plan(want); err == nil && len(changes) == 0 {
+			a.logf("nothing to do: every GPU already has its desired layout")
+			return nil
+		}
+	}
+	release, err := a.lock()
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := a.recover(); err != nil {
 		return err
 	}
 	changes, err := a.Plan(want)
@@ -179,7 +206,7 @@ func (a *Applier) Apply(want map[int]mig.Layout) error {
 			return fmt.Errorf("GPU %d: %w; nothing was changed", c.Index, err)
 		}
 	}
-	j := &journal{Version: JournalVersion, Node: a.Node, GPUs: changes, Started: a.now()}
+	j := &journal{Version: JournalVersion, Node: a.Node, Owner: &a.owner, GPUs: changes, Started: a.now()}
 	if err := a.step(j, stepChecked); err != nil {
 		return err
 	}
@@ -190,7 +217,7 @@ func (a *Applier) Apply(want map[int]mig.Layout) error {
 			return a.rollBack(j, fmt.Errorf("read node %s: %w", a.Node, err))
 		}
 		switch {
-		case n.Flag("DRAIN") && strings.HasPrefix(n.Reason, Reason):
+		case ownDrain(n):
 			j.Drained = true // left by an earlier apply that failed: this one resumes it
 		case n.Flag("DRAIN") && strings.HasPrefix(n.Reason, "gpumem: "):
 			// gpumemd's health monitor drained it: a sick GPU is not repartitioned.
@@ -347,12 +374,32 @@ func (a *Applier) waitGres(gres string) error {
 }
 
 // Recover finishes or rolls back an apply a crash left behind; without a journal it
-// does nothing.
+// does nothing. Like Apply, it takes the node's lock first.
 func (a *Applier) Recover() error {
+	release, err := a.lock()
+	if err != nil {
+		return err
+	}
+	defer release()
+	return a.recover()
+}
+
+// recover is Recover under the lock. The journal's owner no longer holds the lock, yet
+// a live process other than this one may still own it (a gpumemd whose apply failed and
+// that retries it): that journal is its, not this apply's to take.
+func (a *Applier) recover() error {
 	j, err := a.read()
 	if err != nil || j == nil {
 		return err
 	}
+	if o := j.Owner; o != nil && o.PID != os.Getpid() && o.alive() {
+		return fmt.Errorf("%w: the journal %s belongs to %s, which still runs and will retry it (its last step %q); nothing was changed",
+			ErrBusy, a.Journal, o, j.Step)
+	}
+	if o := j.Owner; o != nil && o.PID != os.Getpid() {
+		a.logf("taking over the apply of %s, which is gone", o)
+	}
+	j.Version, j.Owner = JournalVersion, &a.owner // what this apply writes from here on
 	a.logf("found an apply interrupted after step %q: %s", j.Step, summary(j))
 	switch j.Step {
 	case stepChecked, stepDrained:
@@ -381,13 +428,21 @@ func (a *Applier) rollBack(j *journal, cause error) error {
 }
 
 // stuck keeps the journal and the node drained after a failure past the point of no
-// return: the next start tries again, and Slurm shows why the node is out (with
-// gpumem's reason, only where the drain is gpumem's).
+// return: the next start tries again, and Slurm shows why the node is out, with
+// gpumem's failure reason only while the drain is still gpumem's own: an admin who
+// drained (or resumed) the node since keeps their state.
 func (a *Applier) stuck(j *journal, cause error) error {
 	if a.Slurm != nil && j.Drained {
-		reason := Reason + ": failed, see gpumemd log"
-		if err := a.Slurm.Drain(a.Node, reason); err != nil {
-			cause = errors.Join(cause, err)
+		n, err := a.Slurm.Node(a.Node)
+		switch {
+		case err != nil:
+			cause = errors.Join(cause, fmt.Errorf("read node %s: %w", a.Node, err))
+		case !ownDrain(n):
+			a.logf("%s is no longer drained by gpumem (state %s, reason %q): left as it is", a.Node, n.State, n.Reason)
+		case n.Reason != ReasonFailed:
+			if err := a.Slurm.Drain(a.Node, ReasonFailed); err != nil {
+				cause = errors.Join(cause, err)
+			}
 		}
 	}
 	a.logf("failed after step %q, node left drained for the next try: %v", j.Step, cause)
@@ -404,8 +459,8 @@ func (a *Applier) resume(j *journal) error {
 	if err != nil {
 		return fmt.Errorf("read node %s: %w", a.Node, err)
 	}
-	if !strings.HasPrefix(n.Reason, Reason) {
-		a.logf("%s was drained again by someone else (%q): not resumed", a.Node, n.Reason)
+	if !ownDrain(n) {
+		a.logf("%s is no longer drained by gpumem (state %s, reason %q): left as it is", a.Node, n.State, n.Reason)
 		return nil
 	}
 	if err := a.Slurm.Resume(a.Node); err != nil {
@@ -443,8 +498,8 @@ func (a *Applier) read() (*journal, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, fmt.Errorf("journal %s: %w; move it away once the node is checked by hand", a.Journal, err)
 	}
-	if j.Version != JournalVersion {
-		return nil, fmt.Errorf("journal %s: version %d; this gpumemd reads version %d", a.Journal, j.Version, JournalVersion)
+	if j.Version != JournalVersion && j.Version != 1 {
+		return nil, fmt.Errorf("journal %s: version %d; this gpumemd reads versions 1 and %d", a.Journal, j.Version, JournalVersion)
 	}
 	if j.Node != a.Node {
 		return nil, fmt.Errorf("journal %s is node %s's, not %s's", a.Journal, j.Node, a.Node)

@@ -32,6 +32,7 @@ type migLab struct {
 	lab, dir string            // the lab's directory; this test's, both as the lab sees them
 	saved    map[string][]byte // lab path -> contents before the test
 	gres     string            // n2's Gres= before the test
+	reload   string            // gpumemd's --mig-reload; the lab's unless a test holds it
 }
 
 func newMIGLab(t *testing.T) *migLab {
@@ -50,6 +51,7 @@ func newMIGLab(t *testing.T) *migLab {
 		m.saved[p] = b
 	}
 	m.gres = nodeField(t, ok(t, "scontrol", "show", "node", migNode, "-o"), "Gres")
+	m.reload = m.lab + "/bin/mig-reload"
 	t.Cleanup(func() { m.restore(t); os.RemoveAll(hostPath(m.dir)) })
 	return m
 }
@@ -108,7 +110,7 @@ func (m *migLab) startGpumemd(t *testing.T, name string) *gpumemd {
 		"--poll-interval", "1s", "--gres-interval", "1s", "--write-inventory", "--inventory-dir", "/etc/slurm/gpumem.d",
 		"--write-gres", "--gres-conf", "/etc/slurm/gres.conf",
 		"--mig-desired", m.dir + "/desired", "--mig-apply", "--mig-journal", m.dir + "/journal.json",
-		"--mig-idle-timeout", "3m", "--mig-reload", m.lab + "/bin/mig-reload"}
+		"--mig-idle-timeout", "3m", "--mig-reload", m.reload}
 	if root != "" {
 		args = append([]string{"chroot", root}, args...)
 	}
@@ -349,19 +351,99 @@ func TestMIGApplyFromQueue(t *testing.T) {
 	}
 }
 
-// TestMIGApplyKill9Recovers kills n2's gpumemd twice in the middle of an apply: while it
-// waits for a job (the node drained, no GPU changed yet) and while Slurm is told of
-// the new layout (the GPU changed, gres.conf written). Between the two an admin drains
-// n2 with a reason of their own. Each restarted gpumemd picks the apply up from its
-// journal: the first rolls back and starts again, keeping the admin's drain; the second
-// finishes. n2 ends with the layout, gres.conf and Gres= agreeing, still drained by the
-// admin.
-func TestMIGApplyKill9Recovers(t *testing.T) {
+// holdReload makes gpumemd's reload one that waits, so a test knows the apply is at
+// its "gres" step while the reload runs: it touches DIR/reload-started, then fails once
+// DIR/reload-fail appears (and removes it) or runs the lab's reload once DIR/reload-go
+// does.
+func (m *migLab) holdReload(t *testing.T) {
+	t.Helper()
+	script := fmt.Sprintf(`#!/bin/sh
+D=%s
+touch $D/reload-started
+while :; do
+	if [ -e $D/reload-fail ]; then rm -f $D/reload-fail $D/reload-started; echo "reload failed (held by the test)" >&2; exit 1; fi
+	[ -e $D/reload-go ] && exec %s/bin/mig-reload
+	sleep 0.2
+done
+`, m.dir, m.lab)
+	if err := os.WriteFile(hostPath(m.dir+"/hold-reload"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m.reload = m.dir + "/hold-reload"
+	// A held reload left behind by a failed test ends with it.
+	t.Cleanup(func() { os.WriteFile(hostPath(m.dir+"/reload-fail"), nil, 0o644); time.Sleep(time.Second) })
+}
+
+func (m *migLab) touch(t *testing.T, name string) {
+	t.Helper()
+	if err := os.WriteFile(hostPath(m.dir+"/"+name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (m *migLab) exists(name string) bool {
+	_, err := os.Stat(hostPath(m.dir + "/" + name))
+	return err == nil
+}
+
+// startAtReload starts n2's gpumemd on an apply to two 3g.20gb whose reload the test
+// holds (holdReload), and waits until the apply is there, at its "gres" step.
+func (m *migLab) startAtReload(t *testing.T, name string) *gpumemd {
+	t.Helper()
+	m.holdReload(t)
+	m.desire(t, "3g.20gb@0,3g.20gb@4")
+	g := m.startGpumemd(t, name)
+	if !eventually(60*time.Second, func() bool { return m.journalStep() == "gres" && m.exists("reload-started") }) {
+		t.Fatalf("the apply did not reach its reload (journal at %q):\n%s", m.journalStep(), g.log())
+	}
+	return g
+}
+
+// waitDone waits until gpumemd logs a finished apply; what names the failure.
+func (g *gpumemd) waitDone(t *testing.T, d time.Duration, what string) {
+	t.Helper()
+	if !eventually(d, func() bool { return strings.Contains(g.log(), "mig: done") }) {
+		t.Fatalf("%s:\n%s\n%s", what, g.log(), ok(t, "scontrol", "show", "node", migNode))
+	}
+}
+
+// journalOwner is the command the journal names as its owner; "" when there is none.
+func (m *migLab) journalOwner() string {
+	b, _ := os.ReadFile(hostPath(m.dir + "/journal.json"))
+	var j struct{ Owner struct{ Cmd string } }
+	json.Unmarshal(b, &j)
+	return j.Owner.Cmd
+}
+
+// checkApplied fails unless n2's fake A100, gres.conf and slurmctld's Gres= all hold
+// two 3g.20gb and no journal is left; it returns n2's scontrol line.
+func (m *migLab) checkApplied(t *testing.T) string {
+	t.Helper()
+	if m.journalStep() != "" {
+		t.Errorf("journal left at %q", m.journalStep())
+	}
+	if l := m.fakeLayout(t); l != "3g.20gb@0,3g.20gb@4" {
+		t.Errorf("the fake A100 holds %s, want 3g.20gb@0,3g.20gb@4", l)
+	}
+	if ty := gresTypes(t); strings.Join(ty, ",") != "3g.20gb,3g.20gb" {
+		t.Errorf("gres.conf has n2's gpu Types %v, want two 3g.20gb", ty)
+	}
+	line := ok(t, "scontrol", "show", "node", migNode, "-o")
+	if g := nodeField(t, line, "Gres"); g != "gpu:3g.20gb:2" {
+		t.Errorf("slurmctld reports n2 Gres=%s, want gpu:3g.20gb:2", g)
+	}
+	return line
+}
+
+// TestMIGApplyKill9RollsBack kills n2's gpumemd while its apply waits for a job: the
+// node is drained, no GPU changed yet. An admin then drains n2 with a reason of their
+// own. The restarted gpumemd rolls the apply back (leaving the admin's drain), starts it
+// again, and finishes once the job ends; n2 stays drained by the admin.
+func TestMIGApplyKill9RollsBack(t *testing.T) {
 	m := newMIGLab(t)
-	target := "3g.20gb@0,3g.20gb@4"
 	job := sbatch(t, "-w", migNode, "--wrap", "sleep 300")
 	waitState(t, job, "RUNNING")
-	m.desire(t, target)
+	m.desire(t, "3g.20gb@0,3g.20gb@4")
 
 	a := m.startGpumemd(t, "gpumemd-1")
 	if !eventually(60*time.Second, func() bool { return m.journalStep() == "drained" && strings.Contains(a.log(), "waiting: ") }) {
@@ -376,49 +458,104 @@ func TestMIGApplyKill9Recovers(t *testing.T) {
 
 	b := m.startGpumemd(t, "gpumemd-2")
 	if !eventually(60*time.Second, func() bool {
-		return strings.Contains(b.log(), `interrupted after step \"drained\"`) && m.journalStep() == "drained" && strings.Contains(b.log(), "waiting: ")
+		l := b.log()
+		return strings.Contains(l, `interrupted after step \"drained\"`) && strings.Contains(l, "rolled back: no GPU had changed") &&
+			m.journalStep() == "drained" && strings.Contains(l, "waiting: ")
 	}) {
-		t.Fatalf("the second gpumemd did not take over the apply:\n%s", b.log())
+		t.Fatalf("the second gpumemd did not roll back and start again:\n%s", b.log())
+	}
+	if l := m.fakeLayout(t); l != "2g.10gb@0,1g.5gb@2,1g.5gb@3,3g.20gb@4" {
+		t.Fatalf("rolled back, yet the fake A100 holds %s", l)
 	}
 	ok(t, "scancel", job)
-	step := ""
-	if !eventually(90*time.Second, func() bool {
-		step = m.journalStep()
-		return step == "gres" || step == "reloaded"
-	}) {
-		t.Fatalf("the apply never reached the reload (journal at %q):\n%s", step, b.log())
+	b.waitDone(t, 120*time.Second, "the second gpumemd did not finish the apply")
+	t.Logf("gpumemd-1:\n%s\ngpumemd-2:\n%s", migLines(a.log()), migLines(b.log()))
+	line = m.checkApplied(t)
+	if !strings.Contains(line, "Reason=admin: hold for tests") || !strings.Contains(line, "DRAIN") {
+		t.Errorf("n2 should stay drained by the admin:\n%s", line)
 	}
-	b.kill9(t)
-	if l := m.fakeLayout(t); l != target {
-		t.Fatalf("killed at %q, the fake A100 holds %s, want %s", step, l, target)
-	}
-	t.Logf("killed gpumemd at journal step %q", step)
+}
 
-	c := m.startGpumemd(t, "gpumemd-3")
-	if !eventually(90*time.Second, func() bool { return strings.Contains(c.log(), "mig: done") }) {
-		t.Fatalf("the third gpumemd did not finish the apply:\n%s\n%s", c.log(), ok(t, "scontrol", "show", "node", migNode))
+// TestMIGApplyKill9RollsForward kills n2's gpumemd while its reload runs (held by the
+// test, so the journal is at "gres": the GPU changed, gres.conf written). The restarted
+// gpumemd finishes the apply from the journal and resumes n2, whose drain is gpumem's
+// own; a job then runs on the new instances.
+func TestMIGApplyKill9RollsForward(t *testing.T) {
+	m := newMIGLab(t)
+	a := m.startAtReload(t, "gpumemd-1")
+	a.kill9(t)
+	m.touch(t, "reload-fail") // the orphaned held reload ends without reloading
+	if l := m.fakeLayout(t); l != "3g.20gb@0,3g.20gb@4" {
+		t.Fatalf("killed at \"gres\", the fake A100 holds %s", l)
 	}
-	t.Logf("gpumemd-1:\n%s\ngpumemd-2:\n%s\ngpumemd-3:\n%s", migLines(a.log()), migLines(b.log()), migLines(c.log()))
-	if !strings.Contains(c.log(), "interrupted after step") {
-		t.Errorf("the third gpumemd did not start from the journal:\n%s", c.log())
+	if line := ok(t, "scontrol", "show", "node", migNode, "-o"); !strings.Contains(line, "Reason=gpumem: MIG layout change") {
+		t.Fatalf("killed at \"gres\", n2 is not drained by gpumem:\n%s", line)
 	}
-	if m.journalStep() != "" {
-		t.Errorf("journal left at %q", m.journalStep())
+
+	m.reload = m.lab + "/bin/mig-reload"
+	b := m.startGpumemd(t, "gpumemd-2")
+	b.waitDone(t, 120*time.Second, "the second gpumemd did not finish the apply")
+	t.Logf("gpumemd-1:\n%s\ngpumemd-2:\n%s", migLines(a.log()), migLines(b.log()))
+	if !strings.Contains(b.log(), `interrupted after step \"gres\"`) || !strings.Contains(b.log(), "resumed "+migNode) {
+		t.Errorf("the second gpumemd did not finish from the journal and resume n2:\n%s", b.log())
 	}
-	if l := m.fakeLayout(t); l != target {
-		t.Errorf("the fake A100 holds %s, want %s", l, target)
+	if line := m.checkApplied(t); strings.Contains(line, "DRAIN") {
+		t.Errorf("n2 was drained by gpumem only, yet stays drained:\n%s", line)
 	}
-	if ty := gresTypes(t); strings.Join(ty, ",") != "3g.20gb,3g.20gb" {
-		t.Errorf("gres.conf has n2's gpu Types %v, want two 3g.20gb", ty)
-	}
-	line = ok(t, "scontrol", "show", "node", migNode, "-o")
-	if nodeField(t, line, "Gres") != "gpu:3g.20gb:2" || !strings.Contains(line, "Reason=admin: hold for tests") || !strings.Contains(line, "DRAIN") {
-		t.Errorf("n2 should count two 3g.20gb and stay drained by the admin:\n%s", line)
-	}
-	// The admin resumes n2; a job then runs on the new layout.
-	ok(t, "scontrol", "update", "nodename="+migNode, "state=resume")
 	id := sbatch(t, "-w", migNode, "--gres=gpu:3g.20gb:2", "--wrap", "sleep 30")
 	waitState(t, id, "RUNNING")
+}
+
+// TestMIGApplyOneAtATime runs `gpumemctl mig apply` on n2 while n2's gpumemd applies
+// (waiting for a job): it is refused, naming gpumemd, and the running apply's journal
+// and drain are untouched; that apply then finishes.
+func TestMIGApplyOneAtATime(t *testing.T) {
+	m := newMIGLab(t)
+	job := sbatch(t, "-w", migNode, "--wrap", "sleep 300")
+	waitState(t, job, "RUNNING")
+	m.desire(t, "3g.20gb@0,3g.20gb@4")
+	g := m.startGpumemd(t, "gpumemd")
+	if !eventually(60*time.Second, func() bool { return m.journalStep() == "drained" && strings.Contains(g.log(), "waiting: ") }) {
+		t.Fatalf("gpumemd did not drain n2 and wait for its job:\n%s", g.log())
+	}
+	r := slurm(t, 60*time.Second, "", m.lab+"/bin/gpumemctl", "mig", "apply", "--nvml", "fake:"+m.lab+"/nodes/"+migNode+".json",
+		"--node", migNode, "--journal", m.dir+"/journal.json", "--idle-timeout", "5s", "--yes", "--layout", "0=7g.40gb@0")
+	t.Logf("$ gpumemctl mig apply --node n2 --layout 0=7g.40gb@0 ... (while gpumemd applies)\n%s", r)
+	if r.code == 0 || !strings.Contains(r.err, "another MIG apply runs on this node") || !strings.Contains(r.err, "(gpumemd)") {
+		t.Errorf("a second apply while gpumemd's runs was not refused naming gpumemd:\n%s", r)
+	}
+	line := ok(t, "scontrol", "show", "node", migNode, "-o")
+	if m.journalStep() != "drained" || m.journalOwner() != "gpumemd" || !strings.Contains(line, "Reason=gpumem: MIG layout change") {
+		t.Errorf("the refused apply touched the running one: journal at %q owned by %q, node %s", m.journalStep(), m.journalOwner(), line)
+	}
+	ok(t, "scancel", job)
+	g.waitDone(t, 120*time.Second, "gpumemd did not finish the apply")
+	if line := m.checkApplied(t); strings.Contains(line, "DRAIN") {
+		t.Errorf("n2 stays drained after the apply:\n%s", line)
+	}
+}
+
+// TestMIGApplyFailureKeepsAdminDrain: while n2's apply reloads Slurm, an admin drains
+// n2 with a reason of their own and the reload fails. The failure leaves the admin's
+// reason as it is; gpumemd's retry finishes the apply and leaves n2 drained by the admin.
+func TestMIGApplyFailureKeepsAdminDrain(t *testing.T) {
+	m := newMIGLab(t)
+	g := m.startAtReload(t, "gpumemd")
+	ok(t, "scontrol", "update", "nodename="+migNode, "state=drain", "reason=admin: hold for tests")
+	m.touch(t, "reload-fail")
+	if !eventually(30*time.Second, func() bool { return strings.Contains(g.log(), "MIG apply failed") }) {
+		t.Fatalf("the held reload's failure did not fail the apply:\n%s", g.log())
+	}
+	line := ok(t, "scontrol", "show", "node", migNode, "-o")
+	if !strings.Contains(line, "Reason=admin: hold for tests") || m.journalStep() != "gres" {
+		t.Errorf("after the failed reload: journal at %q, node %s; want the admin's reason kept", m.journalStep(), line)
+	}
+	m.touch(t, "reload-go") // gpumemd's retry (30 s on) reloads for real
+	g.waitDone(t, 150*time.Second, "gpumemd's retry did not finish the apply")
+	t.Logf("gpumemd:\n%s", migLines(g.log()))
+	if line := m.checkApplied(t); !strings.Contains(line, "Reason=admin: hold for tests") || !strings.Contains(line, "DRAIN") {
+		t.Errorf("n2 should stay drained by the admin:\n%s", line)
+	}
 }
 
 // migLines are gpumemd's MIG log lines, for the transcript.
