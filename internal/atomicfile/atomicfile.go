@@ -12,7 +12,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // PrevSuffix names the previous version Install keeps: gres.conf -> gres.conf.prev.
@@ -27,6 +29,7 @@ func Write(path string, data []byte, perm fs.FileMode) (err error) {
 		return err
 	}
 	dir := filepath.Dir(path)
+	sweepStale(dir, "."+filepath.Base(path)+".tmp-")
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -57,6 +60,29 @@ func Write(path string, data []byte, perm fs.FileMode) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// StaleAfter is how old a temporary file of Write must be before a later Write of the
+// same path removes it: a write takes milliseconds, so one this old was left by a
+// writer that died (kill -9, a reboot) between creating and renaming it.
+const StaleAfter = 10 * time.Minute
+
+// sweepStale removes the plain files in dir named prefix* that are older than
+// StaleAfter: temporaries of path that a dead writer left behind, which nothing else
+// would ever remove. Best effort; anything it cannot read or remove stays.
+func sweepStale(dir, prefix string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > StaleAfter {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // Install puts data at path (mode 0644) unless the file already holds exactly that.
