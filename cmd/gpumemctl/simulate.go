@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,6 +26,7 @@ type simulateFlags struct {
 	seeds, workers                        int
 	firstSeed                             int64
 	tune, coverage                        float64
+	limits                                bool
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -58,6 +60,7 @@ gpushare40, multigpu20, ...); by default the nine of the published comparison.`,
 	fl.Int64Var(&f.firstSeed, "first-seed", 42, "first seed; the published runs use 42-51")
 	fl.Float64Var(&f.tune, "tune", 1.3, "arrivals up to this multiple of GPU capacity")
 	fl.Float64Var(&f.coverage, "coverage", 0.95, "share of tasks whose shapes make the fragmentation target")
+	fl.BoolVar(&f.limits, "limits", true, "also the offline reference ("+sim.ReferenceName+") and the proven bound ("+sim.BoundName+") per seed, and each policy's gap to both")
 	fl.IntVar(&f.workers, "workers", 0, "runs in parallel (default: one per CPU)")
 	f.out = addOutput(fl, formatTable, formatJSON, formatCSV)
 	fl.StringVar(&f.curveCSV, "curve-csv", "", "write every run's allocation curve (per whole % arrived) to this CSV")
@@ -82,7 +85,7 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 			return fmt.Errorf("%w (or pass --data, or --nodes and --workload files)", err)
 		}
 	}
-	spec := sim.Spec{Policies: policies, Tune: f.tune, Coverage: f.coverage, Workers: f.workers}
+	spec := sim.Spec{Policies: policies, Tune: f.tune, Coverage: f.coverage, Workers: f.workers, Limits: f.limits}
 	nodesPath := f.nodes
 	if nodesPath == "" {
 		nodesPath = filepath.Join(dir, trace.NodesFile)
@@ -171,20 +174,34 @@ func allTraceNames(ws []string) bool {
 
 func printSimTable(out io.Writer, spec sim.Spec, sums []sim.Summary, published map[string]map[string]float64, runs int, wall time.Duration) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workload\t%s\t\n", strings.Join(spec.Policies, "\t"))
+	cols := spec.Policies
+	if spec.Limits {
+		cols = append(slices.Clone(cols), sim.ReferenceName, sim.BoundName)
+	}
+	fmt.Fprintf(tw, "workload\t%s\t\n", strings.Join(cols, "\t"))
 	byKey := map[[2]string]sim.Summary{}
 	for _, s := range sums {
 		byKey[[2]string{s.Workload, s.Policy}] = s
 	}
 	for _, w := range spec.Workloads {
 		fmt.Fprintf(tw, "%s", w.Name)
-		for _, p := range spec.Policies {
+		for _, p := range cols {
 			fmt.Fprintf(tw, "\t%.2f", byKey[[2]string{w.Name, p}].Unallocated)
 		}
 		fmt.Fprintln(tw, "\t")
+		if spec.Limits {
+			// The gap is the policy's mean minus the limit's mean, in points of GPU.
+			for _, limit := range []string{sim.ReferenceName, sim.BoundName} {
+				fmt.Fprintf(tw, "  gap to %s", limit)
+				for _, p := range spec.Policies {
+					fmt.Fprintf(tw, "\t%+.2f", byKey[[2]string{w.Name, p}].Unallocated-byKey[[2]string{w.Name, limit}].Unallocated)
+				}
+				fmt.Fprintln(tw, "\t\t\t")
+			}
+		}
 		if pub := published[w.Name]; anyPublished(pub, spec.Policies) {
 			fmt.Fprintf(tw, "  published")
-			for _, p := range spec.Policies {
+			for _, p := range cols {
 				if v, ok := pub[p]; ok {
 					fmt.Fprintf(tw, "\t%.2f", v)
 				} else {

@@ -29,6 +29,9 @@ func WriteSVG(w io.Writer, sums []Summary) error {
 	var workloads []string
 	byWorkload := map[string][]Summary{}
 	for _, s := range sums {
+		if len(s.Curve) == 0 {
+			continue // the offline reference and the bound have no curve
+		}
 		if _, ok := byWorkload[s.Workload]; !ok {
 			workloads = append(workloads, s.Workload)
 		}
