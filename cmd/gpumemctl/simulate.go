@@ -26,7 +26,9 @@ type simulateFlags struct {
 	seeds, workers                        int
 	firstSeed                             int64
 	tune, coverage                        float64
-	limits                                bool
+	limits, departures                    bool
+	load                                  float64
+	copies                                int
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -61,6 +63,9 @@ gpushare40, multigpu20, ...); by default the nine of the published comparison.`,
 	fl.Float64Var(&f.tune, "tune", 1.3, "arrivals up to this multiple of GPU capacity")
 	fl.Float64Var(&f.coverage, "coverage", 0.95, "share of tasks whose shapes make the fragmentation target")
 	fl.BoolVar(&f.limits, "limits", true, "also the offline reference ("+sim.ReferenceName+") and the proven bound ("+sim.BoundName+") per seed, and each policy's gap to both")
+	fl.BoolVar(&f.departures, "departures", false, "replay with the trace's own submission and run times instead: jobs queue when nothing fits, FIFO with backfill; reports queue wait (default and gpushare workloads only: the multigpu lists carry no times)")
+	fl.Float64Var(&f.load, "load", 1, "with --departures, submissions this many times as dense (run times kept)")
+	fl.IntVar(&f.copies, "copies", 1, "with --departures, submit every task this many times (n times the demand)")
 	fl.IntVar(&f.workers, "workers", 0, "runs in parallel (default: one per CPU)")
 	f.out = addOutput(fl, formatTable, formatJSON, formatCSV)
 	fl.StringVar(&f.curveCSV, "curve-csv", "", "write every run's allocation curve (per whole % arrived) to this CSV")
@@ -96,12 +101,19 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 	names := f.workloads
 	if len(names) == 0 {
 		names = trace.Workloads
+		if f.departures {
+			names = timedWorkloads
+		}
+	}
+	var seeds []int64
+	for i := range f.seeds {
+		seeds = append(seeds, f.firstSeed+int64(i))
+	}
+	if f.departures {
+		return runDepartures(out, f, dir, names, seeds, spec)
 	}
 	for _, w := range names {
-		path := w
-		if !strings.HasSuffix(w, ".csv") {
-			path = filepath.Join(dir, trace.WorkloadFile(w))
-		}
+		path := workloadPath(dir, w)
 		pods, err := trace.LoadPods(path)
 		if os.IsNotExist(err) && !strings.HasSuffix(w, ".csv") {
 			return fmt.Errorf("--workload %s: no %s in %s; want a .csv task list or a workload the folder has (%s, gpushare20, ...)", w, trace.WorkloadFile(w), dir, strings.Join(trace.Workloads, ", "))
@@ -111,9 +123,7 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 		}
 		spec.Workloads = append(spec.Workloads, sim.Workload{Name: trace.WorkloadName(path), Pods: pods})
 	}
-	for i := range f.seeds {
-		spec.Seeds = append(spec.Seeds, f.firstSeed+int64(i))
-	}
+	spec.Seeds = seeds
 	start := time.Now()
 	results, err := sim.Run(spec)
 	if err != nil {
@@ -238,4 +248,61 @@ func writeSimFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// timedWorkloads are the trace's workloads whose task lists carry submission and
+// deletion times, the default of --departures.
+var timedWorkloads = []string{"default", "gpushare20", "gpushare40", "gpushare60", "gpushare80", "gpushare100"}
+
+// workloadPath is a --workload entry as a file: itself when it names a .csv, else the
+// trace folder's file of that workload.
+func workloadPath(dir, w string) string {
+	if strings.HasSuffix(w, ".csv") {
+		return w
+	}
+	return filepath.Join(dir, trace.WorkloadFile(w))
+}
+
+// runDepartures is simulate --departures: the replay with queueing (sim.ReplayQueue).
+func runDepartures(out io.Writer, f *simulateFlags, dir string, names []string, seeds []int64, base sim.Spec) error {
+	if f.load <= 0 {
+		return fmt.Errorf("--load %g: want a positive factor such as 1 or 100", f.load)
+	}
+	if f.copies < 1 {
+		return fmt.Errorf("--copies %d: want 1 or more", f.copies)
+	}
+	spec := sim.QueueSpec{Nodes: base.Nodes, Policies: base.Policies, Seeds: seeds, Load: f.load, Coverage: f.coverage, Points: 101, Workers: f.workers}
+	for _, w := range names {
+		path := workloadPath(dir, w)
+		jobs, err := sim.LoadJobs(path)
+		if err != nil {
+			return fmt.Errorf("--workload %s: %w", w, err)
+		}
+		spec.Workloads = append(spec.Workloads, sim.QueueWorkload{Name: trace.WorkloadName(path), Jobs: sim.Replicate(jobs, f.copies)})
+	}
+	start := time.Now()
+	sums, err := sim.RunQueue(spec)
+	if err != nil {
+		return err
+	}
+	wall := time.Since(start)
+	if f.plot != "" {
+		if err := writeSimFile(f.plot, func(w io.Writer) error { return sim.WriteQueueSVG(w, sums) }); err != nil {
+			return err
+		}
+	}
+	if f.out.format == formatJSON {
+		return writeJSON(out, map[string]any{"runs": len(sums) * len(seeds), "wall_seconds": wall.Seconds(), "seeds": seeds, "load": f.load, "results": sums})
+	}
+	num := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	r := rows{head: []string{"workload", "policy", "mean_wait_s", "p95_wait_s", "never_started", "backfilled", "mean_alloc_pct"}}
+	for _, s := range sums {
+		r.add(s.Workload, s.Policy, num(s.MeanWait, 1), num(s.P95Wait, 1), num(s.NeverStarted, 1), num(s.Backfilled, 1), num(s.MeanAlloc, 2))
+	}
+	if err := r.write(out, f.out.format); err != nil || f.out.format == formatCSV {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "with departures, submissions x%g, %d cop(ies) of each task, FIFO with backfill; mean of %d seeds (%d-%d); %d runs in %.1fs\n",
+		f.load, f.copies, len(seeds), seeds[0], seeds[len(seeds)-1], len(sums)*len(seeds), wall.Seconds())
+	return err
 }

@@ -67,39 +67,24 @@ func Run(spec Spec) ([]Result, error) {
 			}
 		}
 	}
-	workers := spec.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	results := make([]Result, len(jobs))
 	errs := make([]error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				j := jobs[i]
-				seed := spec.Seeds[j.s]
-				var err error
-				switch name := spec.rows()[j.p]; name {
-				case ReferenceName, BoundName:
-					results[i], err = limit(name, nodes, j.arr)
-				default:
-					var p placement.Policy
-					if p, err = NewPolicy(name, j.target, seed); err == nil {
-						results[i], err = Replay(nodes, j.arr, p, j.target.Shapes, points)
-					}
-				}
-				results[i].Workload, results[i].Seed = spec.Workloads[j.w].Name, seed
-				errs[i] = err
+	parallel(len(jobs), spec.Workers, func(i int) {
+		j := jobs[i]
+		seed := spec.Seeds[j.s]
+		var err error
+		switch name := spec.rows()[j.p]; name {
+		case ReferenceName, BoundName:
+			results[i], err = limit(name, nodes, j.arr)
+		default:
+			var p placement.Policy
+			if p, err = NewPolicy(name, j.target, seed); err == nil {
+				results[i], err = Replay(nodes, j.arr, p, j.target.Shapes, points)
 			}
-		})
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+		}
+		results[i].Workload, results[i].Seed = spec.Workloads[j.w].Name, seed
+		errs[i] = err
+	})
 	for i, err := range errs {
 		if err != nil {
 			j := jobs[i]
@@ -153,4 +138,25 @@ func limit(name string, nodes []placement.Node, arr []trace.Pod) (Result, error)
 	}
 	r.Wall = time.Since(start)
 	return r, nil
+}
+
+// parallel calls run(0..n-1) over workers goroutines (0 = the CPUs Go may use).
+func parallel(n, workers int, run func(int)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				run(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
