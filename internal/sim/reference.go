@@ -81,15 +81,6 @@ func referencePlan(nodes []placement.Node, ds []placement.Demand, byCost bool) (
 		on[c.Node] = append(on[c.Node], i)
 		return nil
 	}
-	take := func(i int) error {
-		c := choice[i]
-		if err := s.Release(c, &ds[i]); err != nil {
-			return err
-		}
-		placed[i] = false
-		on[c.Node] = slices.DeleteFunc(on[c.Node], func(j int) bool { return j == i })
-		return nil
-	}
 	for _, i := range order {
 		if c, ok := fit.Place(s, &ds[i]); ok {
 			if err := put(i, c); err != nil {
@@ -114,30 +105,36 @@ func referencePlan(nodes []placement.Node, ds []placement.Demand, byCost bool) (
 				continue
 			}
 			free := freeUnits(nd)
-			for _, v := range on[n] {
+			for k, v := range on[n] {
 				budget--
 				dv := &ds[v]
 				if gpu(v) >= gpu(u) || nd.CPU-nd.UsedCPU+dv.CPU < du.CPU || nd.Mem-nd.UsedMem+dv.Mem < du.Mem || free+gpu(v) < gpu(u) {
 					continue
 				}
-				if err := take(v); err != nil {
+				if err := s.Release(choice[v], dv); err != nil {
 					return nil, nil, err
 				}
-				if c, ok := s.FirstDevices(n, du); ok {
-					if err := put(u, c); err != nil {
+				c, ok := s.FirstDevices(n, du)
+				if !ok {
+					// Undone exactly: v back on its devices, the node's list untouched.
+					if err := s.Commit(choice[v], dv); err != nil {
 						return nil, nil, err
 					}
-					if c, ok := fit.Place(s, dv); ok {
-						if err := put(v, c); err != nil {
-							return nil, nil, err
-						}
-					}
-					moved = true
-					break
+					continue
 				}
-				if err := put(v, choice[v]); err != nil {
+				// The list changes only here, and the range ends at once.
+				placed[v] = false
+				on[n] = slices.Delete(on[n], k, k+1)
+				if err := put(u, c); err != nil {
 					return nil, nil, err
 				}
+				if c, ok := fit.Place(s, dv); ok {
+					if err := put(v, c); err != nil {
+						return nil, nil, err
+					}
+				}
+				moved = true
+				break
 			}
 			if moved {
 				break
