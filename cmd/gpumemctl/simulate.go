@@ -49,7 +49,14 @@ A small synthetic sample in the repository (node list and "default" workload onl
 figures are not the published ones) runs with
   --data ` + trace.SampleRel + ` --workload default
 --workload takes files or the trace's workload names (default,
-gpushare40, multigpu20, ...); by default the nine of the published comparison.`,
+gpushare40, multigpu20, ...); by default the nine of the published comparison.
+
+Beside the policies it prints, per workload, an offline reference (offline: the whole
+arrival sequence planned in advance) and a proven lower bound on what any placement
+leaves unallocated (bound), and each policy's gap to both (--limits=false omits them).
+--departures replays instead the task lists' own submission and run times with a FIFO
+queue and backfill, as Slurm schedules by default, and reports queue wait per policy;
+--load and --copies make the queue fill.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd.OutOrStdout(), &f) },
 	}
