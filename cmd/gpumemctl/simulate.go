@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,6 +26,9 @@ type simulateFlags struct {
 	seeds, workers                        int
 	firstSeed                             int64
 	tune, coverage                        float64
+	limits, departures                    bool
+	load                                  float64
+	copies                                int
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -45,7 +49,14 @@ A small synthetic sample in the repository (node list and "default" workload onl
 figures are not the published ones) runs with
   --data ` + trace.SampleRel + ` --workload default
 --workload takes files or the trace's workload names (default,
-gpushare40, multigpu20, ...); by default the nine of the published comparison.`,
+gpushare40, multigpu20, ...); by default the nine of the published comparison.
+
+Beside the policies it prints, per workload, an offline reference (offline: the whole
+arrival sequence planned in advance) and a proven lower bound on what any placement
+leaves unallocated (bound), and each policy's gap to both (--limits=false omits them).
+--departures replays instead the task lists' own submission and run times with a FIFO
+queue and backfill, as Slurm schedules by default, and reports queue wait per policy;
+--load and --copies make the queue fill.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd.OutOrStdout(), &f) },
 	}
@@ -58,6 +69,10 @@ gpushare40, multigpu20, ...); by default the nine of the published comparison.`,
 	fl.Int64Var(&f.firstSeed, "first-seed", 42, "first seed; the published runs use 42-51")
 	fl.Float64Var(&f.tune, "tune", 1.3, "arrivals up to this multiple of GPU capacity")
 	fl.Float64Var(&f.coverage, "coverage", 0.95, "share of tasks whose shapes make the fragmentation target")
+	fl.BoolVar(&f.limits, "limits", true, "also the offline reference ("+sim.ReferenceName+") and the proven bound ("+sim.BoundName+") per seed, and each policy's gap to both")
+	fl.BoolVar(&f.departures, "departures", false, "replay with the trace's own submission and run times instead: jobs queue when nothing fits, FIFO with backfill; reports queue wait (default and gpushare workloads only: the multigpu lists carry no times)")
+	fl.Float64Var(&f.load, "load", 1, "with --departures, submissions this many times as dense (run times kept)")
+	fl.IntVar(&f.copies, "copies", 1, "with --departures, submit every task this many times (n times the demand)")
 	fl.IntVar(&f.workers, "workers", 0, "runs in parallel (default: one per CPU)")
 	f.out = addOutput(fl, formatTable, formatJSON, formatCSV)
 	fl.StringVar(&f.curveCSV, "curve-csv", "", "write every run's allocation curve (per whole % arrived) to this CSV")
@@ -82,7 +97,7 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 			return fmt.Errorf("%w (or pass --data, or --nodes and --workload files)", err)
 		}
 	}
-	spec := sim.Spec{Policies: policies, Tune: f.tune, Coverage: f.coverage, Workers: f.workers}
+	spec := sim.Spec{Policies: policies, Tune: f.tune, Coverage: f.coverage, Workers: f.workers, Limits: f.limits}
 	nodesPath := f.nodes
 	if nodesPath == "" {
 		nodesPath = filepath.Join(dir, trace.NodesFile)
@@ -93,12 +108,19 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 	names := f.workloads
 	if len(names) == 0 {
 		names = trace.Workloads
+		if f.departures {
+			names = timedWorkloads
+		}
+	}
+	var seeds []int64
+	for i := range f.seeds {
+		seeds = append(seeds, f.firstSeed+int64(i))
+	}
+	if f.departures {
+		return runDepartures(out, f, dir, names, seeds, spec)
 	}
 	for _, w := range names {
-		path := w
-		if !strings.HasSuffix(w, ".csv") {
-			path = filepath.Join(dir, trace.WorkloadFile(w))
-		}
+		path := workloadPath(dir, w)
 		pods, err := trace.LoadPods(path)
 		if os.IsNotExist(err) && !strings.HasSuffix(w, ".csv") {
 			return fmt.Errorf("--workload %s: no %s in %s; want a .csv task list or a workload the folder has (%s, gpushare20, ...)", w, trace.WorkloadFile(w), dir, strings.Join(trace.Workloads, ", "))
@@ -108,9 +130,7 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 		}
 		spec.Workloads = append(spec.Workloads, sim.Workload{Name: trace.WorkloadName(path), Pods: pods})
 	}
-	for i := range f.seeds {
-		spec.Seeds = append(spec.Seeds, f.firstSeed+int64(i))
-	}
+	spec.Seeds = seeds
 	start := time.Now()
 	results, err := sim.Run(spec)
 	if err != nil {
@@ -171,20 +191,34 @@ func allTraceNames(ws []string) bool {
 
 func printSimTable(out io.Writer, spec sim.Spec, sums []sim.Summary, published map[string]map[string]float64, runs int, wall time.Duration) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workload\t%s\t\n", strings.Join(spec.Policies, "\t"))
+	cols := spec.Policies
+	if spec.Limits {
+		cols = append(slices.Clone(cols), sim.ReferenceName, sim.BoundName)
+	}
+	fmt.Fprintf(tw, "workload\t%s\t\n", strings.Join(cols, "\t"))
 	byKey := map[[2]string]sim.Summary{}
 	for _, s := range sums {
 		byKey[[2]string{s.Workload, s.Policy}] = s
 	}
 	for _, w := range spec.Workloads {
 		fmt.Fprintf(tw, "%s", w.Name)
-		for _, p := range spec.Policies {
+		for _, p := range cols {
 			fmt.Fprintf(tw, "\t%.2f", byKey[[2]string{w.Name, p}].Unallocated)
 		}
 		fmt.Fprintln(tw, "\t")
+		if spec.Limits {
+			// The gap is the policy's mean minus the limit's mean, in points of GPU.
+			for _, limit := range []string{sim.ReferenceName, sim.BoundName} {
+				fmt.Fprintf(tw, "  gap to %s", limit)
+				for _, p := range spec.Policies {
+					fmt.Fprintf(tw, "\t%+.2f", byKey[[2]string{w.Name, p}].Unallocated-byKey[[2]string{w.Name, limit}].Unallocated)
+				}
+				fmt.Fprintln(tw, "\t\t\t")
+			}
+		}
 		if pub := published[w.Name]; anyPublished(pub, spec.Policies) {
 			fmt.Fprintf(tw, "  published")
-			for _, p := range spec.Policies {
+			for _, p := range cols {
 				if v, ok := pub[p]; ok {
 					fmt.Fprintf(tw, "\t%.2f", v)
 				} else {
@@ -221,4 +255,61 @@ func writeSimFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// timedWorkloads are the trace's workloads whose task lists carry submission and
+// deletion times, the default of --departures.
+var timedWorkloads = []string{"default", "gpushare20", "gpushare40", "gpushare60", "gpushare80", "gpushare100"}
+
+// workloadPath is a --workload entry as a file: itself when it names a .csv, else the
+// trace folder's file of that workload.
+func workloadPath(dir, w string) string {
+	if strings.HasSuffix(w, ".csv") {
+		return w
+	}
+	return filepath.Join(dir, trace.WorkloadFile(w))
+}
+
+// runDepartures is simulate --departures: the replay with queueing (sim.ReplayQueue).
+func runDepartures(out io.Writer, f *simulateFlags, dir string, names []string, seeds []int64, base sim.Spec) error {
+	if f.load <= 0 {
+		return fmt.Errorf("--load %g: want a positive factor such as 1 or 100", f.load)
+	}
+	if f.copies < 1 {
+		return fmt.Errorf("--copies %d: want 1 or more", f.copies)
+	}
+	spec := sim.QueueSpec{Nodes: base.Nodes, Policies: base.Policies, Seeds: seeds, Load: f.load, Coverage: f.coverage, Points: 101, Workers: f.workers}
+	for _, w := range names {
+		path := workloadPath(dir, w)
+		jobs, err := sim.LoadJobs(path)
+		if err != nil {
+			return fmt.Errorf("--workload %s: %w", w, err)
+		}
+		spec.Workloads = append(spec.Workloads, sim.QueueWorkload{Name: trace.WorkloadName(path), Jobs: sim.Replicate(jobs, f.copies)})
+	}
+	start := time.Now()
+	sums, err := sim.RunQueue(spec)
+	if err != nil {
+		return err
+	}
+	wall := time.Since(start)
+	if f.plot != "" {
+		if err := writeSimFile(f.plot, func(w io.Writer) error { return sim.WriteQueueSVG(w, sums) }); err != nil {
+			return err
+		}
+	}
+	if f.out.format == formatJSON {
+		return writeJSON(out, map[string]any{"runs": len(sums) * len(seeds), "wall_seconds": wall.Seconds(), "seeds": seeds, "load": f.load, "results": sums})
+	}
+	num := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	r := rows{head: []string{"workload", "policy", "mean_wait_s", "p95_wait_s", "never_started", "backfilled", "mean_alloc_pct"}}
+	for _, s := range sums {
+		r.add(s.Workload, s.Policy, num(s.MeanWait, 1), num(s.P95Wait, 1), num(s.NeverStarted, 1), num(s.Backfilled, 1), num(s.MeanAlloc, 2))
+	}
+	if err := r.write(out, f.out.format); err != nil || f.out.format == formatCSV {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "with departures, submissions x%g, %d cop(ies) of each task, FIFO with backfill; mean of %d seeds (%d-%d); %d runs in %.1fs\n",
+		f.load, f.copies, len(seeds), seeds[0], seeds[len(seeds)-1], len(sums)*len(seeds), wall.Seconds())
+	return err
 }

@@ -29,21 +29,30 @@ func WriteSVG(w io.Writer, sums []Summary) error {
 	var workloads []string
 	byWorkload := map[string][]Summary{}
 	for _, s := range sums {
+		if len(s.Curve) == 0 {
+			continue // the offline reference and the bound have no curve
+		}
 		if _, ok := byWorkload[s.Workload]; !ok {
 			workloads = append(workloads, s.Workload)
 		}
 		byWorkload[s.Workload] = append(byWorkload[s.Workload], s)
 	}
-	if len(workloads) == 0 {
+	return panels(w, "GPU allocation vs demand arrived (mean of seeds; legend: unallocated at the end)", len(workloads),
+		func(b *strings.Builder, i, x0, y0 int) { panel(b, byWorkload[workloads[i]], x0, y0) })
+}
+
+// panels lays out n panels, three to a row, under a title; draw fills panel i at x0, y0.
+func panels(w io.Writer, title string, n int, draw func(b *strings.Builder, i, x0, y0 int)) error {
+	if n == 0 {
 		return fmt.Errorf("sim: nothing to plot")
 	}
-	cols := min(3, len(workloads))
-	rows := (len(workloads) + cols - 1) / cols
+	cols := min(3, n)
+	rows := (n + cols - 1) / cols
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", cols*panelW, rows*panelH+24)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="8" y="16" font-size="13" font-weight="bold">GPU allocation vs demand arrived (mean of seeds; legend: unallocated at the end)</text>`+"\n")
-	for i, wl := range workloads {
-		panel(&b, byWorkload[wl], (i%cols)*panelW, 24+(i/cols)*panelH)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="8" y="16" font-size="13" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
+	for i := range n {
+		draw(&b, i, (i%cols)*panelW, 24+(i/cols)*panelH)
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
@@ -73,13 +82,7 @@ func panel(b *strings.Builder, sums []Summary, x0, y0 int) {
 	}
 	fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#616161">demand arrived (%% of GPU capacity)</text>`+"\n", px((fromPct+last)/2), y0+panelH-6)
 	for i, s := range sums {
-		colour, width := palette[s.Policy], 1.5
-		if colour == "" {
-			colour = "#000000"
-		}
-		if s.Policy == "gpumem" {
-			width = 2.5
-		}
+		colour, width := stroke(s.Policy)
 		var pts []string
 		for k := fromPct; k <= last && k < len(s.Curve); k++ {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(k), py(s.Curve[k])))
@@ -89,4 +92,16 @@ func panel(b *strings.Builder, sums []Summary, x0, y0 int) {
 		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="%.1f"/><text x="%.1f" y="%.1f">%s %.2f%%</text>`+"\n",
 			px(fromPct)+w*0.55, px(fromPct)+w*0.62, ly-4, ly-4, colour, width, px(fromPct)+w*0.64, ly, html.EscapeString(s.Policy), s.Unallocated)
 	}
+}
+
+// stroke is a policy's line colour and width: ours thickest, unknown names black.
+func stroke(policy string) (string, float64) {
+	colour, width := palette[policy], 1.5
+	if colour == "" {
+		colour = "#000000"
+	}
+	if policy == "gpumem" {
+		width = 2.5
+	}
+	return colour, width
 }

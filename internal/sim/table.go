@@ -2,9 +2,13 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"runtime"
+	"slices"
 	"sync"
+	"time"
 
+	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/trace"
 )
 
@@ -23,6 +27,17 @@ type Spec struct {
 	Tune      float64 // arrivals up to tune x capacity; the paper uses 1.3
 	Coverage  float64 // share of tasks the target shapes cover; the paper uses 0.95
 	Workers   int     // parallel runs; 0 = the CPUs Go may use
+	Limits    bool    // also the offline reference and the bound, per workload and seed
+}
+
+// rows is the policies' names and, with Limits, the reference's and the bound's after
+// them, as the results carry them.
+func (spec *Spec) rows() []string {
+	names := slices.Clone(spec.Policies)
+	if spec.Limits {
+		names = append(names, ReferenceName, BoundName)
+	}
+	return names
 }
 
 // Run computes the table, runs spread over the workers. Results come back in the order
@@ -47,48 +62,39 @@ func Run(spec Spec) ([]Result, error) {
 			if err != nil {
 				return nil, fmt.Errorf("workload %s: %w", w.Name, err)
 			}
-			for pi := range spec.Policies {
+			for pi := range spec.rows() {
 				jobs = append(jobs, job{wi, pi, si, target, arr})
 			}
 		}
 	}
-	workers := spec.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	results := make([]Result, len(jobs))
 	errs := make([]error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				j := jobs[i]
-				seed := spec.Seeds[j.s]
-				p, err := NewPolicy(spec.Policies[j.p], j.target, seed)
-				if err == nil {
-					results[i], err = Replay(nodes, j.arr, p, j.target.Shapes, points)
-				}
-				results[i].Workload, results[i].Seed = spec.Workloads[j.w].Name, seed
-				errs[i] = err
+	parallel(len(jobs), spec.Workers, func(i int) {
+		j := jobs[i]
+		seed := spec.Seeds[j.s]
+		var err error
+		switch name := spec.rows()[j.p]; name {
+		case ReferenceName, BoundName:
+			results[i], err = limit(name, nodes, j.arr)
+		default:
+			var p placement.Policy
+			if p, err = NewPolicy(name, j.target, seed); err == nil {
+				results[i], err = Replay(nodes, j.arr, p, j.target.Shapes, points)
 			}
-		})
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+		}
+		results[i].Workload, results[i].Seed = spec.Workloads[j.w].Name, seed
+		errs[i] = err
+	})
 	for i, err := range errs {
 		if err != nil {
 			j := jobs[i]
-			return nil, fmt.Errorf("%s / %s / seed %d: %w", spec.Workloads[j.w].Name, spec.Policies[j.p], spec.Seeds[j.s], err)
+			return nil, fmt.Errorf("%s / %s / seed %d: %w", spec.Workloads[j.w].Name, spec.rows()[j.p], spec.Seeds[j.s], err)
 		}
 	}
 	// Rows ordered workload, policy, seed, as tables read.
 	ordered := make([]Result, 0, len(results))
 	for wi := range spec.Workloads {
-		for pi := range spec.Policies {
+		for pi := range spec.rows() {
 			for i, j := range jobs {
 				if j.w == wi && j.p == pi {
 					ordered = append(ordered, results[i])
@@ -97,4 +103,60 @@ func Run(spec Spec) ([]Result, error) {
 		}
 	}
 	return ordered, nil
+}
+
+// boundIters is the bound's multiplier search: every iterate is a valid bound, more
+// only tighten it.
+const boundIters = 60
+
+// limit is one arrival sequence's offline reference or bound, as a Result without a
+// curve (neither places in arrival order).
+func limit(name string, nodes []placement.Node, arr []trace.Pod) (Result, error) {
+	start := time.Now()
+	r := Result{Policy: name, Tasks: len(arr)}
+	ds := make([]placement.Demand, len(arr))
+	for i := range arr {
+		ds[i] = arr[i].Demand()
+		r.Arrived += arr[i].GPUDemand()
+	}
+	for _, n := range nodes {
+		r.Capacity += int64(len(n.Devices)) * trace.MilliPerGPU
+	}
+	if name == BoundName {
+		r.Allocated = int64(math.Ceil(AllocBound(nodes, ds, boundIters)))
+	} else {
+		s, placed, err := Reference(nodes, ds)
+		if err != nil {
+			return r, err
+		}
+		r.Allocated = allocated(s)
+		for _, ok := range placed {
+			if !ok {
+				r.Failed++
+			}
+		}
+	}
+	r.Wall = time.Since(start)
+	return r, nil
+}
+
+// parallel calls run(0..n-1) over workers goroutines (0 = the CPUs Go may use).
+func parallel(n, workers int, run func(int)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				run(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }

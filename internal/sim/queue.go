@@ -1,0 +1,281 @@
+package sim
+
+import (
+	"cmp"
+	"container/heap"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/trace"
+)
+
+// BackfillDepth is how many queued jobs behind the head backfill examines at each
+// scheduling pass, Slurm's default bf_max_job_test (500): it bounds a pass's cost.
+const BackfillDepth = 500
+
+// QueueResult is one replay with departures: one workload, one policy, one seed.
+type QueueResult struct {
+	Workload, Policy string
+	Seed             int64
+	Jobs, Started    int
+	NeverStarted     int     // fit no node even on the empty cluster
+	Backfilled       int     // started ahead of a blocked head
+	MeanWait, P95    float64 // queue wait of started jobs, seconds
+	MeanAlloc        float64 // allocated GPU % averaged over the submission span
+	Curve            []float64
+	Span             int64 // seconds from the first to the last submission
+	Wall             time.Duration
+}
+
+// running is a started job: when it ends and where it sits.
+type running struct {
+	end    int64
+	job    int
+	d      *placement.Demand
+	choice placement.Choice
+}
+
+type endHeap []running
+
+func (h endHeap) Len() int { return len(h) }
+func (h endHeap) Less(i, j int) bool {
+	return h[i].end < h[j].end || h[i].end == h[j].end && h[i].job < h[j].job
+}
+func (h endHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)   { *h = append(*h, x.(running)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// ReplayQueue replays jobs with their own submission and run times: a job starts when
+// the policy places it; otherwise it waits in a FIFO queue. Scheduling is Slurm's
+// default, FIFO with backfill: at every submission and end, the queue is started in
+// order until its head does not fit; then each of the next BackfillDepth jobs may start
+// now if the policy places it and it does not delay the head's earliest start, computed
+// from the running jobs' known ends (the first end after which some node takes the
+// head): either it ends by then, or it fits beside the head's reservation at that time
+// as well. One reservation, for the head; a backfill candidate is tried where the
+// policy places it only. A job that fits no node of the empty cluster is never started
+// (Slurm refuses it at submission) and holds nothing up. load divides the submission
+// times (2 = arrivals twice as dense), run times kept. points is the number of
+// allocation samples, evenly over the submission span.
+func ReplayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, load float64, points int) (QueueResult, error) {
+	start := time.Now()
+	r := QueueResult{Policy: p.Name(), Jobs: len(jobs)}
+	if load <= 0 {
+		return r, fmt.Errorf("sim: load %g, want a positive factor such as 1", load)
+	}
+	var capacity int64
+	for _, n := range nodes {
+		capacity += int64(len(n.Devices)) * trace.MilliPerGPU
+	}
+	if capacity == 0 || len(jobs) == 0 {
+		return r, fmt.Errorf("sim: need GPUs and at least one job")
+	}
+	submit := make([]int64, len(jobs))
+	ds := make([]placement.Demand, len(jobs))
+	order := make([]int, len(jobs))
+	for i := range jobs {
+		submit[i] = int64(float64(jobs[i].Submit) / load)
+		ds[i] = jobs[i].Pod.Demand()
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(submit[a], submit[b]) })
+	first, last := submit[order[0]], submit[order[len(order)-1]]
+	r.Span = last - first
+
+	s := placement.NewState(nodes)
+	empty := placement.NewState(nodes)
+	var (
+		run     endHeap
+		queue   []int
+		waits   []float64
+		alloc   int64
+		sampled int
+		area    float64 // allocated milli-GPU x seconds over the span
+		prevT   = first
+	)
+	r.Curve = make([]float64, 0, points)
+	// advance accounts the allocation up to t, before anything changes at t.
+	advance := func(t int64) {
+		lo, hi := max(prevT, first), min(t, last)
+		if hi > lo {
+			area += float64(alloc) * float64(hi-lo)
+		}
+		for sampled < points && (points == 1 || first+int64(sampled)*r.Span/int64(points-1) < t) {
+			r.Curve = append(r.Curve, 100*float64(alloc)/float64(capacity))
+			sampled++
+		}
+		prevT = t
+	}
+	startJob := func(j int, c placement.Choice, now int64) error {
+		if err := s.Commit(c, &ds[j]); err != nil {
+			return fmt.Errorf("sim: %s placed job %d (%s) wrongly: %w", p.Name(), j, jobs[j].Pod.Name, err)
+		}
+		heap.Push(&run, running{end: now + jobs[j].Duration, job: j, d: &ds[j], choice: c})
+		alloc += jobs[j].Pod.GPUDemand()
+		waits = append(waits, float64(now-submit[j]))
+		return nil
+	}
+	next := 0
+	for next < len(order) || run.Len() > 0 {
+		t := int64(1<<62 - 1)
+		if next < len(order) {
+			t = submit[order[next]]
+		}
+		if run.Len() > 0 && run[0].end < t {
+			t = run[0].end
+		}
+		advance(t)
+		for run.Len() > 0 && run[0].end == t {
+			e := heap.Pop(&run).(running)
+			if err := s.Release(e.choice, e.d); err != nil {
+				return r, err
+			}
+			alloc -= jobs[e.job].Pod.GPUDemand()
+		}
+		for next < len(order) && submit[order[next]] == t {
+			j := order[next]
+			next++
+			if _, ok := (placement.FirstFit{}).Place(empty, &ds[j]); !ok {
+				r.NeverStarted++
+				continue
+			}
+			queue = append(queue, j)
+		}
+		var err error
+		if queue, err = schedule(s, p, ds, jobs, queue, run, t, startJob, &r.Backfilled); err != nil {
+			return r, err
+		}
+	}
+	advance(last + 1)
+	for len(r.Curve) < points {
+		r.Curve = append(r.Curve, 100*float64(alloc)/float64(capacity))
+	}
+	if len(queue) > 0 {
+		return r, fmt.Errorf("sim: %d jobs still queued on an empty cluster", len(queue))
+	}
+	r.Started = len(waits)
+	r.MeanWait, r.P95 = meanP95(waits)
+	if r.Span > 0 {
+		r.MeanAlloc = 100 * area / float64(r.Span) / float64(capacity)
+	}
+	r.Wall = time.Since(start)
+	return r, nil
+}
+
+// schedule is one pass at time now: the queue in order while its head fits, then
+// backfill behind a blocked head. It returns the queue left.
+func schedule(s *placement.State, p placement.Policy, ds []placement.Demand, jobs []Job, queue []int, run endHeap, now int64,
+	startJob func(int, placement.Choice, int64) error, backfilled *int) ([]int, error) {
+	for len(queue) > 0 {
+		c, ok := p.Place(s, &ds[queue[0]])
+		if !ok {
+			break
+		}
+		if err := startJob(queue[0], c, now); err != nil {
+			return nil, err
+		}
+		queue = queue[1:]
+	}
+	if len(queue) < 2 {
+		return queue, nil
+	}
+	var shadow *placement.State // the state when the head can start, with it reserved
+	var shadowAt int64
+	kept := queue[:1]
+	// Within a pass the state only fills, so a shape that found no place once finds
+	// none again: one look per shape, not per job.
+	nowhere := map[shapeKey]bool{keyOf(&ds[queue[0]]): true}
+	for i, j := range queue[1:] {
+		if i >= BackfillDepth {
+			kept = append(kept, queue[1+i:]...)
+			break
+		}
+		k := keyOf(&ds[j])
+		if nowhere[k] {
+			kept = append(kept, j)
+			continue
+		}
+		c, ok := p.Place(s, &ds[j])
+		if !ok {
+			nowhere[k] = true
+			kept = append(kept, j)
+			continue
+		}
+		if shadow == nil {
+			var err error
+			if shadow, shadowAt, err = reserve(s, &ds[queue[0]], run); err != nil {
+				return nil, err
+			}
+		}
+		if now+jobs[j].Duration > shadowAt {
+			// Still running when the head starts: it must fit beside the reservation.
+			if shadow.Commit(c, &ds[j]) != nil {
+				kept = append(kept, j)
+				continue
+			}
+		}
+		if err := startJob(j, c, now); err != nil {
+			return nil, err
+		}
+		*backfilled++
+	}
+	return kept, nil
+}
+
+// reserve finds the head's earliest start: the running jobs end in order of their
+// ends, and a node changes only when a job on it ends, so the head's start is the first
+// end after which the node it ran on takes the head. It returns the state at that time
+// (every job ending by then gone) with the head committed there.
+func reserve(s *placement.State, head *placement.Demand, run endHeap) (*placement.State, int64, error) {
+	// A plain copy: no index to keep up on every release (FirstDevices and Commit's
+	// checks read the nodes only), and the ends popped from a copy of the heap, so a
+	// pass costs the jobs that end before the head starts, not all running ones.
+	c := placement.NewState(s.Nodes)
+	ends := slices.Clone(run)
+	pop := func() (running, error) {
+		e := heap.Pop(&ends).(running)
+		return e, c.Release(e.choice, e.d)
+	}
+	for ends.Len() > 0 {
+		e, err := pop()
+		if err != nil {
+			return nil, 0, err
+		}
+		ch, ok := c.FirstDevices(e.choice.Node, head)
+		if !ok {
+			continue
+		}
+		for ends.Len() > 0 && ends[0].end == e.end {
+			if _, err := pop(); err != nil {
+				return nil, 0, err
+			}
+		}
+		if err := c.Commit(ch, head); err != nil {
+			return nil, 0, err
+		}
+		return c, e.end, nil
+	}
+	return nil, 0, fmt.Errorf("sim: the queue's head fits nowhere even once every running job ends")
+}
+
+// meanP95 is the mean and the 95th percentile (nearest rank) of xs; 0, 0 for none.
+func meanP95(xs []float64) (float64, float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	rank := (95*len(sorted) + 99) / 100 // ceil(0.95 n), 1-based
+	return sum / float64(len(xs)), sorted[rank-1]
+}
