@@ -26,10 +26,10 @@ cmds:
 plugins:
 	cgo/build.sh $(BIN)
 
-## unit: Go tests (no Slurm needed)
+## unit: Go tests (no Slurm needed); prints each skip with its reason and the counts
 unit:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -json ./... | $(GO) run ./test/unitreport test/unit-skips.txt
 
 ## mutants: small breaking changes to the decisions that matter, each of which some unit
 ## test must catch (test/mutants.txt); run after the unit tests pass
