@@ -12,7 +12,7 @@ VERSION_LDFLAGS = $(shell packaging/version.sh --ldflags)
 CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 export LAB_SLURM CGO_CFLAGS
 
-.PHONY: all build cmds plugins test unit vet bench fuzz deps lab-up lab-down e2e demo package package-test chroots clean
+.PHONY: all build cmds plugins test unit mutants vet bench fuzz deps lab-up lab-down e2e demo package package-test chroots clean
 
 all: build
 
@@ -26,13 +26,18 @@ cmds:
 plugins:
 	cgo/build.sh $(BIN)
 
-## unit: Go tests (no Slurm needed)
+## unit: Go tests (no Slurm needed); prints each skip with its reason and the counts
 unit:
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -json ./... | $(GO) run ./test/unitreport test/unit-skips.txt
 
-## test: everything CI runs: deps, unit tests, both Slurm labs end to end
-test: deps unit package-test
+## mutants: small breaking changes to the decisions that matter, each of which some unit
+## test must catch (test/mutants.txt); run after the unit tests pass
+mutants: unit
+	test/mutants.sh
+
+## test: everything CI runs: deps, unit tests, mutants, both Slurm labs end to end
+test: deps unit mutants package-test
 	test/e2e.sh all
 
 ## deps: the Debian packages the build and the lab need (idempotent)

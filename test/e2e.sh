@@ -11,7 +11,10 @@
 # those labs as configless clusters (LAB_CONFIGLESS=1), where the submit and configless
 # tests run. `all` runs 22.05, 22.05-configless, 24.11, 24.11-typed, 24.11-configless,
 # 26.05 (Debian forky's Slurm, the newest release the lab knows) and 26.05-configless.
-# Ends with one line: "N passed, N failed". Run as root.
+# Each pass, and the run at its end, counts the tests passed, failed and skipped
+# ("N passed, N failed, N skipped"); test/e2e/required.txt names the tests that must run
+# in each pass, and one that skipped or did not run there fails the run (with E2E_RUN,
+# only those the pattern names). Run as root.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=$REPO/test/lab/lab.sh
@@ -38,7 +41,20 @@ make -s -C "$REPO" build >/dev/null || {
 (cd "$REPO" && go vet -tags e2e ./test/e2e/) || exit 1
 
 mkdir -p "$REPO/test/lab/.state"
-passed=0 failed=0
+passed=0 failed=0 skipped=0
+# required PASS prints the tests test/e2e/required.txt requires of pass PASS, one a line.
+required() {
+	awk -v pass="$1" '!/^#/ && NF > 1 { n = split($1, ps, ","); for (i = 1; i <= n; i++) if (ps[i] == pass) { for (j = 2; j <= NF; j++) print $j } }' "$REPO/test/e2e/required.txt"
+}
+# skipReason LOG TEST prints what TEST logged last before it skipped (its t.Skip reason).
+skipReason() {
+	awk -v t="$2" '
+		/^=== (RUN|CONT|NAME|PAUSE)/ { mine = ($3 == t); next }
+		/^--- / { mine = 0; next }
+		mine && /^[[:space:]]+[a-z_0-9]+_test\.go:[0-9]+:/ { sub(/^[[:space:]]+/, ""); why = $0 }
+		END { print why }
+	' "$1"
+}
 # failedLines LOG N prints, for each failed top-level test in a `go test -v` log, its FAIL
 # line and the first N lines it logged itself: those between its "=== RUN" and its
 # result, or after a "=== CONT"/"=== NAME" of it (never another test's lines).
@@ -87,7 +103,24 @@ for pass in "${releases[@]}"; do
 	# Top-level results only: a subtest's failure also fails its parent.
 	p=$(grep -c '^--- PASS' "$log")
 	f=$(grep -c '^--- FAIL' "$log")
-	grep -E '^--- (PASS|FAIL)' "$log" | sed "s/^/e2e[$pass]: /"
+	s=$(grep -c '^--- SKIP' "$log")
+	grep -E '^--- (PASS|FAIL|SKIP)' "$log" | sed "s/^/e2e[$pass]: /"
+	# A required test that skipped or never ran checked nothing: that fails the pass.
+	missing=()
+	# (A pass without any result has failed already; its list would only repeat that.)
+	grep -q '^--- ' "$log" && for t in $(required "$pass"); do
+		[ -n "${E2E_RUN:-}" ] && ! [[ "$t" =~ ${E2E_RUN%%/*} ]] && continue
+		if grep -q "^--- SKIP: $t " "$log"; then
+			missing+=("required test $t skipped: $(skipReason "$log" "$t")")
+		elif ! grep -q "^--- \(PASS\|FAIL\): $t " "$log"; then
+			missing+=("required test $t did not run")
+		fi
+	done
+	for l in "${missing[@]}"; do
+		echo "e2e[$pass]: $l"
+		failures+=("e2e[$pass]: $l")
+	done
+	f=$((f + ${#missing[@]}))
 	if [ "$f" -gt 0 ] || ! grep -q '^ok ' "$log"; then
 		failedLines "$log" 20 | sed "s/^/e2e[$pass]: /"
 		grep -q '^ok \|^--- FAIL' "$log" || {
@@ -95,13 +128,13 @@ for pass in "${releases[@]}"; do
 			f=$((f + 1))
 		}
 	fi
-	passed=$((passed + p)) failed=$((failed + f))
-	if [ "$f" -gt 0 ]; then
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	if [ "$f" -gt "${#missing[@]}" ]; then
 		before=${#failures[@]}
 		while IFS= read -r l; do failures+=("e2e[$pass]: $l"); done < <(failedLines "$log" 8)
 		[ "${#failures[@]}" -gt "$before" ] || failures+=("e2e[$pass]: no test result (see $log)")
 	fi
-	echo "e2e[$pass]: $p passed, $f failed in $(($(date +%s) - start))s"
+	echo "e2e[$pass]: $p passed, $f failed, $s skipped in $(($(date +%s) - start))s"
 	if [ "$was_up" -eq 0 ]; then
 		LAB_SLURM=$rel LAB_CONFIGLESS=$configless "$LAB" down >/dev/null
 	elif [ "$pass" != "$rel" ]; then # it was up plain: leave it so
@@ -112,5 +145,5 @@ if [ "${#failures[@]}" -gt 0 ]; then
 	echo "what failed:"
 	printf '  %s\n' "${failures[@]}" | cut -c1-400
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

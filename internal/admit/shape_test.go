@@ -3,6 +3,7 @@ package admit
 import (
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -135,12 +136,27 @@ func TestUsageChoosesRoomNow(t *testing.T) {
 	}
 }
 
+// minTranslated is a floor under the shapes TestShapeNeverUnrunnable's grid translates
+// on the lab's cluster (1140 of 8624 when written; most of the rest combine a node list
+// with its own exclusion or a partition it is not in): a core that refused more would
+// still pass the runnable checks.
+const minTranslated = 1000
+
 // TestShapeNeverUnrunnable: whatever the shape, a translated job names a form that every
-// required node has, and that enough usable nodes of each partition it may use have.
+// required node has, and that enough usable nodes of each partition it may use have,
+// holding the size asked; refusals are gpumem's; and most of the grid translates.
 func TestShapeNeverUnrunnable(t *testing.T) {
 	a := labAdmitter(t)
 	c := labCluster()
 	sizes := []string{"1g", "4g", "5g", "9g", "10g", "19g", "20g", "22g", "23034m", "30g", "79g"}
+	mib := map[string]int64{"23034m": 23034}
+	for _, s := range sizes {
+		if mib[s] == 0 {
+			n, _ := strconv.Atoi(strings.TrimSuffix(s, "g"))
+			mib[s] = int64(n) << 10
+		}
+	}
+	var accepted, refused int
 	lists := []string{"", "n1", "n2", "n3", "n[1-2]", "n[1,3]", "n[1-3]"}
 	for _, size := range sizes {
 		for _, req := range lists {
@@ -153,13 +169,26 @@ func TestShapeNeverUnrunnable(t *testing.T) {
 						}
 						d, err := a.Admit(j)
 						if err != nil {
+							refused++
+							if !strings.HasPrefix(err.Error(), "gpumem: ") {
+								t.Fatalf("%+v: refusal %q does not say it is gpumem's", j, err)
+							}
 							continue
+						}
+						accepted++
+						if !d.Changed || d.GRES == "" || d.MiB != mib[size] || d.Kind == placement.Shard && d.Units < d.MiB {
+							t.Fatalf("%+v -> %+v: want a translation holding %d MiB per GPU", j, d, mib[size])
 						}
 						checkRunnable(t, c, j, d)
 					}
 				}
 			}
 		}
+	}
+	// A core that refused everything would pass the loop: most shapes must run.
+	t.Logf("%d shapes translated, %d refused", accepted, refused)
+	if accepted < minTranslated {
+		t.Errorf("only %d of %d shapes translated; the lab's cluster runs at least %d of them", accepted, accepted+refused, minTranslated)
 	}
 }
 

@@ -90,8 +90,12 @@ func TestConfiglessJobSubmitTranslatesForAClientWithoutFiles(t *testing.T) {
 	id := submittedRE.FindStringSubmatch(r.out)[1]
 	show := ok(t, "scontrol", "show", "job", id)
 	m := fieldRE("TresPerNode").FindStringSubmatch(show)
-	if m == nil || strings.Contains(m[1], "mem") || !strings.Contains(m[1], "shard") && !strings.Contains(m[1], "gpu:") {
-		t.Errorf("job %s: TresPerNode not translated by job_submit:\n%s", id, show)
+	if m == nil {
+		t.Fatalf("job %s: no TresPerNode:\n%s", id, show)
+	}
+	// Translated, and to devices that hold the 20 GiB asked (not, say, shard:1).
+	if mib, err := translatedMiB(m[1], deviceMiB(t)); err != nil || mib < 20<<10 {
+		t.Errorf("job %s: gpu:mem:20g became %s (%d MiB per GPU, %v):\n%s", id, m[1], mib, err, show)
 	}
 	clean(t)
 }

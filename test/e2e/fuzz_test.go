@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/request"
 )
 
 // fuzzCase is one --gres value and what must happen to it: valid ones are accepted,
@@ -121,8 +123,10 @@ func TestFuzzedSubmissions(t *testing.T) {
 	t.Logf("%d accepted, %d refused", counts[0], counts[1])
 	alive(t)
 
-	// Every accepted job is held with native GRES: no gpu:mem left for Slurm to choke on.
+	// Every accepted job is held with native GRES: no gpu:mem left for Slurm to choke on;
+	// a valid one with GPUs that hold at least the memory it asked.
 	queued := ok(t, "squeue", "-h", "-t", "pending", "-o", "%i|%b")
+	dev := deviceMiB(t)
 	nq := 0
 	for _, l := range strings.Split(strings.TrimSpace(queued), "\n") {
 		id, tres, _ := strings.Cut(l, "|")
@@ -133,6 +137,12 @@ func TestFuzzedSubmissions(t *testing.T) {
 		if strings.Contains(tres, "gpu:mem") {
 			t.Errorf("job %s (from %q) kept %s", id, accepted[id].gres, tres)
 		}
+		if c := accepted[id]; c.want == "accept" {
+			want, err := request.ParseSize(strings.TrimPrefix(c.gres, "gpu:mem:"))
+			if got, terr := translatedMiB(tres, dev); err != nil || terr != nil || got < want {
+				t.Errorf("job %s: valid %q became %s (%d MiB per GPU of %d asked; %v %v)", id, c.gres, tres, got, want, err, terr)
+			}
+		}
 	}
 	if nq != counts[0] {
 		t.Errorf("%d jobs queued, %d accepted", nq, counts[0])
@@ -141,23 +151,34 @@ func TestFuzzedSubmissions(t *testing.T) {
 	cliFuzz(t, r)
 	alive(t)
 
-	// Valid jobs, released, run to completion.
+	// Valid jobs, released, run to completion: each ends COMPLETED 0:0 (a job that
+	// left the queue any other way did not run).
 	release := validIDs
 	if len(release) > 20 {
 		release = release[:20]
 	}
+	if len(release) == 0 {
+		t.Fatalf("no valid job accepted out of %d submissions", n)
+	}
 	ok(t, append([]string{"scontrol", "release"}, release...)...)
-	deadline := time.Now().Add(2 * time.Minute)
+	want := map[string]bool{}
 	for _, id := range release {
-		for {
-			st := strings.TrimSpace(slurm(t, 30*time.Second, "", "squeue", "-h", "-j", id, "-o", "%T").out)
-			if st == "" || st == "COMPLETED" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("released valid job %s (%q) still %s after 2 minutes", id, accepted[id].gres, st)
-			}
-			time.Sleep(200 * time.Millisecond)
+		want[id] = true
+	}
+	ended := map[string]jobEnd{}
+	for deadline := time.Now().Add(2 * time.Minute); len(ended) < len(want); time.Sleep(time.Second) {
+		recordEnds(t, want, ended)
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	accountedEnds(t, want, ended)
+	for _, id := range release {
+		switch e, known := ended[id]; {
+		case !known:
+			t.Errorf("released valid job %s (%q) did not end within 2 minutes", id, accepted[id].gres)
+		case e.state != "COMPLETED" || e.exit != "0:0":
+			t.Errorf("released valid job %s (%q) ended %s, exit code %s; want COMPLETED 0:0", id, accepted[id].gres, e.state, e.exit)
 		}
 	}
 	clean(t)

@@ -41,4 +41,19 @@ func TestLabGresIsGpumemds(t *testing.T) {
 	if string(got) != string(want) {
 		t.Fatalf("gpumemd --once wrote\n%s\nthe lab runs on\n%s", got, want)
 	}
+	// Both files come from the same binary: the shard counts are also held against the
+	// fake GPUs' memory, so a gres.conf promising more than a GPU has fails here.
+	g := readGres(t)
+	records := 0
+	for node, counts := range g.count {
+		for file, n := range counts {
+			records++
+			if c, known := fakeShardCap(t, node, file); !known || n != c {
+				t.Errorf("%s %s: gres.conf has %d shards; the fake GPU holds %d (known %v)", node, file, n, c, known)
+			}
+		}
+	}
+	if records == 0 {
+		t.Errorf("no shard record in the lab's gres.conf:\n%s", want)
+	}
 }

@@ -164,8 +164,15 @@ func TestMonitoringOnPrometheus(t *testing.T) {
 					want[vars.Replace(tg.Expr)] = "panel " + p.Title
 				}
 			}
-			rules, _ := os.ReadFile("../../packaging/monitoring/gpumem-rules.yml")
-			for _, m := range regexp.MustCompile(`(?m)^\s+- record: (\S+)$`).FindAllStringSubmatch(string(rules), -1) {
+			rules, err := os.ReadFile("../../packaging/monitoring/gpumem-rules.yml")
+			if err != nil {
+				t.Fatalf("recording rules: %v", err)
+			}
+			recorded := regexp.MustCompile(`(?m)^\s+- record: (\S+)$`).FindAllStringSubmatch(string(rules), -1)
+			if len(recorded) == 0 || len(d.Panels) == 0 {
+				t.Fatalf("%d recording rules, %d panels: nothing to query", len(recorded), len(d.Panels))
+			}
+			for _, m := range recorded {
 				want[m[1]] = "recording rule"
 			}
 			empty := map[string]string{}

@@ -66,7 +66,11 @@ func TestShardJobsPinnedWithTypedShards(t *testing.T) {
 		t.Skip("needs a lab started with LAB_SHARD_TYPES=per-gpu")
 	}
 	clean(t)
-	pinned := regexp.MustCompile(`^` + tresPrefix() + `shard:(h100|l4)_g\d:(30|7)$`)
+	// Each request's own count: 7 shards stay 7, gpu:mem:30g is 30 of the lab's 1 GiB.
+	pinnedAs := map[string]*regexp.Regexp{
+		"shard:7":     regexp.MustCompile(`^` + tresPrefix() + `shard:(h100|l4)_g\d:7$`),
+		"gpu:mem:30g": regexp.MustCompile(`^` + tresPrefix() + `shard:h100_g\d:30$`), // an L4 has 22
+	}
 	id := sbatch(t, "--hold", "--gres=shard:7", "--wrap", "true")
 	if out := ok(t, "squeue", "-h", "-j", id, "-o", "%b|%n"); strings.TrimSpace(out) != tresPrefix()+"shard:7|" {
 		t.Errorf("without a snapshot: %s; want %sshard:7 and no node", out, tresPrefix())
@@ -76,7 +80,7 @@ func TestShardJobsPinnedWithTypedShards(t *testing.T) {
 		id := sbatch(t, "--gres="+gres, "--wrap", "sleep 30")
 		out := strings.TrimSpace(ok(t, "squeue", "-h", "-j", id, "-o", "%b|%n"))
 		tres, node, _ := strings.Cut(out, "|")
-		if !pinned.MatchString(tres) || node == "" {
+		if !pinnedAs[gres].MatchString(tres) || node == "" {
 			t.Errorf("--gres=%s: %s; want one GPU's typed shards and its node", gres, out)
 		}
 		if !eventually(10*time.Second, func() bool { return jobState(t, id) == "RUNNING" }) {

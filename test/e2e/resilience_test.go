@@ -170,6 +170,7 @@ func TestHetjobWithoutClient(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
+	endsCompleted(t, id, time.Minute) // out of the pending queue is not yet run
 	clean(t)
 }
 

@@ -184,6 +184,7 @@ func TestShapeHetjobComponentsInTwoPartitions(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
+	endsCompleted(t, id, time.Minute) // out of the pending queue is not yet run
 	script := "#!/bin/bash\n#SBATCH --gres=gpu:mem:4g -p train,inference\n#SBATCH hetjob\n#SBATCH --gres=gpu:mem:4g -p gpu,inference -C h100|l4\ntrue\n"
 	r := slurm(t, 30*time.Second, script, "sbatch", "--output=/dev/null")
 	if r.code == 0 || !strings.Contains(r.err, "heterogeneous job") || !strings.Contains(r.err, "(-p)") {
