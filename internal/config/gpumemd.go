@@ -68,6 +68,7 @@ type Gpumemd struct {
 	FenceCgroupScope string // below it, the directory that holds job_ID
 	FenceFailure     string // fail (the prolog fails) or drain (gpumemd's reason first, then fail)
 	FenceFailures    string // file that counts failed fences, one line each; "" counts nowhere
+	FenceState       string // directory of one file per fenced job naming its fence, for the TaskProlog
 }
 
 // DefaultGpumemd is what gpumemd runs with when neither file nor flag says otherwise:
@@ -101,6 +102,7 @@ func DefaultGpumemd() Gpumemd {
 		FenceCgroupScope:      "system.slice/slurmstepd.scope",
 		FenceFailure:          "fail",
 		FenceFailures:         "/var/lib/gpumem/fence-failures.log",
+		FenceState:            "/run/gpumem/fence",
 	}
 }
 
@@ -119,7 +121,7 @@ const gpumemdKeys = "NVML, Listen, APIPublic, WebConfigFile, NodeName, PollInter
 	"WriteInventory, InventoryDir, GresInterval, GresHook, GresDevPrefix, SlurmVersion, UsagePolicy, UsageGrace, UsageNotify, " +
 	"Drain, Resume, CriticalXIDs, XIDHold, DrainAfter, ResumeAfter, HealthState, Scontrol, HistoryDB, HistoryBucket, HistoryKeepSamples, " +
 	"HistoryKeepJobs, FragmentationSizes, IdlePolicy, IdleAfter, IdleGrace, IdleUtilization, IdleInterval, IdleExemptQOS, " +
-	"IdleExemptAccounts, IdleInteractive, FenceCgroupRoot, FenceCgroupScope, FenceFailure, FenceFailures"
+	"IdleExemptAccounts, IdleInteractive, FenceCgroupRoot, FenceCgroupScope, FenceFailure, FenceFailures, FenceState"
 
 var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 	"nvml":          func(c *Gpumemd, v string) error { return assign(&c.NVML, v, nonEmpty) },
@@ -176,6 +178,7 @@ var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 	"fencecgroupscope":   func(c *Gpumemd, v string) error { return assign(&c.FenceCgroupScope, v, ParseCgroupScope) },
 	"fencefailure":       func(c *Gpumemd, v string) error { return assign(&c.FenceFailure, v, ParseFenceFailure) },
 	"fencefailures":      func(c *Gpumemd, v string) error { return assign(&c.FenceFailures, v, optionalPath) },
+	"fencestate":         func(c *Gpumemd, v string) error { return assign(&c.FenceState, v, parsePath) },
 }
 
 // ParseFenceFailure checks FenceFailure: fail, or drain.
