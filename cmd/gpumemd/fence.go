@@ -32,6 +32,11 @@ type fenceEnv struct {
 }
 
 func realFenceEnv() fenceEnv {
+	if os.Getenv("PATH") == "" {
+		// slurmd gives its prolog no PATH: scontrol is looked up in the system's own
+		// directories only, never in one a user could write.
+		os.Setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+	}
 	return fenceEnv{getenv: os.Getenv, readFile: os.ReadFile, lstat: os.Lstat, openNVML: openFenceNVML,
 		allocated: slurmAllocation, drain: drainUnlessReason, now: time.Now}
 }

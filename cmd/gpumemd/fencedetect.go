@@ -23,7 +23,7 @@ func fenceProbe(opt options, conf *slurmconf.Conf, confErr error) fence.Probe {
 	case !hasFlag(conf.Params["prologflags"], "runinjob"):
 		// Without RunInJob (and on 22.05, which has no such flag) the prolog runs in
 		// slurmd before the job's cgroup exists.
-		p.Hook = "slurm.conf's PrologFlags lack RunInJob (Slurm 23.11 or later): the prolog would run before the job's cgroup exists"
+		p.Hook = "slurm.conf's PrologFlags lack RunInJob (Slurm 24.05 or later): the prolog would run before the job's cgroup exists"
 	}
 	root := opt.FenceCgroupRoot
 	if b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers")); err != nil {

@@ -72,7 +72,7 @@ func InJob(procSelfCgroup []byte, root, jobDir string) error {
 	}
 	self := path.Join(root, rel)
 	if self != jobDir && !strings.HasPrefix(self, jobDir+"/") {
-		return fmt.Errorf("fence: the prolog runs in %s, not below the job's cgroup %s: set PrologFlags=Contain,RunInJob (Slurm 23.11 or later) and check CgroupMountpoint", self, jobDir)
+		return fmt.Errorf("fence: the prolog runs in %s, not below the job's cgroup %s: set PrologFlags=Contain,RunInJob (Slurm 24.05 or later) and check CgroupMountpoint", self, jobDir)
 	}
 	return nil
 }
