@@ -95,13 +95,21 @@ func (f *fenceLab) heldJob(t *testing.T, extra ...string) (id, seen string) {
 	// One line: the test reads the job's record with `scontrol -o`, which a line
 	// break in the command would split.
 	script := fmt.Sprintf(`cat %s > /tmp/gpumem-fence-seen-$SLURM_JOB_ID 2>&1; cat %s/fence/state/$SLURM_JOB_ID >> /tmp/gpumem-fence-seen-$SLURM_JOB_ID 2>&1; `+
-		`mkdir %s/job_$SLURM_JOB_ID/mine 2>/dev/null && echo MADE-A-SUBCGROUP >> /tmp/gpumem-fence-seen-$SLURM_JOB_ID; srun --export=NONE true; true`, f.limitLog, f.lab, f.scope)
+		`mkdir %s/job_$SLURM_JOB_ID/mine 2>/dev/null && echo MADE-A-SUBCGROUP >> /tmp/gpumem-fence-seen-$SLURM_JOB_ID; srun --export=NONE true; `+
+		// It then waits (bounded) for the test to have read its allocation.
+		`for i in $(seq 300); do [ -e /tmp/gpumem-fence-go-$SLURM_JOB_ID ] && break; sleep 0.2; done; true`, f.limitLog, f.lab, f.scope)
 	args := append([]string{"--hold", "--output=/dev/null", "--wrap", script}, extra...)
 	id = sbatchAs(t, args...)
 	seen = hostPath("/tmp/gpumem-fence-seen-" + id)
 	os.Remove(seen)
-	t.Cleanup(func() { os.Remove(seen) })
+	t.Cleanup(func() { os.Remove(seen); os.Remove(hostPath("/tmp/gpumem-fence-go-" + id)) })
 	return id, seen
+}
+
+// letGo lets job id's script end.
+func letGo(t *testing.T, id string) {
+	t.Helper()
+	must(t, os.WriteFile(hostPath("/tmp/gpumem-fence-go-"+id), nil, 0o644))
 }
 
 // allocatedGPU is the GPU of n3 Slurm gave job id, from Slurm's own record.
@@ -149,8 +157,9 @@ func TestFenceDriverLimitBeforeTheJobRuns(t *testing.T) {
 	must(t, os.MkdirAll(hostPath(dir), 0o755))
 	t.Cleanup(func() { os.RemoveAll(hostPath(dir)) })
 	ok(t, "scontrol", "release", id)
-	waitState(t, id, "RUNNING", "COMPLETING", "COMPLETED")
+	waitState(t, id, "RUNNING")
 	gpu := allocatedGPU(t, id)
+	letGo(t, id)
 	waitGone(t, id)
 	sawB, err := os.ReadFile(seen)
 	if err != nil {
