@@ -218,7 +218,6 @@ func TestFenceDriverLimitBeforeTheJobRuns(t *testing.T) {
 	}
 }
 
-
 // A node that said it fences and cannot set a job's limit never runs the job there
 // unfenced: the prolog fails (counted), Slurm holds the job off the node.
 func TestFenceFailureNeverRunsTheJobUnfenced(t *testing.T) {
