@@ -188,6 +188,19 @@ func addFlags(fs *pflag.FlagSet, o *options) {
 		return nil
 	})
 	fs.BoolVar(&c.IdleInteractive, "idle-interactive", c.IdleInteractive, "let the idle policy act on interactive jobs (salloc, srun) too")
+	fs.StringVar(&c.FenceCgroupRoot, "fence-cgroup-root", c.FenceCgroupRoot, "the cgroup2 mount (Slurm's CgroupMountpoint), where the dmem controller must be offered for the driver fence")
+	fs.Func("fence-cgroup-scope", "below --fence-cgroup-root, the directory Slurm's cgroup/v2 puts job_ID in (default "+c.FenceCgroupScope+")", func(v string) error {
+		p, err := config.ParseCgroupScope(v)
+		c.FenceCgroupScope = p
+		return err
+	})
+	fs.Func("fence-failure", "when the prolog cannot set a job's driver fence: fail (the prolog fails) or drain (gpumemd's drain reason first) (default "+c.FenceFailure+")", func(v string) error {
+		p, err := config.ParseFenceFailure(v)
+		c.FenceFailure = p
+		return err
+	})
+	fs.StringVar(&c.FenceFailures, "fence-failures", c.FenceFailures, "file that counts failed driver fences, one line each; empty counts nowhere")
+	fs.StringVar(&c.FenceState, "fence-state", c.FenceState, "directory where the prolog records each job's fence for the task prolog")
 	fs.Func("fragmentation-sizes", "request sizes fragmentation is measured against, each with its unit (default "+sizes(c.FragmentationSizesMiB)+")", func(v string) error {
 		s, err := config.ParseSizesWithUnit(v)
 		c.FragmentationSizesMiB = s

@@ -25,6 +25,8 @@ type gresWriter struct {
 	last time.Time
 	rel  *gresconf.Release // asked of slurmd on the first write
 	hook chan struct{}     // a token: at most one hook runs at a time
+
+	fenceWhy map[int]string // per GPU, why it holds no driver fence, as last logged
 }
 
 func newGresWriter(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) *gresWriter {
@@ -84,6 +86,7 @@ func (w *gresWriter) write() error {
 		if err != nil {
 			return inventory.Cluster{}, err
 		}
+		w.setFences(&node, fenceProbe(w.opt, conf, confErr))
 		c := inventory.Cluster{Nodes: []inventory.Node{node}}
 		if confErr == nil {
 			conf.Annotate(&c) // partitions, so the plugins can route by pool

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,5 +46,52 @@ func TestInventoryNotServedWithoutWriting(t *testing.T) {
 	code, body := get(t, "http://"+addr+"/inventory")
 	if code != http.StatusNotFound || !strings.Contains(string(body), "WriteInventory = yes") {
 		t.Errorf("/inventory without --write-inventory: %d %s; want 404 naming WriteInventory", code, body)
+	}
+}
+
+// Each GPU's fence in the inventory is what the node answers: the driver fence needs
+// gpumemd's prolog run in the job (PrologFlags=RunInJob), the dmem controller and the
+// NVML functions; without any of them the GPU says none, and a MIG GPU hardware.
+func TestInventoryFenceIsWhatTheNodeAnswers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the fake NVML sets limits for root only")
+	}
+	for _, c := range []struct {
+		name, flags, controllers, limits string
+		want                             []string
+	}{
+		{"all answer", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"driver", "hardware"}},
+		{"no RunInJob", "Contain", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"}},
+		{"no dmem", "Contain,RunInJob", "cpu memory", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"}},
+		{"old driver", "Contain,RunInJob", "cpu memory dmem", ``, []string{"none", "hardware"}},
+		{"driver says no", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG", "answer": "ERROR_NOT_SUPPORTED"},`, []string{"none", "hardware"}},
+	} {
+		dir := t.TempDir()
+		root := filepath.Join(dir, "cg")
+		os.MkdirAll(root, 0o755)
+		os.WriteFile(filepath.Join(root, "cgroup.controllers"), []byte(c.controllers+"\n"), 0o644)
+		fake := filepath.Join(dir, "node.json")
+		os.WriteFile(fake, []byte(`{`+strings.ReplaceAll(c.limits, "LOG", filepath.Join(dir, "l.log"))+
+			`"gpus": [{"model": "h100"}, {"model": "a100-40gb", "mig": {"enabled": true, "instances": [{"profile": "7g.40gb", "start": 0}]}}]}`), 0o644)
+		conf := filepath.Join(dir, "slurm.conf")
+		os.WriteFile(conf, []byte("ClusterName=t\nProlog=/usr/sbin/gpumemd-prolog\nPrologFlags="+c.flags+"\nNodeName=f1 Gres=gpu:2\n"), 0o644)
+		gpumem := filepath.Join(dir, "gpumem.conf")
+		os.WriteFile(gpumem, []byte("SlurmConf = "+conf+"\n"), 0o644)
+		inv := filepath.Join(dir, "inv")
+		if err := run(context.Background(), []string{"--config", gpumem, "--once", "--write-inventory", "--inventory-dir", inv,
+			"--nvml", "fake:" + fake, "--node", "f1", "--fence-cgroup-root", root, "--slurm-version", "24.11"}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		cl, err := inventory.LoadPath(filepath.Join(inv, "f1.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, g := range cl.Nodes[0].GPUs {
+			got = append(got, g.FenceOf())
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s: fences %v; want %v", c.name, got, c.want)
+		}
 	}
 }

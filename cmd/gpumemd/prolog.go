@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/config"
+	"github.com/gpumem/gpumem/internal/inventory"
 )
 
 // taskProlog is `gpumemd task-prolog`, a Slurm TaskProlog for GPUs run under CUDA MPS:
@@ -28,6 +29,9 @@ func taskProlog(args []string, getenv func(string) string, stdout, stderr io.Wri
 	if err != nil {
 		fmt.Fprintln(stderr, "gpumemd task-prolog:", err, "(using defaults where wrong)")
 	}
+	if line := fenceLine(path, getenv); line != "" {
+		fmt.Fprintln(stdout, line)
+	}
 	line, err := mpsLimit(getenv("SLURM_SHARDS_ON_NODE"), getenv("CUDA_VISIBLE_DEVICES"), shared.ShardUnitMiB)
 	if err != nil {
 		fmt.Fprintln(stderr, "gpumemd task-prolog: no MPS memory limit:", err)
@@ -37,6 +41,24 @@ func taskProlog(args []string, getenv func(string) string, stdout, stderr io.Wri
 		fmt.Fprintln(stdout, line)
 	}
 	return 0
+}
+
+// fenceLine tells the job which GPU memory fence it got: what gpumemd's prolog
+// recorded for it (driver, or none where its node could not fence its shards), else
+// hardware for a job with whole GPUs or MIG instances and no shards. A job without GPUs
+// gets no line.
+func fenceLine(path string, getenv func(string) string) string {
+	node, _ := config.LoadGpumemd(path)
+	if f := JobFence(node.FenceState, getenv("SLURM_JOB_ID")); f != "" {
+		return "export GPUMEM_FENCE=" + f
+	}
+	switch v := getenv("CUDA_VISIBLE_DEVICES"); {
+	case v == "" || v == "NoDevFiles":
+		return ""
+	case getenv("SLURM_SHARDS_ON_NODE") != "":
+		return "export GPUMEM_FENCE=" + inventory.FenceNone
+	}
+	return "export GPUMEM_FENCE=" + inventory.FenceHardware
 }
 
 // mpsLimit renders the export line for a job holding shards shards on the devices it

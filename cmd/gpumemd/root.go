@@ -56,7 +56,7 @@ start or a --once write failed, 2 for a wrong command line. See docs/gpumemd.md.
 	var described options
 	described.Gpumemd, described.MIG = config.DefaultGpumemd(), config.DefaultMIG()
 	addFlags(root.Flags(), &described)
-	root.AddCommand(newTaskPrologCmd(), manpage.Command("8"))
+	root.AddCommand(newTaskPrologCmd(), newFenceCmd("prolog"), newFenceCmd("epilog"), manpage.Command("8"))
 	return root
 }
 
@@ -78,6 +78,38 @@ shards get nothing. slurm.conf: TaskProlog=/usr/sbin/gpumemd-task-prolog. Always
 	}
 }
 
+// newFenceCmd is `gpumemd prolog` or `gpumemd epilog`, the driver fence's hooks
+// (fenceProlog, fenceEpilog). They parse their one flag themselves.
+func newFenceCmd(name string) *cobra.Command {
+	short := map[string]string{
+		"prolog": "Slurm Prolog (PrologFlags=Contain,RunInJob): set each shard job's GPU memory limit on its cgroup",
+		"epilog": "Slurm Epilog (PrologFlags=Contain,RunInJob): clear the job's GPU memory limits",
+	}[name]
+	return &cobra.Command{
+		Use:   name + " [--config gpumem.conf]",
+		Short: short,
+		Long: short + `.
+Run by slurmstepd as root inside the job's extern step. The job, the node and the
+allocation come from slurmd's environment (SLURM_JOB_ID, SLURMD_NODENAME) and from
+scontrol -d show job; the fence each GPU holds from this node's inventory. See
+docs/gpumemd.md, "The driver fence".`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env := realFenceEnv()
+			rc := 0
+			if name == "prolog" {
+				rc = fenceProlog(args, env, cmd.ErrOrStderr())
+			} else {
+				rc = fenceEpilog(args, env, cmd.ErrOrStderr())
+			}
+			if rc != 0 {
+				os.Exit(rc)
+			}
+			return nil
+		},
+	}
+}
+
 // exitCode is the status gpumemd exits with after err.
 func exitCode(err error) int {
 	var u usageError
@@ -95,5 +127,5 @@ func checkNoArgs(fs *pflag.FlagSet) error {
 	if fs.NArg() == 0 {
 		return nil
 	}
-	return usageError{fmt.Errorf("unexpected argument %q: gpumemd takes flags, and one command, task-prolog", fs.Arg(0))}
+	return usageError{fmt.Errorf("unexpected argument %q: gpumemd takes flags, and the commands task-prolog, prolog and epilog", fs.Arg(0))}
 }

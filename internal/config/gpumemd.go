@@ -61,6 +61,14 @@ type Gpumemd struct {
 	IdleExemptQOS      []string      // QOS whose jobs are never acted on
 	IdleExemptAccounts []string      // accounts whose jobs are never acted on
 	IdleInteractive    bool          // interactive jobs (salloc, srun) may be acted on too
+
+	// The driver fence (gpumemd prolog/epilog): where Slurm's cgroup/v2 puts job
+	// cgroups, and what a failed limit does to the job and the node.
+	FenceCgroupRoot  string // the cgroup2 mount (Slurm's CgroupMountpoint)
+	FenceCgroupScope string // below it, the directory that holds job_ID
+	FenceFailure     string // fail (the prolog fails) or drain (gpumemd's reason first, then fail)
+	FenceFailures    string // file that counts failed fences, one line each; "" counts nowhere
+	FenceState       string // directory of one file per fenced job naming its fence, for the TaskProlog
 }
 
 // DefaultGpumemd is what gpumemd runs with when neither file nor flag says otherwise:
@@ -90,6 +98,11 @@ func DefaultGpumemd() Gpumemd {
 		IdleAfter:             30 * time.Minute,
 		IdleGrace:             10 * time.Minute,
 		IdleInterval:          time.Minute,
+		FenceCgroupRoot:       "/sys/fs/cgroup",
+		FenceCgroupScope:      "system.slice/slurmstepd.scope",
+		FenceFailure:          "fail",
+		FenceFailures:         "/var/lib/gpumem/fence-failures.log",
+		FenceState:            "/run/gpumem/fence",
 	}
 }
 
@@ -108,7 +121,7 @@ const gpumemdKeys = "NVML, Listen, APIPublic, WebConfigFile, NodeName, PollInter
 	"WriteInventory, InventoryDir, GresInterval, GresHook, GresDevPrefix, SlurmVersion, UsagePolicy, UsageGrace, UsageNotify, " +
 	"Drain, Resume, CriticalXIDs, XIDHold, DrainAfter, ResumeAfter, HealthState, Scontrol, HistoryDB, HistoryBucket, HistoryKeepSamples, " +
 	"HistoryKeepJobs, FragmentationSizes, IdlePolicy, IdleAfter, IdleGrace, IdleUtilization, IdleInterval, IdleExemptQOS, " +
-	"IdleExemptAccounts, IdleInteractive"
+	"IdleExemptAccounts, IdleInteractive, FenceCgroupRoot, FenceCgroupScope, FenceFailure, FenceFailures, FenceState"
 
 var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 	"nvml":          func(c *Gpumemd, v string) error { return assign(&c.NVML, v, nonEmpty) },
@@ -161,6 +174,29 @@ var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 	"idleexemptqos":      func(c *Gpumemd, v string) error { c.IdleExemptQOS = ParseList(v); return nil },
 	"idleexemptaccounts": func(c *Gpumemd, v string) error { c.IdleExemptAccounts = ParseList(v); return nil },
 	"idleinteractive":    func(c *Gpumemd, v string) error { return assign(&c.IdleInteractive, v, parseBool) },
+	"fencecgrouproot":    func(c *Gpumemd, v string) error { return assign(&c.FenceCgroupRoot, v, parsePath) },
+	"fencecgroupscope":   func(c *Gpumemd, v string) error { return assign(&c.FenceCgroupScope, v, ParseCgroupScope) },
+	"fencefailure":       func(c *Gpumemd, v string) error { return assign(&c.FenceFailure, v, ParseFenceFailure) },
+	"fencefailures":      func(c *Gpumemd, v string) error { return assign(&c.FenceFailures, v, optionalPath) },
+	"fencestate":         func(c *Gpumemd, v string) error { return assign(&c.FenceState, v, parsePath) },
+}
+
+// ParseFenceFailure checks FenceFailure: fail, or drain.
+func ParseFenceFailure(v string) (string, error) {
+	switch p := strings.ToLower(v); p {
+	case "fail", "drain":
+		return p, nil
+	}
+	return "", fmt.Errorf("%q; want fail (the prolog fails: Slurm drains the node and requeues the job held) or drain (gpumemd drains the node with its own reason, then the prolog fails)", v)
+}
+
+// ParseCgroupScope checks FenceCgroupScope: a relative path below the cgroup2 mount.
+func ParseCgroupScope(v string) (string, error) {
+	c := strings.Trim(v, "/")
+	if c == "" || strings.Contains("/"+c+"/", "/../") || strings.Contains("/"+c+"/", "/./") || strings.Contains(c, "//") {
+		return "", fmt.Errorf("%q; want a path below the cgroup2 mount such as system.slice/slurmstepd.scope", v)
+	}
+	return c, nil
 }
 
 // ParseIdlePolicy checks IdlePolicy.

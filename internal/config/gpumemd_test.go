@@ -76,3 +76,18 @@ func TestExampleIsTheDefaults(t *testing.T) {
 		t.Fatalf("example gives %+v, %v\nwant the defaults %+v", c, err, DefaultGpumemd())
 	}
 }
+
+func TestFenceKeys(t *testing.T) {
+	c, err := ParseGpumemd([]byte("[gpumemd]\nFenceFailure = Drain\nFenceCgroupScope = /system.slice/n1_slurmstepd.scope/\nFenceCgroupRoot = /sys/fs/cgroup/unified\n"))
+	if err != nil || c.FenceFailure != "drain" || c.FenceCgroupScope != "system.slice/n1_slurmstepd.scope" || c.FenceCgroupRoot != "/sys/fs/cgroup/unified" {
+		t.Fatalf("got %q %q %q, %v", c.FenceFailure, c.FenceCgroupScope, c.FenceCgroupRoot, err)
+	}
+	if d := DefaultGpumemd(); d.FenceFailure != "fail" || d.FenceCgroupScope != "system.slice/slurmstepd.scope" {
+		t.Fatalf("defaults %q %q", d.FenceFailure, d.FenceCgroupScope)
+	}
+	for _, bad := range []string{"FenceFailure = ignore", "FenceCgroupScope = ../etc", "FenceCgroupScope = a/./b", "FenceCgroupRoot = relative"} {
+		if _, err := ParseGpumemd([]byte("[gpumemd]\n" + bad + "\n")); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}

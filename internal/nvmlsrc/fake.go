@@ -21,6 +21,8 @@ import (
 type FakeNode struct {
 	Driver string    `json:"driver_version,omitempty"`
 	GPUs   []FakeGPU `json:"gpus"`
+	// MemoryLimits, when present, gives the node's NVML the per-cgroup memory limits.
+	MemoryLimits *FakeMemoryLimits `json:"memory_limits,omitempty"`
 
 	mu      sync.Mutex
 	fixedGI *int // while the file's layout is made: the id its next instance gets
@@ -136,6 +138,11 @@ func DecodeFake(b []byte) (*FakeNode, error) {
 func (n *FakeNode) check() error {
 	if len(n.GPUs) == 0 {
 		return fmt.Errorf("no gpus: want at least one {\"model\": ...}")
+	}
+	if n.MemoryLimits != nil {
+		if err := n.MemoryLimits.check(); err != nil {
+			return err
+		}
 	}
 	for i, g := range n.GPUs {
 		if g.Model != "" {

@@ -68,6 +68,7 @@ func (n *FakeNode) attach(srv *server.Server, uuidTag string) error {
 	srv.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
 		return n.newEventSet(), nvml.SUCCESS
 	}
+	n.wireLimits(srv)
 	return nil
 }
 

@@ -97,6 +97,8 @@ lab_in() {
 . "$REPO/test/lab/prometheus.sh"
 # shellcheck source=test/lab/configless.sh
 . "$REPO/test/lab/configless.sh"
+# shellcheck source=test/lab/fence.sh
+. "$REPO/test/lab/fence.sh"
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 pidfile_pid() { cat "$1" 2>/dev/null || true; }
@@ -327,6 +329,7 @@ render_conf() {
 		"$REPO/slurm-conf/slurm.conf.lab.in")
 	f=${f/@ACCOUNTING@/$acct}
 	f=${f/@PLUGINS@/$plugins}
+	f=${f/@FENCE@/$(fence_conf_lines)}
 	f=${f/@NODES@/$nodes}
 	f=${f/@PARTITIONS@/$parts}
 	printf '%s\n' "$f" >"$etc/slurm.conf"
@@ -342,6 +345,7 @@ render_conf() {
 	acct_render
 	cl_on || gres_install
 	gpumem_conf "$etc"
+	fence_install
 	return 0
 }
 

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/fence"
+	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/nvmlsrc"
+)
+
+// fenceNode is a node of two fake H100s that hold the driver fence, with its
+// gpumem.conf, inventory, fake NVML (recording to log) and cgroup tree.
+type fenceNode struct {
+	conf, log, root, state, failures string
+	drained                          []string
+	asked                            int
+}
+
+func newFenceNode(t *testing.T, fences [2]string, answer string) *fenceNode {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the fake NVML, as the real one, sets limits for root only")
+	}
+	dir := t.TempDir()
+	n := &fenceNode{log: filepath.Join(dir, "limits.log"), root: filepath.Join(dir, "cgroup"),
+		state: filepath.Join(dir, "state"), failures: filepath.Join(dir, "failures.log")}
+	ml := fmt.Sprintf(`{"log": %q, "answer": %q}`, n.log, answer)
+	fake := filepath.Join(dir, "node.json")
+	os.WriteFile(fake, []byte(`{"memory_limits": `+ml+`, "gpus": [{"model": "h100"}, {"model": "h100"}]}`), 0o644)
+	inv := filepath.Join(dir, "inv")
+	node := inventory.Node{Name: "n1", GPUs: []inventory.GPU{
+		{Index: 0, Type: "h100", MemoryMiB: 81559, Fence: fences[0]},
+		{Index: 1, Type: "h100", MemoryMiB: 81559, Fence: fences[1]},
+	}}
+	if _, _, err := inventory.WriteNode(inv, node); err != nil {
+		t.Fatal(err)
+	}
+	n.conf = filepath.Join(dir, "gpumem.conf")
+	os.WriteFile(n.conf, []byte(fmt.Sprintf("ShardUnit = 1G\n[gpumemd]\nNVML = fake:%s\nInventoryDir = %s\nFenceCgroupRoot = %s\nFenceState = %s\nFenceFailures = %s\n",
+		fake, inv, n.root, n.state, n.failures)), 0o644)
+	return n
+}
+
+// env is slurmd's prolog environment for job id, plus whatever a hostile user might
+// hope reaches it; slices is what Slurm allocated.
+func (n *fenceNode) env(id string, slices []fence.Slice, extra map[string]string) fenceEnv {
+	vars := map[string]string{"SLURM_JOB_ID": id, "SLURMD_NODENAME": "n1"}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	e := realFenceEnv()
+	e.getenv = func(k string) string { return vars[k] }
+	e.allocated = func(_ context.Context, _, job, node string) ([]fence.Slice, error) {
+		n.asked++
+		if job != id || node != "n1" {
+			return nil, fmt.Errorf("asked for job %s on %s", job, node)
+		}
+		return slices, nil
+	}
+	e.drain = func(_, node, reason string) error { n.drained = append(n.drained, node+": "+reason); return nil }
+	e.readFile = func(string) ([]byte, error) { return nil, fmt.Errorf("not read on a fake node") }
+	e.now = func() time.Time { return time.Unix(0, 0) }
+	return e
+}
+
+func (n *fenceNode) jobDir(t *testing.T, id string) string {
+	d := filepath.Join(n.root, fence.DefaultScope, "job_"+id)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+type limitSet struct {
+	GPU  int
+	Path string
+	Hard uint64
+}
+
+func (n *fenceNode) calls(t *testing.T) []limitSet {
+	cs, err := nvmlsrc.ReadFakeLimits(n.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []limitSet
+	for _, c := range cs {
+		out = append(out, limitSet{c.GPU, c.Namespace, c.Hard})
+	}
+	return out
+}
+
+func TestFencePrologSetsTheSliceOnTheJobCgroup(t *testing.T) {
+	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
+	dir := n.jobDir(t, "42")
+	// Everything a user controls in their job's environment, and a sub-cgroup and a
+	// cgroup named like another job: none of it may move or change the limit.
+	hostile := map[string]string{"CUDA_VISIBLE_DEVICES": "0,1", "SLURM_SHARDS_ON_NODE": "80", "SPANK_SLURM_JOB_ID": "43",
+		"GPUMEM_CONF": "/tmp/mine.conf", "SLURM_JOB_GPUS": "0,1"}
+	os.MkdirAll(filepath.Join(dir, "step_0/user/mine"), 0o755)
+	n.jobDir(t, "43")
+	var errb bytes.Buffer
+	slices := []fence.Slice{{GPU: 0, Shards: 23}, {GPU: 1, Shards: 7}} // a split, as 24.11 prints it
+	if rc := fenceProlog([]string{"--config", n.conf}, n.env("42", slices, hostile), &errb); rc != 0 {
+		t.Fatalf("prolog rc %d: %s", rc, errb.String())
+	}
+	want := []limitSet{{0, dir, 23 << 30}, {1, dir, 7 << 30}}
+	if got := n.calls(t); !reflect.DeepEqual(got, want) {
+		t.Fatalf("limits set %+v; want %+v", got, want)
+	}
+	if f := JobFence(n.state, "42"); f != inventory.FenceDriver {
+		t.Errorf("recorded fence %q; want driver", f)
+	}
+	// The epilog clears both GPUs and the record.
+	if rc := fenceEpilog([]string{"--config", n.conf}, n.env("42", nil, nil), &errb); rc != 0 {
+		t.Fatalf("epilog rc %d", rc)
+	}
+	cs, _ := nvmlsrc.ReadFakeLimits(n.log)
+	for gpu := 0; gpu < 2; gpu++ {
+		if c, ok := nvmlsrc.CurrentFakeLimit(cs, gpu, dir); ok {
+			t.Errorf("GPU %d: limit %+v left after the epilog", gpu, c)
+		}
+	}
+	if f := JobFence(n.state, "42"); f != "" {
+		t.Errorf("fence record %q left after the epilog", f)
+	}
+}
+
+func TestFencePrologJobsWithoutALimit(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		fences [2]string
+		slices []fence.Slice
+		asked  int
+		fence  string
+	}{
+		{"whole GPU", [2]string{inventory.FenceDriver, inventory.FenceDriver}, []fence.Slice{{GPU: 0, Whole: true}}, 1, inventory.FenceHardware},
+		{"no GPU", [2]string{inventory.FenceDriver, inventory.FenceDriver}, nil, 1, ""},
+		// A node that said it cannot fence: no Slurm and no NVML call at all.
+		{"node without a fence", [2]string{inventory.FenceNone, inventory.FenceNone}, []fence.Slice{{GPU: 0, Shards: 4}}, 0, ""},
+	} {
+		n := newFenceNode(t, c.fences, "")
+		n.jobDir(t, "7")
+		var errb bytes.Buffer
+		rc := fenceProlog([]string{"--config", n.conf}, n.env("7", c.slices, nil), &errb)
+		if rc != 0 || len(n.calls(t)) != 0 || n.asked != c.asked || JobFence(n.state, "7") != c.fence {
+			t.Errorf("%s: rc %d, calls %+v, asked Slurm %d times, fence %q (%s); want rc 0, no call, %d, %q",
+				c.name, rc, n.calls(t), n.asked, JobFence(n.state, "7"), errb.String(), c.asked, c.fence)
+		}
+	}
+}
+
+func TestFencePrologFailsRatherThanRunUnfenced(t *testing.T) {
+	for _, c := range []struct {
+		name, answer, policy, wants string
+		noDir                       bool
+	}{
+		{"driver refuses", "ERROR_NOT_SUPPORTED", "fail", "not supported here", false},
+		{"no permission", "ERROR_NO_PERMISSION", "drain", "root only", false},
+		{"no job cgroup", "", "fail", "no such file", true},
+	} {
+		n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, c.answer)
+		if c.policy == "drain" {
+			b, _ := os.ReadFile(n.conf)
+			os.WriteFile(n.conf, append(b, "FenceFailure = drain\n"...), 0o644)
+		}
+		if !c.noDir {
+			n.jobDir(t, "9")
+		}
+		var errb bytes.Buffer
+		rc := fenceProlog([]string{"--config", n.conf}, n.env("9", []fence.Slice{{GPU: 1, Shards: 10}}, nil), &errb)
+		failures, _ := os.ReadFile(n.failures)
+		if rc != 1 || !strings.Contains(errb.String(), c.wants) || strings.Count(string(failures), "\n") != 1 {
+			t.Errorf("%s: rc %d, stderr %q, failures %q; want rc 1, %q, one failure counted", c.name, rc, errb.String(), failures, c.wants)
+		}
+		wantDrain := 0
+		if c.policy == "drain" {
+			wantDrain = 1
+		}
+		if len(n.drained) != wantDrain || (wantDrain == 1 && !strings.HasPrefix(n.drained[0], "n1: gpumem: ")) {
+			t.Errorf("%s: drained %q; want %d drain with gpumem's reason", c.name, n.drained, wantDrain)
+		}
+		if cs := n.calls(t); len(cs) != 0 && c.answer == "" {
+			t.Errorf("%s: limits set %+v", c.name, cs)
+		}
+	}
+}
+
+func TestFencePrologOnARealNodeNeedsToRunInTheJob(t *testing.T) {
+	// As a real node's prolog without RunInJob (22.05, or the flag left out): its own
+	// cgroup is slurmd's, so it refuses rather than limit a cgroup it cannot prove.
+	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
+	dir := n.jobDir(t, "5")
+	e := n.env("5", []fence.Slice{{GPU: 0, Shards: 2}}, nil)
+	fake := e.openNVML
+	e.openNVML = func(spec string) (fence.Lib, string, func(), error) {
+		lib, _, closeLib, err := fake(spec)
+		return lib, nvmlsrc.KindReal, closeLib, err
+	}
+	e.readFile = func(string) ([]byte, error) { return []byte("0::/system.slice/slurmd.service\n"), nil }
+	var errb bytes.Buffer
+	if rc := fenceProlog([]string{"--config", n.conf}, e, &errb); rc != 1 || !strings.Contains(errb.String(), "RunInJob") {
+		t.Fatalf("rc %d, %s; want a failure that names RunInJob", rc, errb.String())
+	}
+	rel, _ := filepath.Rel(n.root, dir)
+	e.readFile = func(string) ([]byte, error) { return []byte("0::/" + rel + "/step_extern/slurm\n"), nil }
+	if rc := fenceProlog([]string{"--config", n.conf}, e, &errb); rc != 0 {
+		t.Fatalf("rc %d in the job's extern step: %s", rc, errb.String())
+	}
+	if got := n.calls(t); len(got) != 1 || got[0] != (limitSet{0, dir, 2 << 30}) {
+		t.Fatalf("limits %+v", got)
+	}
+}
