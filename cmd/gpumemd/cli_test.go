@@ -152,7 +152,8 @@ func TestMissingConfig(t *testing.T) {
 // never takes: status 2 before anything starts, naming the flag and the value and
 // saying what is wanted, never a Go parser's text.
 func TestEveryFlagRefusesABadValue(t *testing.T) {
-	anyText := map[string]bool{"idle-exempt-qos": true, "idle-exempt-accounts": true}
+	// Flags whose every word is a value: a list of names, a relative cgroup path.
+	anyText := map[string]bool{"idle-exempt-qos": true, "idle-exempt-accounts": true, "fence-cgroup-scope": true}
 	var o options
 	n := 0
 	newFlags(&o, io.Discard).VisitAll(func(f *pflag.Flag) {

@@ -17,9 +17,9 @@ import (
 	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
-// fenceNode is the node the fence tests give the driver fence: n3, whose L4s the lab
+// driverFenceNode is the node the fence tests give the driver fence: n3, whose L4s the lab
 // user's jobs land on (sbatchAs).
-const fenceNode = "n3"
+const driverFenceNode = "n3"
 
 // fenceLab is the lab's driver-fence hook (test/lab/fence.sh) with n3's fake NVML given
 // the per-cgroup limit functions and the fake cgroup2 root the dmem controller: what a
@@ -40,7 +40,7 @@ func setupFence(t *testing.T) *fenceLab {
 	f.cgRoot = f.lab + "/fence/cgroup"
 	f.scope = f.cgRoot + "/system.slice/slurmstepd.scope"
 	f.limitLog = f.lab + "/fence/limits.log"
-	fake := hostPath(f.lab + "/nodes/" + fenceNode + ".json")
+	fake := hostPath(f.lab + "/nodes/" + driverFenceNode + ".json")
 	orig, err := os.ReadFile(fake)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func setupFence(t *testing.T) *fenceLab {
 		os.WriteFile(fake, orig, 0o644)
 		os.Remove(hostPath(f.cgRoot + "/cgroup.controllers"))
 		f.inventory(t)
-		slurm(t, 30*time.Second, "", "scontrol", "update", "nodename="+fenceNode, "state=resume")
+		slurm(t, 30*time.Second, "", "scontrol", "update", "nodename="+driverFenceNode, "state=resume")
 	})
 	return f
 }
@@ -78,11 +78,11 @@ func must(t *testing.T, err error) {
 // fence is what the node answers now.
 func (f *fenceLab) inventory(t *testing.T) []inventory.GPU {
 	t.Helper()
-	ok(t, f.lab+"/bin/gpumemd", "--once", "--config", f.lab+"/gpumemd.conf", "--nvml=fake:"+f.lab+"/nodes/"+fenceNode+".json",
-		"--node", fenceNode, "--write-inventory", "--inventory-dir", "/etc/slurm/gpumem.d", "--fence-cgroup-root", f.cgRoot)
-	c, err := inventory.LoadPath(ctldConf("gpumem.d/" + fenceNode + ".json"))
+	ok(t, f.lab+"/bin/gpumemd", "--once", "--config", f.lab+"/gpumemd.conf", "--nvml=fake:"+f.lab+"/nodes/"+driverFenceNode+".json",
+		"--node", driverFenceNode, "--write-inventory", "--inventory-dir", "/etc/slurm/gpumem.d", "--fence-cgroup-root", f.cgRoot)
+	c, err := inventory.LoadPath(ctldConf("gpumem.d/" + driverFenceNode + ".json"))
 	if err != nil || len(c.Nodes) != 1 {
-		t.Fatalf("%s's inventory: %v", fenceNode, err)
+		t.Fatalf("%s's inventory: %v", driverFenceNode, err)
 	}
 	return c.Nodes[0].GPUs
 }
@@ -146,7 +146,7 @@ func TestFenceDriverLimitBeforeTheJobRuns(t *testing.T) {
 	}
 	for _, g := range gpus {
 		if g.FenceOf() != want {
-			t.Fatalf("%s GPU %d says fence %q; want %q on %s", fenceNode, g.Index, g.FenceOf(), want, release)
+			t.Fatalf("%s GPU %d says fence %q; want %q on %s", driverFenceNode, g.Index, g.FenceOf(), want, release)
 		}
 	}
 	// Everything the user controls about the job, aimed at the limit: another job id,
@@ -238,7 +238,7 @@ func TestFenceFailureNeverRunsTheJobUnfenced(t *testing.T) {
 		}
 	}
 	b, _ := os.ReadFile(failures)
-	if !strings.Contains(string(b), "job "+id+" on "+fenceNode+": driver fence not set") {
+	if !strings.Contains(string(b), "job "+id+" on "+driverFenceNode+": driver fence not set") {
 		t.Fatalf("failure not counted for job %s: %q", id, b)
 	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
@@ -248,7 +248,7 @@ func TestFenceFailureNeverRunsTheJobUnfenced(t *testing.T) {
 			break
 		}
 	}
-	node := ok(t, "scontrol", "show", "node", fenceNode, "-o")
+	node := ok(t, "scontrol", "show", "node", driverFenceNode, "-o")
 	t.Logf("%s after a failed fence: job %s %q (%s); node: %s", release, id, state, reason, node[strings.Index(node, "State="):])
 	if _, err := os.Stat(seen); err == nil {
 		b, _ := os.ReadFile(seen)
