@@ -126,12 +126,12 @@ func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Option
 	if strings.Contains(o.Gres, "gres/") {
 		prefix = "gres/"
 	}
-	args := clientArgs()
-	if r := repeatedGres(args, o.HetOffset, ""); r != "" {
+	given := commandLine(clientCommandLine())
+	if r := repeatedGres(given, o.HetOffset); r != "" {
 		return o, r
 	}
 	f := o.Fields(prefix)
-	f.HetJob = f.HetJob || hetCommandLine(args)
+	f.HetJob = f.HetJob || hetCommandLine(given)
 	if !AsksMem(f) {
 		return o, ""
 	}
