@@ -121,27 +121,30 @@ func shortArg(cl client, c byte) byte {
 	return 'n'
 }
 
-// commandLine is the --gres values of each heterogeneous component (one for a job of
-// its own) that client cl's arguments args (without the program name) give, in one pass.
-func commandLine(cl client, args []string) [][]string {
-	comps := [][]string{nil}
+// commandLine is the --gres options that client cl's arguments args (without the
+// program name) give heterogeneous component comp (0 also for a job of its own), and
+// how many components the command line has, in one pass.
+func commandLine(cl client, args []string, comp uint32) (given gresGiven, comps uint32) {
+	comps = 1
 	g := getopt{cl: cl}
+	next := func() { comps, g = comps+1, getopt{cl: cl} }
 	ended, program := false, false
 	for _, w := range args {
 		switch {
 		case program: // srun's program and its arguments run to a lone ":"
 			if w == ":" {
-				comps, g, program = append(comps, nil), getopt{cl: cl}, false
+				next()
+				program = false
 			}
 			continue
 		case ended: // after "--" the client looks at one word for ":"
 			ended = false
 			if w == ":" {
-				comps, g = append(comps, nil), getopt{cl: cl}
+				next()
 				continue
 			}
 			if cl != srun {
-				return comps
+				return given, comps
 			}
 			program = true
 			continue
@@ -149,74 +152,69 @@ func commandLine(cl client, args []string) [][]string {
 		st, v := g.next(w)
 		switch st {
 		case stepGres:
-			comps[len(comps)-1] = append(comps[len(comps)-1], v)
+			if comps-1 == comp {
+				given.add(v, 0)
+			}
 		case stepDashes:
 			ended = true
 		case stepEnd:
 			if w == ":" {
-				comps, g = append(comps, nil), getopt{cl: cl}
+				next()
 			} else if cl != srun {
-				return comps
+				return given, comps
 			} else {
 				program = true
 			}
 		case stepBad:
-			return comps
+			return given, comps
 		}
 	}
-	return comps
+	return given, comps
 }
 
-// hetCommandLine says whether a command line (commandLine's) gives a heterogeneous job.
-// cli_filter is told the component's offset, which is 0 both for the first component and
-// for a job of its own; the command line tells them apart. A batch script's "#SBATCH
-// hetjob" lines are not seen here (cli_filter never gets the script).
-func hetCommandLine(comps [][]string) bool { return len(comps) > 1 }
-
-// repeatedGres is the refusal for component comp of a command line (commandLine's) whose
-// several --gres options include gpu:mem, of which the client would keep only the last;
-// "" when there is none.
-func repeatedGres(comps [][]string, comp uint32) string {
-	if int64(comp) >= int64(len(comps)) {
-		return ""
-	}
-	return twice(comps[comp], "")
+// gresGiven is what a user gave as --gres in one component: how many times, the first
+// maxNamed values and their lines (of a script), and whether any was gpu:mem. It keeps
+// no more than that whatever the job carries.
+type gresGiven struct {
+	n     int
+	vals  []string
+	lines []int
+	mem   bool
 }
 
-// twice is the refusal for the --gres values vals given where (" in ..." or "") when
-// there are several and one is gpu:mem; "" otherwise.
-func twice(vals []string, where string) string {
-	if len(vals) < 2 || !anyMem(vals) {
+func (g *gresGiven) add(v string, line int) {
+	g.n++
+	g.mem = g.mem || request.HasMem(v)
+	if len(g.vals) < maxNamed {
+		g.vals, g.lines = append(g.vals, v), append(g.lines, line)
+	}
+}
+
+// refusal is the refusal for --gres given where (" in ...", or "" for the command
+// line) when it was given several times, one of them gpu:mem, of which the client would
+// keep only the last; "" otherwise.
+func (g *gresGiven) refusal(where string) string {
+	if g.n < 2 || !g.mem {
 		return ""
 	}
-	shown := vals[:min(len(vals), maxNamed)]
-	given := make([]string, len(shown))
-	for i, v := range shown {
+	given := make([]string, len(g.vals))
+	for i, v := range g.vals {
 		given[i] = "--gres=" + v
 	}
-	return "gpumem: you gave --gres " + strconv.Itoa(len(vals)) + " times" + where + " (" + strings.Join(given, " ") + more(len(vals)) +
-		"), and Slurm keeps only the last, which would drop the others; write them as one option: --gres=" + strings.Join(shown, ",") + more(len(vals))
+	return "gpumem: you gave --gres " + strconv.Itoa(g.n) + " times" + where + " (" + strings.Join(given, " ") + g.more() +
+		"), and Slurm keeps only the last, which would drop the others; write them as one option: --gres=" + strings.Join(g.vals, ",") + g.more()
 }
 
-// maxNamed is how many of what a user repeated a refusal names: enough to recognise
-// their own lines, and a text of bounded length whatever the job carries.
+// maxNamed is how many of the options a user repeated a refusal names: enough to
+// recognise their own lines, and a text of bounded length whatever the job carries.
 const maxNamed = 8
 
-// more is what a list of n things, maxNamed of them named, says of the rest.
-func more(n int) string {
-	if n <= maxNamed {
+// more is what a refusal naming maxNamed of the options says of the rest.
+func (g *gresGiven) more() string {
+	if g.n <= len(g.vals) {
 		return ""
 	}
-	return " ... " + strconv.Itoa(n-maxNamed) + " more"
-}
-
-func anyMem(vals []string) bool {
-	for _, v := range vals {
-		if request.HasMem(v) {
-			return true
-		}
-	}
-	return false
+	return " ... " + strconv.Itoa(g.n-len(g.vals)) + " more"
 }
 
 // clientCommandLine is the client that runs cli_filter, by its name, and its command

@@ -27,7 +27,8 @@ func TestRepeatedGres(t *testing.T) {
 		{[]string{"--gres=gpu:mem:5g", "--", "prog", "--gres=x"}, 0, ""},
 		{[]string{"--gres=gpu:mem:5g"}, 3, ""}, // no such component
 	} {
-		if got := repeatedGres(commandLine(srun, c.args), c.comp); got != c.want {
+		given, _ := commandLine(srun, c.args, c.comp)
+		if got := given.refusal(""); got != c.want {
 			t.Errorf("%v (component %d):\n got %q\nwant %q", c.args, c.comp, got, c.want)
 		}
 	}
@@ -72,7 +73,15 @@ func TestCommandLineStopsAtTheProgram(t *testing.T) {
 		{srun, "--gres=gpu:mem:5g --gre=shard:1 app", [][]string{{"gpu:mem:5g"}}}, // --gres or --gres-flags
 		{srun, "", [][]string{nil}},
 	} {
-		if got := commandLine(c.cl, strings.Fields(c.args)); !reflect.DeepEqual(got, c.want) {
+		var got [][]string
+		for comp := uint32(0); comp < uint32(len(c.want)); comp++ {
+			given, comps := commandLine(c.cl, strings.Fields(c.args), comp)
+			if comps != uint32(len(c.want)) {
+				t.Errorf("%s %s: %d components, want %d", [...]string{"salloc", "sbatch", "srun"}[c.cl], c.args, comps, len(c.want))
+			}
+			got = append(got, given.vals)
+		}
+		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s %s:\n got %q\nwant %q", [...]string{"salloc", "sbatch", "srun"}[c.cl], c.args, got, c.want)
 		}
 	}
@@ -95,8 +104,8 @@ func TestHetCommandLine(t *testing.T) {
 		{srun, "-J : prog", false},                     // the job's name
 		{srun, "", false},
 	} {
-		if got := hetCommandLine(commandLine(c.cl, strings.Fields(c.args))); got != c.want {
-			t.Errorf("hetCommandLine(%q) = %v, want %v", c.args, got, c.want)
+		if _, comps := commandLine(c.cl, strings.Fields(c.args), 0); (comps > 1) != c.want {
+			t.Errorf("%q: %d components, want a hetjob: %v", c.args, comps, c.want)
 		}
 	}
 }

@@ -32,8 +32,7 @@ func scriptRepeats(script string, asksMem bool, max int) string {
 	if len(head) > max {
 		head, long = head[:max], true
 	}
-	var vals []string // the --gres values of the component being read,
-	var lines []int   // and their lines
+	var given gresGiven // the --gres of the component being read
 	g := getopt{cl: sbatch}
 	stopped := false // sbatch met a word that is no option: it refuses the script itself
 	for n := 1; head != ""; n++ {
@@ -51,10 +50,10 @@ func scriptRepeats(script string, asksMem bool, max int) string {
 			continue
 		}
 		if hetSeparator(strings.TrimLeft(body, spaces)) {
-			if r := scriptTwice(vals, lines); r != "" {
+			if r := given.inScript(); r != "" {
 				return r
 			}
-			vals, lines, g, stopped = vals[:0], lines[:0], getopt{cl: sbatch}, false
+			given, g, stopped = gresGiven{}, getopt{cl: sbatch}, false
 			continue // sbatch reads nothing more of a hetjob line (get_argument)
 		}
 		for !stopped {
@@ -64,13 +63,13 @@ func scriptRepeats(script string, asksMem bool, max int) string {
 			}
 			switch st, v := g.next(w); st {
 			case stepGres:
-				vals, lines = append(vals, v), append(lines, n)
+				given.add(v, n)
 			case stepEnd, stepDashes, stepBad:
 				stopped = true
 			}
 		}
 	}
-	if r := scriptTwice(vals, lines); r != "" {
+	if r := given.inScript(); r != "" {
 		return r
 	}
 	if long && asksMem {
@@ -80,25 +79,25 @@ func scriptRepeats(script string, asksMem bool, max int) string {
 	return ""
 }
 
-// scriptTwice is twice for one component's --gres values from the script's lines.
-func scriptTwice(vals []string, lines []int) string {
-	if len(vals) < 2 {
+// inScript is refusal for --gres given in a script's #SBATCH lines, which it names.
+func (g *gresGiven) inScript() string {
+	if g.n < 2 || !g.mem {
 		return ""
 	}
-	at := make([]string, 0, maxNamed)
-	for i, n := range lines {
-		if s := strconv.Itoa(n); i < maxNamed && (i == 0 || lines[i-1] != n) {
-			at = append(at, s)
+	at := make([]string, 0, len(g.lines))
+	for i, n := range g.lines {
+		if i == 0 || g.lines[i-1] != n {
+			at = append(at, strconv.Itoa(n))
 		}
 	}
 	named := "line " + at[0]
 	if last := len(at) - 1; last > 0 {
 		named = "lines " + strings.Join(at[:last], ", ") + " and " + at[last]
 	}
-	if len(lines) > maxNamed {
+	if g.n > len(g.lines) {
 		named += " and more"
 	}
-	return twice(vals, " in the script's #SBATCH "+named)
+	return g.refusal(" in the script's #SBATCH " + named)
 }
 
 // spaces is what C's isspace says is blank, as sbatch reads a script.

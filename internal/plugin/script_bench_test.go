@@ -80,8 +80,8 @@ func BenchmarkCommandLineCost(b *testing.B) {
 			}
 			b.Run(sh.name+"/words="+strconv.Itoa(n), func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					comps := commandLine(srun, args)
-					repeatedGres(comps, uint32(len(comps)-1))
+					given, _ := commandLine(srun, args, 1)
+					given.refusal("")
 				}
 			})
 		}
