@@ -43,13 +43,13 @@ func scriptRepeats(script string, asksMem bool, max int) string {
 			body, ok = strings.CutPrefix(line, "#SLURM")
 		}
 		if !ok {
-			if t := strings.TrimLeft(line, spaces); t != "" && t[0] != '#' {
+			if t := skipSpace(line); t != "" && t[0] != '#' {
 				long = false // the first command: sbatch reads no further
 				break
 			}
 			continue
 		}
-		if hetSeparator(strings.TrimLeft(body, spaces)) {
+		if hetSeparator(skipSpace(body)) {
 			if r := given.inScript(); r != "" {
 				return r
 			}
@@ -100,14 +100,24 @@ func (g *gresGiven) inScript() string {
 	return g.refusal(" in the script's #SBATCH " + named)
 }
 
-// spaces is what C's isspace says is blank, as sbatch reads a script.
-const spaces = " \t\n\v\f\r"
-
+// isSpace is C's isspace, as sbatch reads a script.
 func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+
+// skipSpace is s without the blanks it starts with.
+func skipSpace(s string) string {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return s[i:]
+}
 
 // hetSeparator says whether an #SBATCH line's words (blanks before them taken off) start
 // with hetjob or packjob, which start the next component.
 func hetSeparator(s string) bool {
+	if s == "" || s[0]|0x20 != 'h' && s[0]|0x20 != 'p' {
+		return false
+	}
 	for _, w := range [...]string{"hetjob", "packjob"} {
 		if len(s) >= len(w) && strings.EqualFold(s[:len(w)], w) && (len(s) == len(w) || isSpace(s[len(w)])) {
 			return true
@@ -122,7 +132,7 @@ func hetSeparator(s string) bool {
 // with ":" or an unmatched quote ends the line (sbatch refuses the last two). ok is false
 // when the line has no more words.
 func scriptWord(s string) (w, rest string, ok bool) {
-	s = strings.TrimLeft(s, spaces)
+	s = skipSpace(s)
 	if s == "" || s[0] == ':' || s[0] == '#' || hetSeparator(s) {
 		return "", "", false
 	}

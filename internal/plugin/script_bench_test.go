@@ -44,7 +44,7 @@ func BenchmarkScriptCost(b *testing.B) {
 					max, name = MaxScriptRead, "bounded/"
 				}
 				b.Run(name+sh.name+"/lines="+strconv.Itoa(n), func(b *testing.B) {
-					b.SetBytes(int64(len(script)))
+					b.SetBytes(int64(min(len(script), max))) // what is read
 					for i := 0; i < b.N; i++ {
 						scriptRepeats(script, sh.mem, max)
 					}
