@@ -15,8 +15,8 @@ enum {
 	GPUMEM_REQ_NODES, GPUMEM_WRITABLE,
 	GPUMEM_EXC_NODES = GPUMEM_WRITABLE, GPUMEM_FEATURES, GPUMEM_RESERVATION, GPUMEM_ARRAY_INX,
 	GPUMEM_SUBMIT_NSLOTS,
-	/* the batch script, only when gpumem_gres_twice says it may give --gres twice; such
-	 * a job never goes through the memo, so the slot is no part of its key */
+	/* the batch script, only when gpumem_script_to_go says Go must read it; such a job
+	 * never goes through the memo, so the slot is no part of its key */
 	GPUMEM_SCRIPT = GPUMEM_SUBMIT_NSLOTS,
 	/* job_modify: the job being changed, as slurmctld holds it now (gpumem_jobrec.h);
 	 * read only, and only when num[GPUMEM_JOB_KNOWN] is 1 */
@@ -75,12 +75,68 @@ static inline int gpumem_has_mem(const char *s)
 	return 0;
 }
 
-/* gpumem_gres_twice is the shim's prefilter for plugin.scriptRepeats: the script names
- * --gres (or an option that starts so) at least twice. */
-static inline int gpumem_gres_twice(const char *s)
+/* GPUMEM_SCRIPT_MAX is plugin.MaxScriptRead: how much of a batch script the prefilter
+ * and Go read (a test checks the two agree). */
+#define GPUMEM_SCRIPT_MAX (1 << 20)
+
+static inline int gpumem_blank(char c)
 {
-	const char *p = s ? strstr(s, "--gres") : NULL;
-	return p && strstr(p + 6, "--gres") != NULL;
+	return c == ' ' || (c >= '\t' && c <= '\r'); /* C's isspace, in any locale */
+}
+
+/* gpumem_script_to_go is the shim's prefilter for plugin.ScriptRepeats: whether Go must
+ * read the script. It reads the script's #SBATCH head (the lines up to the first one that
+ * is neither blank nor a comment, as sbatch does) in its first GPUMEM_SCRIPT_MAX bytes,
+ * once: yes where its #SBATCH and #SLURM lines, quotes and backslashes left out (sbatch
+ * takes them out of words), spell --gres twice and mem in any case; and, for a job that
+ * asks for GPU memory, where the head runs past the bound. A fuzz test checks that it
+ * says yes wherever Go refuses. */
+static inline int gpumem_script_to_go(const char *s, int asks_mem)
+{
+	static const char gres[] = "--gres", mem[] = "mem";
+	size_t n = s ? strnlen(s, GPUMEM_SCRIPT_MAX + 1) : 0;
+	int past = n > GPUMEM_SCRIPT_MAX, times = 0, has_mem = 0;
+	const char *p = s, *end = s + (past ? GPUMEM_SCRIPT_MAX : n);
+
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *q = p;
+		int g = 0, m = 0; /* how much of "--gres" and of "mem" the last characters spell */
+
+		if (le - p >= 7 && !memcmp(p, "#SBATCH", 7))
+			q = p + 7;
+		else if (le - p >= 6 && !memcmp(p, "#SLURM", 6))
+			q = p + 6;
+		else {
+			while (q < le && gpumem_blank(*q))
+				q++;
+			if (q < le && *q != '#') {
+				past = 0; /* the first command: sbatch reads no further */
+				break;
+			}
+			q = le;
+		}
+		for (; q < le; q++) {
+			char c = *q, lc = (char)(c | 0x20);
+
+			if (c == '"' || c == '\'' || c == '\\')
+				continue;
+			if (c == gres[g])
+				g++;
+			else
+				g = c == '-' ? (g == 2 ? 2 : 1) : 0;
+			if (g == 6)
+				times++, g = 0;
+			if (lc == mem[m])
+				m++;
+			else
+				m = lc == 'm';
+			if (m == 3)
+				has_mem = 1, m = 0;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return (times >= 2 && has_mem) || (past && asks_mem);
 }
 
 #endif

@@ -113,7 +113,7 @@ static int gpumem_desc(job_desc_msg_t *desc, char **err_msg)
 	j.pin = pins;
 	// A script that may give --gres twice goes to Go whatever its fields say: the last
 	// --gres, all the fields show, may have dropped a gpu:mem.
-	if (gpumem_gres_twice(desc->script))
+	if (gpumem_script_to_go(desc->script, gpumem_asks_mem(&j)))
 		j.in[GPUMEM_SCRIPT] = desc->script;
 	// Every hetjob component goes to Go, which follows a hetjob's components in order
 	// (those without gpu:mem too: the first one starts a new job), and is never a memo:

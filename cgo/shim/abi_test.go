@@ -99,17 +99,46 @@ func FuzzPrefilterAgreesWithGo(f *testing.F) {
 }
 
 // FuzzScriptPrefilterAgreesWithGo: job_submit hands a batch script to Go only when
-// gpumem_gres_twice says yes; it must say yes wherever plugin.ScriptRepeats refuses.
+// gpumem_script_to_go says yes; it must say yes wherever plugin.ScriptRepeats refuses.
 func FuzzScriptPrefilterAgreesWithGo(f *testing.F) {
-	for _, s := range []string{"", "#!/bin/sh\n#SBATCH --gres=gpu:mem:20g\n#SBATCH --gres=shard:3\n", "#SBATCH --gres gpu:mem:1g --gres=x", "--gres"} {
+	for _, s := range []string{"", "#!/bin/sh\n#SBATCH --gres=gpu:mem:20g\n#SBATCH --gres=shard:3\n", "#SBATCH --gres gpu:mem:1g --gres=x", "--gres",
+		"#SBATCH --g\"res\"=gpu:mem:20g\n#SBATCH --\\gres shard:3\n", "#SLURM ---gres=gpu:MeM:1g -J x --gres=y # c\n \t\n#SBATCH hetjob\n",
+		"#SBATCH --gres=gpu:mem:5g\n#\n#SBATCH --g'r'es=shard:1\r\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if i := strings.IndexByte(s, 0); i >= 0 {
 			s = s[:i]
 		}
-		if r := plugin.ScriptRepeats(s); r != "" && !prefilterGresTwice(s) {
-			t.Fatalf("%q: Go refuses (%s), the C prefilter passes it on", s, r)
+		for _, mem := range []bool{false, true} {
+			if r := plugin.ScriptRepeats(s, mem); r != "" && !prefilterScript(s, mem) {
+				t.Fatalf("%q (gpu:mem job %v): Go refuses (%s), the C prefilter passes it on", s, mem, r)
+			}
 		}
 	})
+}
+
+// The C prefilter reads the bytes Go reads: the same bound, and past it the same answer.
+func TestScriptPrefilterBound(t *testing.T) {
+	if scriptMax != plugin.MaxScriptRead {
+		t.Fatalf("GPUMEM_SCRIPT_MAX %d, plugin.MaxScriptRead %d", scriptMax, plugin.MaxScriptRead)
+	}
+	head := strings.Repeat("#SBATCH -n1\n", plugin.MaxScriptRead/12+1)
+	for _, c := range []struct {
+		name, script string
+		mem, want    bool
+	}{
+		{"a gpu:mem job's long #SBATCH head", head + "true\n", true, true},
+		{"another job's long #SBATCH head", head + "true\n", false, false},
+		{"a long body", "#SBATCH -n1\ntrue\n" + head, true, false},
+		{"a repeat past the bound", "#SBATCH --gres=gpu:mem:5g\n" + head + "#SBATCH --gres=shard:1\n", false, false},
+		{"a repeat within it", "#SBATCH --gres=gpu:mem:5g\n#SBATCH --gres=shard:1\n" + head, false, true},
+	} {
+		if got := prefilterScript(c.script, c.mem); got != c.want {
+			t.Errorf("%s: prefilter %v, want %v", c.name, got, c.want)
+		}
+		if r := plugin.ScriptRepeats(c.script, c.mem); (r != "") != c.want {
+			t.Errorf("%s: Go says %q", c.name, r)
+		}
+	}
 }

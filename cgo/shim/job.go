@@ -2,6 +2,7 @@ package shim
 
 /*
 #include <stdlib.h>
+#include <string.h>
 #include "../include/gpumem_job.h"
 */
 import "C"
@@ -23,12 +24,28 @@ func prefilterHasMem(s string) bool {
 	return C.gpumem_has_mem(cs) != 0
 }
 
-// prefilterGresTwice is the shim's C prefilter on a batch script, for the test that it
+// prefilterScript is the shim's C prefilter on a batch script, for the test that it
 // never says no where plugin.ScriptRepeats would refuse.
-func prefilterGresTwice(s string) bool {
+func prefilterScript(s string, asksMem bool) bool {
 	cs := C.CString(s)
 	defer C.free(unsafe.Pointer(cs))
-	return C.gpumem_gres_twice(cs) != 0
+	mem := C.int(0)
+	if asksMem {
+		mem = 1
+	}
+	return C.gpumem_script_to_go(cs, mem) != 0
+}
+
+// scriptMax is the C side's bound on what it reads of a script.
+const scriptMax = C.GPUMEM_SCRIPT_MAX
+
+// script is Go's copy of the batch script s (NULL: ""), no more of it than
+// plugin.ScriptRepeats reads and one byte, which says there is more.
+func script(s *C.char) string {
+	if s == nil {
+		return ""
+	}
+	return C.GoStringN(s, C.int(C.strnlen(s, plugin.MaxScriptRead+1)))
 }
 
 // Decider is what job_submit does with one job's fields.
@@ -92,7 +109,7 @@ func submitFields(j *C.struct_gpumem_job) plugin.Fields {
 		MaxNodes:      uint32(j.num[C.GPUMEM_MAX_NODES]),
 		NTasksPerNode: uint32(j.num[C.GPUMEM_NTASKS_PER_NODE]),
 		HetJob:        j.num[C.GPUMEM_HET_JOB] != 0,
-		Script:        C.GoString(j.in[C.GPUMEM_SCRIPT]),
+		Script:        script(j.in[C.GPUMEM_SCRIPT]),
 	}
 	if f.HetJob {
 		f.HetOffset = uint32(j.num[C.GPUMEM_HET_JOB] - 1)

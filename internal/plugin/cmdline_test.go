@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -23,46 +25,64 @@ func TestRepeatedGres(t *testing.T) {
 			"gpumem: you gave --gres 2 times (--gres=gpu:mem:6g --gres=shard:1), and Slurm keeps only the last, which would drop the others; write them as one option: --gres=gpu:mem:6g,shard:1"},
 		// After --, the arguments are the user's program's.
 		{[]string{"--gres=gpu:mem:5g", "--", "prog", "--gres=x"}, 0, ""},
+		{[]string{"--gres=gpu:mem:5g"}, 3, ""}, // no such component
 	} {
-		if got := repeatedGres(c.args, c.comp, ""); got != c.want {
+		given, _ := commandLine(srun, c.args, c.comp)
+		if got := given.refusal(""); got != c.want {
 			t.Errorf("%v (component %d):\n got %q\nwant %q", c.args, c.comp, got, c.want)
 		}
 	}
 }
 
-func TestScriptRepeats(t *testing.T) {
-	twice := "gpumem: you gave --gres 2 times in the script's #SBATCH lines (--gres=gpu:mem:20g --gres=shard:3), and Slurm keeps only the last, which would drop the others; write them as one option: --gres=gpu:mem:20g,shard:3"
-	for _, c := range []struct{ script, want string }{
-		{"#!/bin/bash\n#SBATCH --gres=gpu:mem:20g\n#SBATCH --gres=shard:3\nsrun true\n", twice},
-		{"#!/bin/bash\n#SBATCH --gres gpu:mem:20g -p gpu\n\n# a comment\n#SBATCH   --gres='shard:3'\n", twice},
-		{"#!/bin/bash\n#SBATCH --gres=gpu:mem:20g --gres=shard:3\n", twice},
-		// sbatch stops reading options at the first command.
-		{"#!/bin/bash\n#SBATCH --gres=gpu:mem:20g\necho --gres\n#SBATCH --gres=shard:3\n", ""},
-		{"#!/bin/bash\n#SBATCH --gres=gpu:mem:20g\n#SBATCH --gres-flags=enforce-binding\n", ""},
-		{"#!/bin/bash\n#SBATCH --gres=shard:3\n#SBATCH --gres=gpu:2\n", ""}, // not gpumem's
-		// Each component of a heterogeneous job has its own.
-		{"#!/bin/bash\n#SBATCH --gres=gpu:mem:5g\n#SBATCH hetjob\n#SBATCH --gres=gpu:mem:6g\n", ""},
-		{"#!/bin/bash\n#SBATCH --gres=gpu:mem:5g\n#SBATCH hetjob --gres=gpu:mem:6g\n#SBATCH --gres=shard:1\n",
-			"gpumem: you gave --gres 2 times in the script's #SBATCH lines (--gres=gpu:mem:6g --gres=shard:1), and Slurm keeps only the last, which would drop the others; write them as one option: --gres=gpu:mem:6g,shard:1"},
-		{"", ""},
+// The command line is the client's as getopt_long ("+") reads it: options and their
+// arguments up to the program, whose words (and a batch script's arguments, and the
+// command of --wrap) are never the job's.
+func TestCommandLineStopsAtTheProgram(t *testing.T) {
+	for _, c := range []struct {
+		cl   client
+		args string
+		want [][]string
+	}{
+		// salloc runs srun, whose options are its own
+		{salloc, "-N2 --gres=gpu:mem:10g srun -N1 --gres=gpu:mem:5g app", [][]string{{"gpu:mem:10g"}}},
+		{sbatch, "--gres=gpu:mem:5g job.sh --gres=x", [][]string{{"gpu:mem:5g"}}},
+		{srun, "--gres=gpu:mem:5g app --gres=x", [][]string{{"gpu:mem:5g"}}},
+		{sbatch, "--gres=gpu:mem:5g --wrap --gres=shard:1", [][]string{{"gpu:mem:5g"}}},
+		{sbatch, "--gres=gpu:mem:5g --wrap=--gres=shard:1", [][]string{{"gpu:mem:5g"}}},
+		// an option's argument in the next word, attached, or after =
+		{srun, "-N 2 --gres gpu:mem:5g app --gres=x", [][]string{{"gpu:mem:5g"}}},
+		{srun, "--nodes 2 -N2 -vN 2 -lN2 --gres=gpu:mem:5g app -N 2 --gres=y", [][]string{{"gpu:mem:5g"}}},
+		{srun, "--ntasks-per-n 2 --gres=gpu:mem:5g app", [][]string{{"gpu:mem:5g"}}}, // --ntasks-per-node
+		{srun, "--nod 2 --gres=gpu:mem:5g app", [][]string{nil}},                     // --nodes, --nodelist or --nodefile
+		{sbatch, "-J --gres=shard:1 --gres=gpu:mem:5g job.sh", [][]string{{"gpu:mem:5g"}}},
+		// -W takes an argument in srun, none in sbatch
+		{srun, "-W --gres=shard:1 --gres=gpu:mem:5g app", [][]string{{"gpu:mem:5g"}}},
+		{sbatch, "-W --gres=shard:1 --gres=gpu:mem:5g job.sh", [][]string{{"shard:1", "gpu:mem:5g"}}},
+		// optional arguments are only ever attached
+		{srun, "-k --gres=gpu:mem:5g -I5 --exclusive --gres=shard:1 app", [][]string{{"gpu:mem:5g", "shard:1"}}},
+		// "--" ends the options; the program follows
+		{srun, "--gres=gpu:mem:5g -- --gres=x", [][]string{{"gpu:mem:5g"}}},
+		{sbatch, "--gres=gpu:mem:5g -- job.sh --gres=x", [][]string{{"gpu:mem:5g"}}},
+		// components: a lone ":" where an option could be; srun's programs end at one too
+		{sbatch, "--gres=gpu:mem:5g : --gres=gpu:mem:6g job.sh : --gres=x", [][]string{{"gpu:mem:5g"}, {"gpu:mem:6g"}}},
+		{salloc, "--gres=gpu:mem:5g : -n1 bash -c : --gres=x", [][]string{{"gpu:mem:5g"}, nil}},
+		{srun, "--gres=gpu:mem:5g app --gres=x : --gres=gpu:mem:6g --gres=shard:1 app2 --gres=y", [][]string{{"gpu:mem:5g"}, {"gpu:mem:6g", "shard:1"}}},
+		{srun, "-n1 -- : --gres=gpu:mem:6g app", [][]string{nil, {"gpu:mem:6g"}}},
+		// a word the client would refuse ends what it reads
+		{srun, "--gres=gpu:mem:5g --no-such-option --gres=shard:1 app", [][]string{{"gpu:mem:5g"}}},
+		{srun, "--gres=gpu:mem:5g --gre=shard:1 app", [][]string{{"gpu:mem:5g"}}}, // --gres or --gres-flags
+		{srun, "", [][]string{nil}},
 	} {
-		if got := ScriptRepeats(c.script); got != c.want {
-			t.Errorf("%q:\n got %q\nwant %q", c.script, got, c.want)
+		var got [][]string
+		for comp := uint32(0); comp < uint32(len(c.want)); comp++ {
+			given, comps := commandLine(c.cl, strings.Fields(c.args), comp)
+			if comps != uint32(len(c.want)) {
+				t.Errorf("%s %s: %d components, want %d", [...]string{"salloc", "sbatch", "srun"}[c.cl], c.args, comps, len(c.want))
+			}
+			got = append(got, given.vals)
 		}
-	}
-}
-
-// job_submit refuses a script that repeats --gres even when the last one, all its fields
-// show, asks for no GPU memory.
-func TestSubmitRefusesAScriptThatRepeatsGres(t *testing.T) {
-	p := realPlugin(t, &logSink{})
-	script := "#!/bin/bash\n#SBATCH --gres=gpu:mem:20g\n#SBATCH --gres=shard:3\ntrue\n"
-	for name, submit := range map[string]func(Fields) Verdict{"Submit": p.Submit, "SubmitPinned": p.SubmitPinned} {
-		if v := submit(Fields{PerNode: "gres:shard:3", Script: script}); v.Refusal == "" {
-			t.Errorf("%s: accepted %+v", name, v)
-		}
-		if v := submit(Fields{PerNode: "gres:shard:3", Script: "#!/bin/bash\n#SBATCH --gres=shard:3\n"}); v.Refusal != "" {
-			t.Errorf("%s: refused one --gres: %s", name, v.Refusal)
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s %s:\n got %q\nwant %q", [...]string{"salloc", "sbatch", "srun"}[c.cl], c.args, got, c.want)
 		}
 	}
 }
@@ -70,15 +90,54 @@ func TestSubmitRefusesAScriptThatRepeatsGres(t *testing.T) {
 // cli_filter's first component has offset 0, as a job of its own does: the command line's
 // lone ":" says it is the first of a heterogeneous job.
 func TestHetCommandLine(t *testing.T) {
-	for args, want := range map[string]bool{
-		"--gres=gpu:mem:4g -p train,inference : --gres=gpu:mem:4g true": true,
-		"--gres=gpu:mem:4g : -n1 true":                                  true,
-		"--gres=gpu:mem:4g --wrap true":                                 false,
-		"--gres=gpu:mem:4g -- prog :":                                   false, // the program's own argument
-		"":                                                              false,
+	for _, c := range []struct {
+		cl   client
+		args string
+		want bool
+	}{
+		{sbatch, "--gres=gpu:mem:4g -p train,inference : --gres=gpu:mem:4g job.sh", true},
+		{salloc, "--gres=gpu:mem:4g : -n1 true", true},
+		{sbatch, "--gres=gpu:mem:4g --wrap true", false},
+		{sbatch, "--gres=gpu:mem:4g -- job.sh :", false}, // the script's own argument
+		{salloc, "--gres=gpu:mem:4g bash -c :", false},
+		{srun, "--gres=gpu:mem:4g prog : prog2", true}, // srun runs one program per component
+		{srun, "-J : prog", false},                     // the job's name
+		{srun, "", false},
 	} {
-		if got := hetCommandLine(strings.Fields(args)); got != want {
-			t.Errorf("hetCommandLine(%q) = %v, want %v", args, got, want)
+		if _, comps := commandLine(c.cl, strings.Fields(c.args), 0); (comps > 1) != c.want {
+			t.Errorf("%q: %d components, want a hetjob: %v", c.args, comps, c.want)
+		}
+	}
+}
+
+func TestClientNamed(t *testing.T) {
+	for path, want := range map[string]client{"/usr/bin/sbatch": sbatch, "salloc": salloc, "/opt/slurm/bin/srun": srun, "python3": srun} {
+		if got := clientNamed(path); got != want {
+			t.Errorf("clientNamed(%q) = %d, want %d", path, got, want)
+		}
+	}
+}
+
+// An abbreviation is found by search: the table must stay sorted, one entry a name.
+func TestLongOptionsTable(t *testing.T) {
+	if !sort.SliceIsSorted(longOptions, func(i, j int) bool { return longOptions[i].name < longOptions[j].name }) {
+		t.Fatal("longOptions is not sorted by name")
+	}
+	for i, o := range longOptions {
+		if i > 0 && longOptions[i-1].name == o.name {
+			t.Errorf("%s twice", o.name)
+		}
+		if len(o.arg) != 3 || strings.Trim(o.arg, "rn-") != "" {
+			t.Errorf("%s: arg %q, want three of r, n, -", o.name, o.arg)
+		}
+	}
+	for _, c := range []struct {
+		cl   client
+		name string
+		want byte
+	}{{srun, "gres", 'r'}, {sbatch, "wrap", 'r'}, {srun, "wrap", '-'}, {salloc, "exclusive", 'n'}, {srun, "cpu-b", 'r'}, {srun, "gre", '-'}, {srun, "", '-'}} {
+		if got := longArg(c.cl, c.name); got != c.want {
+			t.Errorf("longArg(%d, %q) = %c, want %c", c.cl, c.name, got, c.want)
 		}
 	}
 }

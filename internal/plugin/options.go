@@ -126,12 +126,16 @@ func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Option
 	if strings.Contains(o.Gres, "gres/") {
 		prefix = "gres/"
 	}
-	args := clientArgs()
-	if r := repeatedGres(args, o.HetOffset, ""); r != "" {
+	cl, args := clientCommandLine()
+	given, comps := commandLine(cl, args, o.HetOffset)
+	if r := given.refusal(""); r != "" {
 		return o, r
 	}
 	f := o.Fields(prefix)
-	f.HetJob = f.HetJob || hetCommandLine(args)
+	// cli_filter is told the component's offset, which is 0 both for the first
+	// component and for a job of its own; the command line tells them apart. A batch
+	// script's "#SBATCH hetjob" lines are not seen here (cli_filter never gets it).
+	f.HetJob = f.HetJob || comps > 1
 	if !AsksMem(f) {
 		return o, ""
 	}

@@ -355,7 +355,7 @@ func (p *Plugin) SubmitPinned(f Fields) Verdict {
 }
 
 func (p *Plugin) submitPinned(f Fields) (v Verdict) {
-	if r := ScriptRepeats(f.Script); r != "" {
+	if r := f.scriptRefusal(); r != "" {
 		return Verdict{Fields: f, Refusal: r, why: refused.Invalid}
 	}
 	st := p.current(true)

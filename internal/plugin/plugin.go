@@ -42,8 +42,9 @@ type Fields struct {
 	// Keep is job_modify's: the native GRES a pending job holds, when Slurm refuses to
 	// change its GRES name (see admit.Job.Keep).
 	Keep string
-	// Script is job_submit's batch script, passed only when it may give --gres twice;
-	// read for that alone (ScriptRepeats).
+	// Script is job_submit's batch script (its first MaxScriptRead bytes and one more),
+	// passed only when the shim's prefilter says it may give --gres twice or, for a
+	// gpu:mem job, has a longer #SBATCH head; read for that alone (ScriptRepeats).
 	Script string
 }
 
@@ -201,7 +202,7 @@ func (p *Plugin) submit(f Fields) Verdict {
 // submitAfter is submit for a job whose heterogeneous siblings, decided before it, may
 // be on hosts sib; with hosts, it also returns the hosts of its own decision.
 func (p *Plugin) submitAfter(f Fields, sib [][]string, hosts bool) (Verdict, [][]string) {
-	if r := ScriptRepeats(f.Script); r != "" {
+	if r := f.scriptRefusal(); r != "" {
 		return Verdict{Fields: f, Refusal: r, why: refused.Invalid}, nil
 	}
 	if !AsksMem(f) {

@@ -8,6 +8,8 @@
  *
  * Prints "submitted=N failed=N seconds=S rate=R"; the first refusal goes to stderr.
  * With --lines, prints "ok JOBID" or "refused MESSAGE" for each line, in order.
+ * GPUMEM_SUBMIT_SCRIPT=FILE makes FILE's contents every job's batch script, as a user
+ * calling libslurm may send any script (default: one that runs true).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +25,27 @@
 
 #define MAX_PROCS 256
 
+static char *script = "#!/bin/sh\ntrue\n";
+
+/* read_script sets script to the contents of GPUMEM_SUBMIT_SCRIPT's file, if set. */
+static int read_script(void)
+{
+	const char *path = getenv("GPUMEM_SUBMIT_SCRIPT");
+	FILE *f;
+	long n;
+
+	if (!path)
+		return 0;
+	if (!(f = fopen(path, "r")) || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET) != 0 || !(script = calloc(1, (size_t)n + 1)) ||
+	    fread(script, 1, (size_t)n, f) != (size_t)n) {
+		perror(path);
+		return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -37,7 +60,7 @@ static int submit_one(const char *tres, uint32_t *job_id)
 	submit_response_msg_t *resp = NULL;
 	slurm_init_job_desc_msg(&d);
 	d.name = "gpumem-bench";
-	d.script = "#!/bin/sh\ntrue\n";
+	d.script = script;
 	d.priority = 0;
 	d.user_id = getuid();
 	d.group_id = getgid();
@@ -93,6 +116,8 @@ static int submit_n(int n, const char *tres)
 
 int main(int argc, char **argv)
 {
+	if (read_script() != 0)
+		return 2;
 	if (argc == 2 && strcmp(argv[1], "--lines") == 0) {
 		slurm_init(NULL);
 		return submit_lines();

@@ -441,7 +441,9 @@ cmd_submitter() {
 		chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive apt-get -qq -y install gcc libc6-dev >/dev/null ||
 			die "installing gcc in the chroot failed"
 	fi
-	if [ ! -x "$ROOT$out" ] || [ "$src" -nt "$ROOT$out" ]; then
+	# Rebuilt whenever its source differs from the one built last: a lab's submitter is
+	# shared by every checkout, and another's older source may have been built later.
+	if [ ! -x "$ROOT$out" ] || ! cmp -s "$src" "$ROOT$LAB/submit.c"; then
 		cp "$src" "$ROOT$LAB/submit.c"
 		lab_in gcc -O2 -Wall -o "$out" "$LAB/submit.c" -lslurm
 	fi
