@@ -91,6 +91,11 @@ func submitFields(j *C.struct_gpumem_job) plugin.Fields {
 		MinNodes:      uint32(j.num[C.GPUMEM_MIN_NODES]),
 		MaxNodes:      uint32(j.num[C.GPUMEM_MAX_NODES]),
 		NTasksPerNode: uint32(j.num[C.GPUMEM_NTASKS_PER_NODE]),
+		NTasks:        uint32(j.num[C.GPUMEM_NUM_TASKS]),
+		NTasksPerTRES: uint32(j.num[C.GPUMEM_NTASKS_PER_TRES]),
+		Exclusive:     j.num[C.GPUMEM_EXCLUSIVE] != 0,
+		MemPerTRES:    C.GoString(j.in[C.GPUMEM_MEM_PER_TRES]),
+		CPUsPerTRES:   C.GoString(j.in[C.GPUMEM_CPUS_PER_TRES]),
 		HetJob:        j.num[C.GPUMEM_HET_JOB] != 0,
 		Script:        C.GoString(j.in[C.GPUMEM_SCRIPT]),
 	}
@@ -170,6 +175,11 @@ func DecideOptions(job unsafe.Pointer, decide OptionsDecider) int {
 		Array:         C.GoString(j.in[C.GPUMEM_OPT_ARRAY]),
 		Reservation:   C.GoString(j.in[C.GPUMEM_OPT_RESERVATION]),
 		NTasksPerNode: C.GoString(j.in[C.GPUMEM_OPT_NTASKS_PER_NODE]),
+		NTasks:        C.GoString(j.in[C.GPUMEM_OPT_NTASKS]),
+		Exclusive:     C.GoString(j.in[C.GPUMEM_OPT_EXCLUSIVE]),
+		MemPerGPU:     C.GoString(j.in[C.GPUMEM_OPT_MEM_PER_GPU]),
+		CPUsPerGPU:    C.GoString(j.in[C.GPUMEM_OPT_CPUS_PER_GPU]),
+		NTasksPerGPU:  C.GoString(j.in[C.GPUMEM_OPT_NTASKS_PER_GPU]),
 		HetOffset:     uint32(j.num[C.GPUMEM_HET_JOB]),
 	}
 	held := plugin.Fields{PerNode: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_NODE]), PerJob: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_JOB])}

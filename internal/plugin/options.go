@@ -20,6 +20,13 @@ type Options struct {
 	Array         string // "array"
 	Reservation   string // "reservation"
 	NTasksPerNode string // "ntasks-per-node"
+	NTasks        string // "ntasks"
+	// "exclusive": "exclusive", "user", "mcs" (or, from 24.11, "topo") hold whole nodes;
+	// "oversubscribe" and "unset" do not.
+	Exclusive    string
+	MemPerGPU    string // "mem-per-gpu", e.g. "2048" (MiB)
+	CPUsPerGPU   string // "cpus-per-gpu"
+	NTasksPerGPU string // "ntasks-per-gpu"
 	// HetOffset is the component of a heterogeneous job (0: the first, or another job).
 	HetOffset uint32
 }
@@ -43,8 +50,23 @@ func (o Options) Fields(prefix string) Fields {
 		MinNodes:      minN,
 		MaxNodes:      maxN,
 		NTasksPerNode: count(o.NTasksPerNode),
+		NTasks:        count(o.NTasks),
+		Exclusive:     exclusive(o.Exclusive),
+		MemPerTRES:    gpuEntry(prefix, o.MemPerGPU),
+		CPUsPerTRES:   gpuEntry(prefix, o.CPUsPerGPU),
+		NTasksPerTRES: count(o.NTasksPerGPU),
 		HetJob:        o.HetOffset > 0,
 	}
+}
+
+// exclusive reads --exclusive as slurm_option_get prints it: every value but
+// "oversubscribe" and "unset" (or nothing) keeps other jobs off the job's nodes.
+func exclusive(s string) bool {
+	switch strings.TrimSpace(s) {
+	case "", "unset", "oversubscribe":
+		return false
+	}
+	return true
 }
 
 // nodeCount reads --nodes as slurm_option_get prints it: "N", or "MIN-MAX" where a MAX

@@ -29,8 +29,15 @@ type Fields struct {
 
 	// --exclude, --constraint, --reservation and --array as Slurm holds them.
 	ExcNodes, Features, Reservation, ArrayInx string
-	// --nodes (minimum and maximum) and --ntasks-per-node; 0 when unset.
-	MinNodes, MaxNodes, NTasksPerNode uint32
+	// --nodes (minimum and maximum), --ntasks-per-node and --ntasks; 0 when unset.
+	MinNodes, MaxNodes, NTasksPerNode, NTasks uint32
+	// The options that count GPUs as Slurm does (see admit.Job.GPUsOnly): --exclusive
+	// (any form that holds whole nodes), and --mem-per-gpu, --cpus-per-gpu as Slurm
+	// holds them (TRES strings such as "gres:gpu:2048"; only a gpu entry counts) and
+	// --ntasks-per-gpu (0: unset). Read only.
+	Exclusive               bool
+	MemPerTRES, CPUsPerTRES string
+	NTasksPerTRES           uint32
 	// HetJob is true for a component of a heterogeneous job; HetOffset is its place in
 	// the job (job_submit only: cli_filter's offset travels in Options).
 	HetJob    bool
