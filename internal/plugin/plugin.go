@@ -125,6 +125,11 @@ type Plugin struct {
 	het   [][]string
 	// hetCalls is job_submit's: the same, for each slurmctld thread submitting one.
 	hetCalls hetCalls
+	// resv is job_submit's last look at Slurm's reservations (reservation.go); nil
+	// before the first. resvSrc is where they come from (nil: nowhere), set once before
+	// any decision.
+	resv    atomic.Pointer[reservations]
+	resvSrc ReservationSource
 }
 
 // firstLoadWait bounds how long init waits for the first look at the files: a hung
@@ -238,10 +243,15 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 	}
 	j := jobOf(f)
 	j.HetSiblings = sib
+	core := st.core
+	fresh := st.fresh(p.now())
+	resv, inResv := p.within(st, f.Reservation)
+	if resv != nil {
+		core, fresh = resv, 0 // the reservation may change before the inventory does
+	}
 	var d admit.Decision
 	var err error
-	p.pins.withUsage(st, p.now(), func(use *admit.Usage) { d, err = st.core.AdmitWith(j, use) })
-	fresh := st.fresh(p.now())
+	p.pins.withUsage(st, p.now(), func(use *admit.Usage) { d, err = core.AdmitWith(j, use) })
 	if d.Live {
 		fresh = 0 // chosen by what runs now: the next alike job may go elsewhere
 	}
@@ -251,7 +261,7 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 		if errors.Is(err, admit.ErrNoFit) {
 			why = refused.NoFit
 		}
-		return Verdict{Fields: f, Refusal: err.Error(), Fresh: fresh, why: why}, nil
+		return Verdict{Fields: f, Refusal: err.Error() + inResv, Fresh: fresh, why: why}, nil
 	}
 	if !d.Changed {
 		return Verdict{Fields: f, Fresh: fresh}, nil
@@ -262,7 +272,7 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 		out.Partition = strings.Join(d.Partitions, ",")
 	}
 	p.log.verbosef("%s", d.Explain)
-	if h, ok := st.core.(interface {
+	if h, ok := core.(interface {
 		Hosts(admit.Job, admit.Decision) [][]string
 	}); ok && hosts {
 		own = h.Hosts(j, d)
