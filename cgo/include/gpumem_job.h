@@ -14,7 +14,7 @@ enum {
 	GPUMEM_PER_NODE, GPUMEM_PER_JOB, GPUMEM_PER_SOCKET, GPUMEM_PER_TASK, GPUMEM_PARTITION,
 	GPUMEM_REQ_NODES, GPUMEM_WRITABLE,
 	GPUMEM_EXC_NODES = GPUMEM_WRITABLE, GPUMEM_FEATURES, GPUMEM_RESERVATION, GPUMEM_ARRAY_INX,
-	GPUMEM_MEM_PER_TRES, GPUMEM_CPUS_PER_TRES, GPUMEM_SUBMIT_NSLOTS,
+	GPUMEM_MEM_PER_TRES, GPUMEM_CPUS_PER_TRES, GPUMEM_TRES_FREQ, GPUMEM_SUBMIT_NSLOTS,
 	/* the batch script, only when gpumem_gres_twice says it may give --gres twice; such
 	 * a job never goes through the memo, so the slot is no part of its key */
 	GPUMEM_SCRIPT = GPUMEM_SUBMIT_NSLOTS,
@@ -40,7 +40,8 @@ enum {
 };
 
 /* cli_filter: the client options by the names slurm_option_get takes (those from
- * GPUMEM_OPT_NODES on are read only), then (read only) the tres_per_node and tres_per_job
+ * GPUMEM_OPT_NODES on are read only where the user set them, and only
+ * GPUMEM_OPT_TRES_PER_TASK of them is written), then (read only) the tres_per_node and tres_per_job
  * of the job a step runs in. */
 enum {
 	GPUMEM_OPT_GRES, GPUMEM_OPT_GPUS, GPUMEM_OPT_GPUS_PER_NODE, GPUMEM_OPT_GPUS_PER_SOCKET,
@@ -48,7 +49,7 @@ enum {
 	GPUMEM_OPT_NODES, GPUMEM_OPT_NODELIST, GPUMEM_OPT_EXCLUDE, GPUMEM_OPT_CONSTRAINT,
 	GPUMEM_OPT_ARRAY, GPUMEM_OPT_RESERVATION, GPUMEM_OPT_NTASKS_PER_NODE, GPUMEM_OPT_NTASKS,
 	GPUMEM_OPT_EXCLUSIVE, GPUMEM_OPT_MEM_PER_GPU, GPUMEM_OPT_CPUS_PER_GPU, GPUMEM_OPT_NTASKS_PER_GPU,
-	GPUMEM_OPT_NOPTS,
+	GPUMEM_OPT_GPU_FREQ, GPUMEM_OPT_TRES_PER_TASK, GPUMEM_OPT_NOPTS,
 	GPUMEM_STEP_JOB_PER_NODE = GPUMEM_OPT_NOPTS, GPUMEM_STEP_JOB_PER_JOB
 };
 

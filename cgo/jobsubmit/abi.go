@@ -61,6 +61,7 @@ static void gpumem_fields(struct gpumem_job *j, job_desc_msg_t *desc, char **fie
 	j->in[GPUMEM_ARRAY_INX] = desc->array_inx;
 	j->in[GPUMEM_MEM_PER_TRES] = desc->mem_per_tres;
 	j->in[GPUMEM_CPUS_PER_TRES] = desc->cpus_per_tres;
+	j->in[GPUMEM_TRES_FREQ] = desc->tres_freq;
 	j->num[GPUMEM_NUM_TASKS] = gpumem_num(desc->num_tasks, NO_VAL);
 	j->num[GPUMEM_NTASKS_PER_TRES] = gpumem_num(desc->ntasks_per_tres, NO_VAL16);
 	j->num[GPUMEM_EXCLUSIVE] = desc->shared != NO_VAL16 && desc->shared != JOB_SHARED_OK;

@@ -96,6 +96,7 @@ func submitFields(j *C.struct_gpumem_job) plugin.Fields {
 		Exclusive:     j.num[C.GPUMEM_EXCLUSIVE] != 0,
 		MemPerTRES:    C.GoString(j.in[C.GPUMEM_MEM_PER_TRES]),
 		CPUsPerTRES:   C.GoString(j.in[C.GPUMEM_CPUS_PER_TRES]),
+		TRESFreq:      C.GoString(j.in[C.GPUMEM_TRES_FREQ]),
 		HetJob:        j.num[C.GPUMEM_HET_JOB] != 0,
 		Script:        C.GoString(j.in[C.GPUMEM_SCRIPT]),
 	}
@@ -180,6 +181,8 @@ func DecideOptions(job unsafe.Pointer, decide OptionsDecider) int {
 		MemPerGPU:     C.GoString(j.in[C.GPUMEM_OPT_MEM_PER_GPU]),
 		CPUsPerGPU:    C.GoString(j.in[C.GPUMEM_OPT_CPUS_PER_GPU]),
 		NTasksPerGPU:  C.GoString(j.in[C.GPUMEM_OPT_NTASKS_PER_GPU]),
+		GPUFreq:       C.GoString(j.in[C.GPUMEM_OPT_GPU_FREQ]),
+		TRESPerTask:   C.GoString(j.in[C.GPUMEM_OPT_TRES_PER_TASK]),
 		HetOffset:     uint32(j.num[C.GPUMEM_HET_JOB]),
 	}
 	held := plugin.Fields{PerNode: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_NODE]), PerJob: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_JOB])}
@@ -193,6 +196,7 @@ func DecideOptions(job unsafe.Pointer, decide OptionsDecider) int {
 	set(j, C.GPUMEM_OPT_GPUS_PER_NODE, in.GPUsPerNode, out.GPUsPerNode)
 	set(j, C.GPUMEM_OPT_GPUS_PER_SOCKET, in.GPUsPerSocket, out.GPUsPerSocket)
 	set(j, C.GPUMEM_OPT_GPUS_PER_TASK, in.GPUsPerTask, out.GPUsPerTask)
+	set(j, C.GPUMEM_OPT_TRES_PER_TASK, in.TRESPerTask, out.TRESPerTask)
 	set(j, C.GPUMEM_OPT_PARTITION, in.Partition, out.Partition)
 	return 0
 }

@@ -240,7 +240,11 @@ func (d *Decision) rewrite(q *ask, t target) {
 	if q.perTask > 0 {
 		d.TresPerNode = q.fields[0].Rewrite(mem, "", "")
 		d.TresPerJob = q.fields[1].Rewrite(mem, "", "")
-		d.TresPerTask = q.fields[3].Rewrite(both, t.gres, q.prefix)
+		prefix := q.fields[3].Prefix() // --tres-per-task's own, where it gave the count
+		if prefix == "" {
+			prefix = q.prefix
+		}
+		d.TresPerTask = q.fields[3].Rewrite(both, t.gres, prefix)
 		return
 	}
 	if t.kind == placement.Shard || !q.perJob {

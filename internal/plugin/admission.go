@@ -42,5 +42,8 @@ func gpusOnly(f Fields) string {
 	if f.NTasksPerTRES > 0 {
 		w = append(w, "--ntasks-per-gpu")
 	}
+	if strings.Contains(f.TRESFreq, "gpu") {
+		w = append(w, "--gpu-freq")
+	}
 	return strings.Join(w, " ")
 }

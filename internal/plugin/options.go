@@ -27,6 +27,10 @@ type Options struct {
 	MemPerGPU    string // "mem-per-gpu", e.g. "2048" (MiB)
 	CPUsPerGPU   string // "cpus-per-gpu"
 	NTasksPerGPU string // "ntasks-per-gpu"
+	GPUFreq      string // "gpu-freq", e.g. "medium"
+	// TRESPerTask is "tres-per-task" (24.11 on), e.g. "cpu=2,gres/gpu:1". Where it gives
+	// GPUs and --gpus-per-task does not, it is the job's GPUs per task, and is rewritten.
+	TRESPerTask string
 	// HetOffset is the component of a heterogeneous job (0: the first, or another job).
 	HetOffset uint32
 }
@@ -40,7 +44,7 @@ func (o Options) Fields(prefix string) Fields {
 		PerNode:       join(gpuEntry(prefix, o.GPUsPerNode), o.Gres),
 		PerJob:        gpuEntry(prefix, o.GPUs),
 		PerSocket:     gpuEntry(prefix, o.GPUsPerSocket),
-		PerTask:       gpuEntry(prefix, o.GPUsPerTask),
+		PerTask:       o.perTask(prefix),
 		Partition:     o.Partition,
 		ReqNodes:      o.NodeList,
 		ExcNodes:      o.Exclude,
@@ -55,8 +59,28 @@ func (o Options) Fields(prefix string) Fields {
 		MemPerTRES:    gpuEntry(prefix, o.MemPerGPU),
 		CPUsPerTRES:   gpuEntry(prefix, o.CPUsPerGPU),
 		NTasksPerTRES: count(o.NTasksPerGPU),
+		TRESFreq:      gpuFreq(o.GPUFreq),
 		HetJob:        o.HetOffset > 0,
 	}
+}
+
+// perTask is the tres_per_task the client builds: --gpus-per-task, else --tres-per-task
+// when it names GPUs.
+func (o Options) perTask(prefix string) string {
+	if o.GPUsPerTask == "" && o.tresPerTaskGPUs() {
+		return o.TRESPerTask
+	}
+	return gpuEntry(prefix, o.GPUsPerTask)
+}
+
+func (o Options) tresPerTaskGPUs() bool { return strings.Contains(o.TRESPerTask, "gpu") }
+
+// gpuFreq is --gpu-freq as tres_freq holds it.
+func gpuFreq(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "gpu:" + v
 }
 
 // exclusive reads --exclusive as slurm_option_get prints it: every value but
@@ -98,6 +122,9 @@ func count(s string) uint32 {
 // means what --gpus-per-node means); the other fields must hold only GPU counts, the one
 // thing their options can say.
 func (o Options) withFields(f Fields) (Options, error) {
+	if o.GPUsPerTask == "" && o.tresPerTaskGPUs() {
+		o.TRESPerTask, f.PerTask = f.PerTask, "" // written back whole, its other entries kept
+	}
 	o.Gres, o.GPUs, o.GPUsPerNode, o.GPUsPerSocket, o.GPUsPerTask, o.Partition = f.PerNode, "", "", "", "", f.Partition
 	for _, c := range []struct {
 		dst   *string

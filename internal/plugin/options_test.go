@@ -128,6 +128,9 @@ func TestGPUOptionsInTheClient(t *testing.T) {
 		{in: Options{Gres: "gres:gpu:mem:30g", CPUsPerGPU: "2"}, want: Options{Gres: "gres:gpu:h100:1", CPUsPerGPU: "2"}},
 		{in: Options{Gres: "gres:gpu:mem:30g", NTasksPerGPU: "2"}, want: Options{Gres: "gres:gpu:h100:1", NTasksPerGPU: "2"}},
 		{in: Options{Gres: "gres:gpu:mem:30g", GPUsPerTask: "1", NTasks: "2"}, want: Options{GPUsPerTask: "h100:1", NTasks: "2"}},
+		{in: Options{Gres: "gres/gpu:mem:30g", TRESPerTask: "cpu=2,gres/gpu:1", NTasks: "2"}, want: Options{TRESPerTask: "cpu=2,gres/gpu:h100:1", NTasks: "2"}},
+		{in: Options{Gres: "gres/gpu:mem:30g", TRESPerTask: "cpu=2"}, want: Options{Gres: "gres/shard:30", TRESPerTask: "cpu=2"}},
+		{in: Options{Gres: "gres:gpu:mem:30g", GPUFreq: "medium"}, want: Options{Gres: "gres:gpu:h100:1", GPUFreq: "medium"}},
 		{in: Options{Gres: "gres:gpu:mem:30g", GPUsPerTask: "1", NTasks: "3"}, want: Options{Gres: "gres:gpu:mem:30g", GPUsPerTask: "1", NTasks: "3"},
 			refusal: "gpumem: you asked for --gres=gpu:mem:30g --gpus-per-task=1 for 3 tasks, but partition gpu has no 3 GPUs of one type usable by the job"},
 	}

@@ -32,12 +32,12 @@ type Fields struct {
 	// --nodes (minimum and maximum), --ntasks-per-node and --ntasks; 0 when unset.
 	MinNodes, MaxNodes, NTasksPerNode, NTasks uint32
 	// The options that count GPUs as Slurm does (see admit.Job.GPUsOnly): --exclusive
-	// (any form that holds whole nodes), and --mem-per-gpu, --cpus-per-gpu as Slurm
-	// holds them (TRES strings such as "gres:gpu:2048"; only a gpu entry counts) and
-	// --ntasks-per-gpu (0: unset). Read only.
-	Exclusive               bool
-	MemPerTRES, CPUsPerTRES string
-	NTasksPerTRES           uint32
+	// (any form that holds whole nodes), and --mem-per-gpu, --cpus-per-gpu, --gpu-freq
+	// as Slurm holds them (TRES strings such as "gres:gpu:2048", "gpu:medium"; only a
+	// gpu entry counts) and --ntasks-per-gpu (0: unset). Read only.
+	Exclusive                         bool
+	MemPerTRES, CPUsPerTRES, TRESFreq string
+	NTasksPerTRES                     uint32
 	// HetJob is true for a component of a heterogeneous job; HetOffset is its place in
 	// the job (job_submit only: cli_filter's offset travels in Options).
 	HetJob    bool
