@@ -29,7 +29,8 @@ type Options struct {
 	NTasksPerGPU string // "ntasks-per-gpu"
 	GPUFreq      string // "gpu-freq", e.g. "medium"
 	// TRESPerTask is "tres-per-task" (24.11 on), e.g. "cpu=2,gres/gpu:1". Where it gives
-	// GPUs and --gpus-per-task does not, it is the job's GPUs per task, and is rewritten.
+	// GPUs it is the job's GPUs per task (the client may also print them as
+	// --gpus-per-task then), and is rewritten.
 	TRESPerTask string
 	// HetOffset is the component of a heterogeneous job (0: the first, or another job).
 	HetOffset uint32
@@ -64,10 +65,10 @@ func (o Options) Fields(prefix string) Fields {
 	}
 }
 
-// perTask is the tres_per_task the client builds: --gpus-per-task, else --tres-per-task
-// when it names GPUs.
+// perTask is the tres_per_task the client builds: --tres-per-task when it names GPUs,
+// else --gpus-per-task.
 func (o Options) perTask(prefix string) string {
-	if o.GPUsPerTask == "" && o.tresPerTaskGPUs() {
+	if o.tresPerTaskGPUs() {
 		return o.TRESPerTask
 	}
 	return gpuEntry(prefix, o.GPUsPerTask)
@@ -122,8 +123,14 @@ func count(s string) uint32 {
 // means what --gpus-per-node means); the other fields must hold only GPU counts, the one
 // thing their options can say.
 func (o Options) withFields(f Fields) (Options, error) {
-	if o.GPUsPerTask == "" && o.tresPerTaskGPUs() {
-		o.TRESPerTask, f.PerTask = f.PerTask, "" // written back whole, its other entries kept
+	if o.tresPerTaskGPUs() {
+		// Written back whole, its other entries kept; --gpus-per-task, where the client
+		// printed the same GPUs as one, is given the same count, so that the two agree.
+		had := o.GPUsPerTask != ""
+		o.TRESPerTask, f.PerTask = f.PerTask, ""
+		if had {
+			f.PerTask = gpuPart(o.TRESPerTask)
+		}
 	}
 	o.Gres, o.GPUs, o.GPUsPerNode, o.GPUsPerSocket, o.GPUsPerTask, o.Partition = f.PerNode, "", "", "", "", f.Partition
 	for _, c := range []struct {
@@ -142,6 +149,16 @@ func (o Options) withFields(f Fields) (Options, error) {
 		*c.dst = n
 	}
 	return o, nil
+}
+
+// gpuPart is the gpu entry of a TRES list ("" when none).
+func gpuPart(list string) string {
+	for _, e := range strings.Split(list, ",") {
+		if strings.Contains(e, "gpu") {
+			return e
+		}
+	}
+	return ""
 }
 
 func stripGres(s string) string {

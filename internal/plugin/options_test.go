@@ -130,6 +130,8 @@ func TestGPUOptionsInTheClient(t *testing.T) {
 		{in: Options{Gres: "gres:gpu:mem:30g", GPUsPerTask: "1", NTasks: "2"}, want: Options{GPUsPerTask: "h100:1", NTasks: "2"}},
 		{in: Options{Gres: "gres/gpu:mem:30g", TRESPerTask: "cpu=2,gres/gpu:1", NTasks: "2"}, want: Options{TRESPerTask: "cpu=2,gres/gpu:h100:1", NTasks: "2"}},
 		{in: Options{Gres: "gres/gpu:mem:30g", TRESPerTask: "cpu=2"}, want: Options{Gres: "gres/shard:30", TRESPerTask: "cpu=2"}},
+		// A client that prints --tres-per-task's GPUs as --gpus-per-task too gets both.
+		{in: Options{Gres: "gres/gpu:mem:30g", TRESPerTask: "gres/gpu:1", GPUsPerTask: "1"}, want: Options{TRESPerTask: "gres/gpu:h100:1", GPUsPerTask: "h100:1"}},
 		{in: Options{Gres: "gres:gpu:mem:30g", GPUFreq: "medium"}, want: Options{Gres: "gres:gpu:h100:1", GPUFreq: "medium"}},
 		{in: Options{Gres: "gres:gpu:mem:30g", GPUsPerTask: "1", NTasks: "3"}, want: Options{Gres: "gres:gpu:mem:30g", GPUsPerTask: "1", NTasks: "3"},
 			refusal: "gpumem: you asked for --gres=gpu:mem:30g --gpus-per-task=1 for 3 tasks, but partition gpu has no 3 GPUs of one type usable by the job"},
