@@ -60,3 +60,17 @@ func TestOptionExclusive(t *testing.T) {
 	optionRuns(t, "10g", "--exclusive", "-p", "inference")
 	optionRuns(t, "4g", "--exclusive", "-w", "n2")
 }
+
+// TestOptionReservation: a job with --reservation is admitted against the reservation's
+// nodes (here n3's L4s), not its partition's: 60g, which only n1 holds, was accepted
+// and could never start; it is refused naming the reservation, and what fits runs.
+func TestOptionReservation(t *testing.T) {
+	clean(t)
+	withReservation(t, func() {
+		for _, cmd := range []string{"srun", "sbatch"} {
+			refusedAtSubmit(t, cmd, []string{"--reservation=" + matrix.Reservation, "--gres=gpu:mem:60g"},
+				"(the job may use only the nodes of reservation "+matrix.Reservation+": n3)")
+		}
+		optionRuns(t, "10g", "--reservation="+matrix.Reservation)
+	})
+}
