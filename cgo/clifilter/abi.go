@@ -63,6 +63,7 @@ static strerror_fn slurm_err;
 static const char *opt_names[GPUMEM_OPT_NOPTS] = {
 	"gres", "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task", "partition",
 	"nodes", "nodelist", "exclude", "constraint", "array", "reservation", "ntasks-per-node",
+	"ntasks", "exclusive", "mem-per-gpu", "cpus-per-gpu", "ntasks-per-gpu", "gpu-freq", "tres-per-task",
 };
 
 int init(void)

@@ -14,7 +14,7 @@ enum {
 	GPUMEM_PER_NODE, GPUMEM_PER_JOB, GPUMEM_PER_SOCKET, GPUMEM_PER_TASK, GPUMEM_PARTITION,
 	GPUMEM_REQ_NODES, GPUMEM_WRITABLE,
 	GPUMEM_EXC_NODES = GPUMEM_WRITABLE, GPUMEM_FEATURES, GPUMEM_RESERVATION, GPUMEM_ARRAY_INX,
-	GPUMEM_SUBMIT_NSLOTS,
+	GPUMEM_MEM_PER_TRES, GPUMEM_CPUS_PER_TRES, GPUMEM_TRES_FREQ, GPUMEM_SUBMIT_NSLOTS,
 	/* the batch script, only when gpumem_script_to_go says Go must read it; such a job
 	 * never goes through the memo, so the slot is no part of its key */
 	GPUMEM_SCRIPT = GPUMEM_SUBMIT_NSLOTS,
@@ -29,22 +29,27 @@ enum {
  * is a heterogeneous component's offset plus 1 (0: not one). cli_filter puts the
  * component's offset (0 for the first component and for any other job) in
  * num[GPUMEM_HET_JOB]. */
+/* GPUMEM_NUM_TASKS is --ntasks, GPUMEM_NTASKS_PER_TRES --ntasks-per-gpu, GPUMEM_EXCLUSIVE 1
+ * for a job that holds whole nodes (--exclusive in any form but oversubscribe). */
 /* job_modify adds the job's --nodes (GPUMEM_JOB_MIN_NODES), whether the job was read
  * (GPUMEM_JOB_KNOWN), and GPUMEM_KEEP_GRES: 1 where Slurm refuses to change a pending job's
  * GRES from shards to gpu or back. */
 enum {
 	GPUMEM_MIN_NODES, GPUMEM_MAX_NODES, GPUMEM_NTASKS_PER_NODE, GPUMEM_HET_JOB,
-	GPUMEM_JOB_MIN_NODES, GPUMEM_JOB_KNOWN, GPUMEM_KEEP_GRES, GPUMEM_NUMS
+	GPUMEM_NUM_TASKS, GPUMEM_NTASKS_PER_TRES, GPUMEM_EXCLUSIVE, GPUMEM_JOB_MIN_NODES, GPUMEM_JOB_KNOWN, GPUMEM_KEEP_GRES, GPUMEM_NUMS
 };
 
 /* cli_filter: the client options by the names slurm_option_get takes (those from
- * GPUMEM_OPT_NODES on are read only), then (read only) the tres_per_node and tres_per_job
+ * GPUMEM_OPT_NODES on are read only where the user set them, and only
+ * GPUMEM_OPT_TRES_PER_TASK of them is written), then (read only) the tres_per_node and tres_per_job
  * of the job a step runs in. */
 enum {
 	GPUMEM_OPT_GRES, GPUMEM_OPT_GPUS, GPUMEM_OPT_GPUS_PER_NODE, GPUMEM_OPT_GPUS_PER_SOCKET,
 	GPUMEM_OPT_GPUS_PER_TASK, GPUMEM_OPT_PARTITION,
 	GPUMEM_OPT_NODES, GPUMEM_OPT_NODELIST, GPUMEM_OPT_EXCLUDE, GPUMEM_OPT_CONSTRAINT,
-	GPUMEM_OPT_ARRAY, GPUMEM_OPT_RESERVATION, GPUMEM_OPT_NTASKS_PER_NODE, GPUMEM_OPT_NOPTS,
+	GPUMEM_OPT_ARRAY, GPUMEM_OPT_RESERVATION, GPUMEM_OPT_NTASKS_PER_NODE, GPUMEM_OPT_NTASKS,
+	GPUMEM_OPT_EXCLUSIVE, GPUMEM_OPT_MEM_PER_GPU, GPUMEM_OPT_CPUS_PER_GPU, GPUMEM_OPT_NTASKS_PER_GPU,
+	GPUMEM_OPT_GPU_FREQ, GPUMEM_OPT_TRES_PER_TASK, GPUMEM_OPT_NOPTS,
 	GPUMEM_STEP_JOB_PER_NODE = GPUMEM_OPT_NOPTS, GPUMEM_STEP_JOB_PER_JOB
 };
 

@@ -59,6 +59,12 @@ static void gpumem_fields(struct gpumem_job *j, job_desc_msg_t *desc, char **fie
 	j->in[GPUMEM_FEATURES] = desc->features;
 	j->in[GPUMEM_RESERVATION] = desc->reservation;
 	j->in[GPUMEM_ARRAY_INX] = desc->array_inx;
+	j->in[GPUMEM_MEM_PER_TRES] = desc->mem_per_tres;
+	j->in[GPUMEM_CPUS_PER_TRES] = desc->cpus_per_tres;
+	j->in[GPUMEM_TRES_FREQ] = desc->tres_freq;
+	j->num[GPUMEM_NUM_TASKS] = gpumem_num(desc->num_tasks, NO_VAL);
+	j->num[GPUMEM_NTASKS_PER_TRES] = gpumem_num(desc->ntasks_per_tres, NO_VAL16);
+	j->num[GPUMEM_EXCLUSIVE] = desc->shared != NO_VAL16 && desc->shared != JOB_SHARED_OK;
 	j->num[GPUMEM_MIN_NODES] = gpumem_num(desc->min_nodes, NO_VAL);
 	j->num[GPUMEM_MAX_NODES] = gpumem_num(desc->max_nodes, NO_VAL);
 	j->num[GPUMEM_NTASKS_PER_NODE] = gpumem_num(desc->ntasks_per_node, NO_VAL16);

@@ -108,6 +108,12 @@ func submitFields(j *C.struct_gpumem_job) plugin.Fields {
 		MinNodes:      uint32(j.num[C.GPUMEM_MIN_NODES]),
 		MaxNodes:      uint32(j.num[C.GPUMEM_MAX_NODES]),
 		NTasksPerNode: uint32(j.num[C.GPUMEM_NTASKS_PER_NODE]),
+		NTasks:        uint32(j.num[C.GPUMEM_NUM_TASKS]),
+		NTasksPerTRES: uint32(j.num[C.GPUMEM_NTASKS_PER_TRES]),
+		Exclusive:     j.num[C.GPUMEM_EXCLUSIVE] != 0,
+		MemPerTRES:    C.GoString(j.in[C.GPUMEM_MEM_PER_TRES]),
+		CPUsPerTRES:   C.GoString(j.in[C.GPUMEM_CPUS_PER_TRES]),
+		TRESFreq:      C.GoString(j.in[C.GPUMEM_TRES_FREQ]),
 		HetJob:        j.num[C.GPUMEM_HET_JOB] != 0,
 		Script:        script(j.in[C.GPUMEM_SCRIPT]),
 	}
@@ -187,6 +193,13 @@ func DecideOptions(job unsafe.Pointer, decide OptionsDecider) int {
 		Array:         C.GoString(j.in[C.GPUMEM_OPT_ARRAY]),
 		Reservation:   C.GoString(j.in[C.GPUMEM_OPT_RESERVATION]),
 		NTasksPerNode: C.GoString(j.in[C.GPUMEM_OPT_NTASKS_PER_NODE]),
+		NTasks:        C.GoString(j.in[C.GPUMEM_OPT_NTASKS]),
+		Exclusive:     C.GoString(j.in[C.GPUMEM_OPT_EXCLUSIVE]),
+		MemPerGPU:     C.GoString(j.in[C.GPUMEM_OPT_MEM_PER_GPU]),
+		CPUsPerGPU:    C.GoString(j.in[C.GPUMEM_OPT_CPUS_PER_GPU]),
+		NTasksPerGPU:  C.GoString(j.in[C.GPUMEM_OPT_NTASKS_PER_GPU]),
+		GPUFreq:       C.GoString(j.in[C.GPUMEM_OPT_GPU_FREQ]),
+		TRESPerTask:   C.GoString(j.in[C.GPUMEM_OPT_TRES_PER_TASK]),
 		HetOffset:     uint32(j.num[C.GPUMEM_HET_JOB]),
 	}
 	held := plugin.Fields{PerNode: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_NODE]), PerJob: C.GoString(j.in[C.GPUMEM_STEP_JOB_PER_JOB])}
@@ -200,6 +213,7 @@ func DecideOptions(job unsafe.Pointer, decide OptionsDecider) int {
 	set(j, C.GPUMEM_OPT_GPUS_PER_NODE, in.GPUsPerNode, out.GPUsPerNode)
 	set(j, C.GPUMEM_OPT_GPUS_PER_SOCKET, in.GPUsPerSocket, out.GPUsPerSocket)
 	set(j, C.GPUMEM_OPT_GPUS_PER_TASK, in.GPUsPerTask, out.GPUsPerTask)
+	set(j, C.GPUMEM_OPT_TRES_PER_TASK, in.TRESPerTask, out.TRESPerTask)
 	set(j, C.GPUMEM_OPT_PARTITION, in.Partition, out.Partition)
 	return 0
 }

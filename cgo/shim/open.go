@@ -23,9 +23,12 @@ func Open(tag string, sink Sink, usable bool, missing string) (p *plugin.Plugin)
 		return nil
 	}
 	if sink.Client {
-		return plugin.NewClient(confPath(), tag, sink, plugin.AdmitCore)
+		p = plugin.NewClient(confPath(), tag, sink, plugin.AdmitCore)
+	} else {
+		p = plugin.New(confPath(), tag, sink, plugin.AdmitCore)
 	}
-	return plugin.New(confPath(), tag, sink, plugin.AdmitCore)
+	p.UseReservations(Reservations)
+	return p
 }
 
 // confPath lets a test lab point Slurm at its own file without touching /etc.

@@ -202,3 +202,23 @@ func TestJobSubmitShimFollowsHetComponents(t *testing.T) {
 		t.Errorf("second 60g component: %s; want the hetjob refusal", got[2])
 	}
 }
+
+// TestJobSubmitShimReadsGPUOptions: through the built .so, job_submit reads --exclusive
+// and --mem-per-gpu from Slurm's job and gives such a job a whole GPU, never shards
+// (Slurm counts a shard as no GPU); the memo keeps them apart from the same GRES alone.
+func TestJobSubmitShimReadsGPUOptions(t *testing.T) {
+	h := newHarness(t, "submit", "LogLevel = error\n")
+	cmd := h.command("job_submit_gpumem.so")
+	cmd.Stdin = strings.NewReader("gres:gpu:mem:20g\ngres:gpu:mem:20g exclusive\ngres:gpu:mem:20g mem_per_tres=gres:gpu:2048\ngres:gpu:mem:20g\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	want := "rc=0 tres_per_node=gres:shard:20 same=0 err=\n" +
+		"rc=0 tres_per_node=gres:gpu:h100:1 same=0 err=\n" +
+		"rc=0 tres_per_node=gres:gpu:h100:1 same=0 err=\n" +
+		"rc=0 tres_per_node=gres:shard:20 same=0 err=\n"
+	if string(out) != want {
+		t.Errorf("got:\n%swant:\n%s", out, want)
+	}
+}

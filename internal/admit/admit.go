@@ -56,6 +56,15 @@ type Job struct {
 	// HetSiblings are the Hosts of the components of the same heterogeneous job decided
 	// before this one, one list per node each takes.
 	HetSiblings [][]string
+	// Tasks is how many tasks the job runs (--ntasks, or --ntasks-per-node times
+	// --nodes; 0: one per node), which --gpus-per-task multiplies.
+	Tasks uint32
+	// GPUsOnly names, space-separated, the user's options that count GPUs as Slurm
+	// counts them: --exclusive, --mem-per-gpu, --cpus-per-gpu, --ntasks-per-gpu ("":
+	// none). Slurm counts a shard as no GPU, so a shard job with these is refused
+	// ("mem_per_tres ... did not request any GPU", "Invalid generic resource") or, with
+	// --exclusive on 22.05, pends for ever; such a job gets a MIG instance or whole GPUs.
+	GPUsOnly string
 	// Keep is, for a change to a pending job on a Slurm that refuses a change of GRES name
 	// (22.05: shard to gpu or back), the native GRES the job holds: only forms of the same
 	// name are chosen.
@@ -237,6 +246,16 @@ func (a *Admitter) candidates(j Job, mib int64) ([]string, bool) {
 // into the field Slurm reads it from, with the prefix the job already uses.
 func (d *Decision) rewrite(q *ask, t target) {
 	mem, both := [3]bool{request.GPUMem: true}, [3]bool{request.GPUMem: true, request.GPUCount: true}
+	if q.perTask > 0 {
+		d.TresPerNode = q.fields[0].Rewrite(mem, "", "")
+		d.TresPerJob = q.fields[1].Rewrite(mem, "", "")
+		prefix := q.fields[3].Prefix() // --tres-per-task's own, where it gave the count
+		if prefix == "" {
+			prefix = q.prefix
+		}
+		d.TresPerTask = q.fields[3].Rewrite(both, t.gres, prefix)
+		return
+	}
 	if t.kind == placement.Shard || !q.perJob {
 		d.TresPerNode = q.fields[0].Rewrite(both, t.gres, q.prefix)
 		d.TresPerJob = q.fields[1].Rewrite(both, "", "")

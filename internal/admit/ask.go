@@ -13,6 +13,12 @@ type ask struct {
 	mib    int64
 	gpus   int64
 	perJob bool
+	// perTask is the GPUs each task gets (--gpus-per-task), 0 when the count is not per
+	// task; gpus is then that times the job's tasks, counted as for --gpus.
+	perTask int64
+	// only names the user's options that count GPUs as Slurm does (j.GPUsOnly, or
+	// --gpus-per-task): shards, which Slurm does not count as GPUs, cannot serve them.
+	only   string
 	model  string // GPU type the user pinned with gpu:TYPE:N; "" if none
 	size   string // the size as the user wrote it, for messages
 	prefix string
@@ -25,11 +31,23 @@ func mentionsMem(j Job) bool {
 	return request.HasMem(j.TresPerNode) || request.HasMem(j.TresPerJob) || request.HasMem(j.TresPerSocket) || request.HasMem(j.TresPerTask)
 }
 
-const msgOneMem = "ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU), with --gpus-per-node=N or --gpus=N for more than one GPU"
+const msgOneMem = "ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU), with --gpus-per-node=N, --gpus-per-task=N or --gpus=N for more than one GPU"
+
+// userValue is a --gpus* option's value as the user wrote it: the entry without the
+// "gres:"/"gres/" and "gpu:" that Slurm (or cli_filter, building the same fields) puts
+// before it, which users never see.
+func userValue(raw string) string {
+	body := strings.TrimPrefix(strings.TrimPrefix(raw, "gres:"), "gres/")
+	return strings.TrimPrefix(body, "gpu:")
+}
+
+// shardable says whether shards may serve q: one GPU, of no pinned type, for a job that
+// does not count GPUs as Slurm does.
+func (q *ask) shardable() bool { return q.gpus == 1 && q.model == "" && q.only == "" }
 
 // readAsk parses the four strings into q; false when none holds gpu:mem after all.
 func readAsk(j Job, q *ask) (bool, error) {
-	q.gpus = 1
+	q.gpus, q.only = 1, j.GPUsOnly
 	raw := [4]string{j.TresPerNode, j.TresPerJob, j.TresPerSocket, j.TresPerTask}
 	names := [4]string{request.PerNode, request.PerJob, request.PerSocket, request.PerTask}
 	found, counted, memInJob, countInJob := false, false, false, false
@@ -45,16 +63,23 @@ func readAsk(j Job, q *ask) (bool, error) {
 		for _, e := range t.Entries {
 			switch {
 			case e.Kind == request.GPUMem && i >= 2:
-				return false, fmt.Errorf("gpu:mem in %s is not supported: GPU memory is asked per GPU with --gres=gpu:mem:20g, and the number of GPUs with --gpus-per-node or --gpus", names[i])
+				return false, fmt.Errorf("%s=%s is not supported: GPU memory is asked per GPU with --gres=gpu:mem:20g, and the number of GPUs with --gpus-per-node, --gpus-per-task or --gpus", names[i], userValue(e.Raw))
 			case e.Kind == request.GPUMem && found:
 				return false, errors.New(msgOneMem)
 			case e.Kind == request.GPUMem:
 				found, q.mib, q.prefix, memInJob = true, e.MiB, e.Prefix, i == 1
 				q.size = e.Raw[strings.LastIndexByte(e.Raw, ':')+1:]
-			case e.Kind == request.GPUCount && i >= 2:
-				return false, fmt.Errorf("%s %q cannot be combined with gpu:mem; give the GPU count with --gpus-per-node=N or --gpus=N", names[i], e.Raw)
+			case e.Kind == request.GPUCount && i == 2:
+				return false, fmt.Errorf("%s=%s cannot be combined with --gres=gpu:mem: gpumem does not place GPUs by socket; give the GPU count with --gpus-per-node=N, --gpus-per-task=N or --gpus=N", names[i], userValue(e.Raw))
 			case e.Kind == request.GPUCount && counted:
-				return false, errors.New("give the number of GPUs once (--gpus-per-node=N or --gpus=N) next to --gres=gpu:mem:20g")
+				return false, errors.New("give the number of GPUs once (--gpus-per-node=N, --gpus-per-task=N or --gpus=N) next to --gres=gpu:mem:20g")
+			case e.Kind == request.GPUCount && i == 3:
+				counted, q.perTask, q.model, countInJob = true, e.GPUs, e.Type, true
+				q.gpus = e.GPUs * max(int64(j.Tasks), int64(j.MinNodes), 1)
+				if q.gpus > request.MaxGPUs {
+					return false, fmt.Errorf("--gpus-per-task=%s for %d tasks asks for more than %d GPUs", userValue(e.Raw), j.Tasks, request.MaxGPUs)
+				}
+				q.only = joinWords("--gpus-per-task", q.only)
 			case e.Kind == request.GPUCount:
 				counted, q.gpus, q.model, countInJob = true, e.GPUs, e.Type, i == 1
 			}
@@ -79,4 +104,12 @@ func readAsk(j Job, q *ask) (bool, error) {
 		q.perJob = countInJob
 	}
 	return true, nil
+}
+
+// joinWords joins option names for a message, skipping empty ones.
+func joinWords(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + " " + b
 }

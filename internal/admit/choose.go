@@ -106,7 +106,11 @@ func (a *Admitter) gresOf(q *ask, o *option) string {
 	if o.kind == placement.Shard {
 		return "shard:" + strconv.FormatInt(o.mib/a.opt.ShardUnitMiB, 10)
 	}
-	return "gpu:" + o.name + ":" + strconv.FormatInt(q.gpus, 10)
+	n := q.gpus
+	if q.perTask > 0 {
+		n = q.perTask
+	}
+	return "gpu:" + o.name + ":" + strconv.FormatInt(n, 10)
 }
 
 // better ranks option o (reaching r) against the best so far.
@@ -156,7 +160,7 @@ func (a *Admitter) resolve(cands []string, ps []*partition) []*partition {
 // every GPU type big enough.
 func (a *Admitter) options(q *ask, ps []*partition) []option {
 	var out []option
-	if q.gpus == 1 && q.model == "" {
+	if q.shardable() {
 		n := shard.For(q.mib, a.opt.ShardUnitMiB)
 		out = append(out, option{kind: placement.Shard, mib: n * a.opt.ShardUnitMiB})
 	}

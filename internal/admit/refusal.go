@@ -50,6 +50,15 @@ func (q *ask) words(sh *shape) string {
 		count = q.model + ":" + count
 	}
 	switch {
+	case q.perTask > 0:
+		count = strconv.FormatInt(q.perTask, 10)
+		if q.model != "" {
+			count = q.model + ":" + count
+		}
+		w = append(w, "--gpus-per-task="+count)
+		if q.gpus > q.perTask {
+			w = append(w, "for "+strconv.FormatInt(q.gpus/q.perTask, 10)+" tasks")
+		}
 	case q.perJob && (q.gpus > 1 || q.model != ""):
 		w = append(w, "--gpus="+count)
 	case q.gpus > 1 || q.model != "":
@@ -57,6 +66,9 @@ func (q *ask) words(sh *shape) string {
 	}
 	if s := sh.words(); s != "" {
 		w = append(w, s)
+	}
+	if only := strings.TrimSpace(strings.ReplaceAll(" "+q.only+" ", " --gpus-per-task ", " ")); only != "" {
+		w = append(w, only)
 	}
 	return strings.Join(w, " ")
 }
@@ -93,7 +105,7 @@ func (a *Admitter) why(q *ask, sh *shape, name string) string {
 		}
 	}
 	m, by := a.largestFit(q, sh, p)
-	plain := q.gpus == 1 && q.model == "" && sh.nodes == 1 && len(sh.exc) == 0 && sh.feat == nil
+	plain := q.shardable() && sh.nodes == 1 && len(sh.exc) == 0 && sh.feat == nil
 	switch {
 	case m > 0 && plain:
 		s := "the largest GPU in partition " + name + " has " + human(p.largest) + " (" + p.largestBy + "); up to gpu:mem:" + request.FormatSize(m) + " per GPU fits there"
@@ -171,7 +183,7 @@ func (a *Admitter) holdsOn(q *ask, c *config) bool {
 
 func (a *Admitter) nodeOptions(q *ask, c *config) []option {
 	var out []option
-	if q.gpus == 1 && q.model == "" {
+	if q.shardable() {
 		n := shard.For(q.mib, a.opt.ShardUnitMiB)
 		out = append(out, option{kind: placement.Shard, mib: n * a.opt.ShardUnitMiB})
 	}
@@ -212,7 +224,7 @@ func modelWords(m string) string {
 // largest first.
 func (a *Admitter) sizes(q *ask, c *config) []int64 {
 	var out []int64
-	if q.gpus == 1 && q.model == "" {
+	if q.shardable() {
 		out = append(out, c.shards...)
 	}
 	for _, u := range c.units {

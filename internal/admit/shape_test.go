@@ -39,13 +39,15 @@ func labAdmitter(t *testing.T) *Admitter {
 }
 
 // TestShapes is the table, one row each, plus the node-count, node-list,
-// exclude and feature forms: the native form chosen, or the refusal.
+// exclude, feature and per-GPU option forms: the native form chosen, or the refusal,
+// which never shows an internal form.
 func TestShapes(t *testing.T) {
 	a := labAdmitter(t)
 	cases := []struct {
 		name string
 		in   Job
-		gres string // want: TresPerNode after translation, or
+		gres string // want: TresPerNode after translation (and TresPerTask), or
+		task string
 		err  string // want: a refusal containing this
 		kind placement.Kind
 	}{
@@ -89,6 +91,30 @@ func TestShapes(t *testing.T) {
 		{name: "--gpus=4 -N2 20g: L4s", in: Job{TresPerNode: "gres/gpu:mem:20g", TresPerJob: "gres/gpu:4", MinNodes: 2},
 			err: "fewer than 2 nodes the job may use"},
 		{name: "--gpus=4 20g: four L4", in: Job{TresPerNode: "gres/gpu:mem:20g", TresPerJob: "gres/gpu:4"}, gres: "", kind: placement.Whole},
+		// Options that count GPUs as Slurm does get GPUs Slurm counts (a MIG instance or
+		// whole GPUs, never shards); --gpus-per-task gives each task its GPUs, gpu:mem each.
+		{name: "--exclusive 5g: a whole L4 (four of them), not shards", in: Job{TresPerNode: "gres:gpu:mem:5g", GPUsOnly: "--exclusive"},
+			gres: "gres:gpu:l4:1", kind: placement.Whole},
+		{name: "--exclusive -C mig 4g: the MIG instance", in: Job{TresPerNode: "gres:gpu:mem:4g", GPUsOnly: "--exclusive", Features: "mig"},
+			gres: "gres:gpu:1g.5gb:1", kind: placement.MIG},
+		{name: "--exclusive 30g: a whole H100", in: Job{TresPerNode: "gres:gpu:mem:30g", GPUsOnly: "--exclusive"},
+			gres: "gres:gpu:h100:1", kind: placement.Whole},
+		{name: "--exclusive -p inference 10g: a whole L4", in: Job{TresPerNode: "gres/gpu:mem:10g", GPUsOnly: "--exclusive", Partitions: []string{"inference"}},
+			gres: "gres/gpu:l4:1", kind: placement.Whole},
+		{name: "--mem-per-gpu --cpus-per-gpu 10g", in: Job{TresPerNode: "gres:gpu:mem:10g", GPUsOnly: "--mem-per-gpu --cpus-per-gpu"},
+			gres: "gres:gpu:l4:1", kind: placement.Whole},
+		{name: "--ntasks-per-gpu -p inference", in: Job{TresPerNode: "gres:gpu:mem:10g", GPUsOnly: "--ntasks-per-gpu", Partitions: []string{"inference"}},
+			gres: "gres:gpu:l4:1", kind: placement.Whole},
+		{name: "--gpus-per-task=1 -n2 10g: one GPU per task, typed", in: Job{TresPerNode: "gres:gpu:mem:10g", TresPerTask: "gres:gpu:1", Tasks: 2, Partitions: []string{"inference"}},
+			task: "gres:gpu:l4:1", kind: placement.Whole},
+		{name: "--gpus-per-task=1 -n2 4g on the MIG node: two 1g.5gb", in: Job{TresPerNode: "gres/gpu:mem:4g", TresPerTask: "gres/gpu:1", Tasks: 2, ReqNodes: "n2"},
+			task: "gres/gpu:1g.5gb:1", kind: placement.MIG},
+		{name: "--gpus-per-task=2 -n3 30g: six H100s there are not", in: Job{TresPerNode: "gres:gpu:mem:30g", TresPerTask: "gres:gpu:2", Tasks: 3},
+			err: "gpumem: you asked for --gres=gpu:mem:30g --gpus-per-task=2 for 3 tasks, but"},
+		{name: "--mem-per-gpu 60g -p inference names the option", in: Job{TresPerNode: "gres:gpu:mem:60g", GPUsOnly: "--mem-per-gpu", Partitions: []string{"inference"}},
+			err: "gpumem: you asked for --gres=gpu:mem:60g --mem-per-gpu, but"},
+		{name: "--gpus-per-socket is refused in the user's words", in: Job{TresPerNode: "gres:gpu:mem:10g", TresPerSocket: "gres:gpu:1"},
+			err: "--gpus-per-socket=1 cannot be combined with --gres=gpu:mem"},
 	}
 	for _, c := range cases {
 		d, err := a.Admit(c.in)
@@ -97,10 +123,10 @@ func TestShapes(t *testing.T) {
 			t.Errorf("%s: got %+v, %v\nwant refusal containing %q", c.name, d.Job, err, c.err)
 		case c.err == "" && err != nil:
 			t.Errorf("%s: refused: %v", c.name, err)
-		case c.err == "" && (d.TresPerNode != c.gres || d.Kind != c.kind):
-			t.Errorf("%s: got %q (%v, %s), want %q (%v)", c.name, d.TresPerNode, d.Kind, d.Explain, c.gres, c.kind)
+		case c.err == "" && (d.TresPerNode != c.gres || d.TresPerTask != c.task || d.Kind != c.kind):
+			t.Errorf("%s: got %q, per task %q (%v, %s), want %q, %q (%v)", c.name, d.TresPerNode, d.TresPerTask, d.Kind, d.Explain, c.gres, c.task, c.kind)
 		}
-		if err != nil && strings.Contains(err.Error(), "tres_per") {
+		if err != nil && (strings.Contains(err.Error(), "tres_per") || strings.Contains(err.Error(), "gres:") || strings.Contains(err.Error(), "gres/")) {
 			t.Errorf("%s: refusal names an internal field: %v", c.name, err)
 		}
 	}

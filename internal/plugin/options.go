@@ -20,6 +20,18 @@ type Options struct {
 	Array         string // "array"
 	Reservation   string // "reservation"
 	NTasksPerNode string // "ntasks-per-node"
+	NTasks        string // "ntasks"
+	// "exclusive": "exclusive", "user", "mcs" (or, from 24.11, "topo") hold whole nodes;
+	// "oversubscribe" and "unset" do not.
+	Exclusive    string
+	MemPerGPU    string // "mem-per-gpu", e.g. "2048" (MiB)
+	CPUsPerGPU   string // "cpus-per-gpu"
+	NTasksPerGPU string // "ntasks-per-gpu"
+	GPUFreq      string // "gpu-freq", e.g. "medium"
+	// TRESPerTask is "tres-per-task" (24.11 on), e.g. "cpu=2,gres/gpu:1". Where it gives
+	// GPUs it is the job's GPUs per task (the client may also print them as
+	// --gpus-per-task then), and is rewritten.
+	TRESPerTask string
 	// HetOffset is the component of a heterogeneous job (0: the first, or another job).
 	HetOffset uint32
 }
@@ -33,7 +45,7 @@ func (o Options) Fields(prefix string) Fields {
 		PerNode:       join(gpuEntry(prefix, o.GPUsPerNode), o.Gres),
 		PerJob:        gpuEntry(prefix, o.GPUs),
 		PerSocket:     gpuEntry(prefix, o.GPUsPerSocket),
-		PerTask:       gpuEntry(prefix, o.GPUsPerTask),
+		PerTask:       o.perTask(prefix),
 		Partition:     o.Partition,
 		ReqNodes:      o.NodeList,
 		ExcNodes:      o.Exclude,
@@ -43,8 +55,43 @@ func (o Options) Fields(prefix string) Fields {
 		MinNodes:      minN,
 		MaxNodes:      maxN,
 		NTasksPerNode: count(o.NTasksPerNode),
+		NTasks:        count(o.NTasks),
+		Exclusive:     exclusive(o.Exclusive),
+		MemPerTRES:    gpuEntry(prefix, o.MemPerGPU),
+		CPUsPerTRES:   gpuEntry(prefix, o.CPUsPerGPU),
+		NTasksPerTRES: count(o.NTasksPerGPU),
+		TRESFreq:      gpuFreq(o.GPUFreq),
 		HetJob:        o.HetOffset > 0,
 	}
+}
+
+// perTask is the tres_per_task the client builds: --tres-per-task when it names GPUs,
+// else --gpus-per-task.
+func (o Options) perTask(prefix string) string {
+	if o.tresPerTaskGPUs() {
+		return o.TRESPerTask
+	}
+	return gpuEntry(prefix, o.GPUsPerTask)
+}
+
+func (o Options) tresPerTaskGPUs() bool { return strings.Contains(o.TRESPerTask, "gpu") }
+
+// gpuFreq is --gpu-freq as tres_freq holds it.
+func gpuFreq(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "gpu:" + v
+}
+
+// exclusive reads --exclusive as slurm_option_get prints it: every value but
+// "oversubscribe" and "unset" (or nothing) keeps other jobs off the job's nodes.
+func exclusive(s string) bool {
+	switch strings.TrimSpace(s) {
+	case "", "unset", "oversubscribe":
+		return false
+	}
+	return true
 }
 
 // nodeCount reads --nodes as slurm_option_get prints it: "N", or "MIN-MAX" where a MAX
@@ -76,6 +123,15 @@ func count(s string) uint32 {
 // means what --gpus-per-node means); the other fields must hold only GPU counts, the one
 // thing their options can say.
 func (o Options) withFields(f Fields) (Options, error) {
+	if o.tresPerTaskGPUs() {
+		// Written back whole, its other entries kept; --gpus-per-task, where the client
+		// printed the same GPUs as one, is given the same count, so that the two agree.
+		had := o.GPUsPerTask != ""
+		o.TRESPerTask, f.PerTask = f.PerTask, ""
+		if had {
+			f.PerTask = gpuPart(o.TRESPerTask)
+		}
+	}
 	o.Gres, o.GPUs, o.GPUsPerNode, o.GPUsPerSocket, o.GPUsPerTask, o.Partition = f.PerNode, "", "", "", "", f.Partition
 	for _, c := range []struct {
 		dst   *string
@@ -93,6 +149,16 @@ func (o Options) withFields(f Fields) (Options, error) {
 		*c.dst = n
 	}
 	return o, nil
+}
+
+// gpuPart is the gpu entry of a TRES list ("" when none).
+func gpuPart(list string) string {
+	for _, e := range strings.Split(list, ",") {
+		if strings.Contains(e, "gpu") {
+			return e
+		}
+	}
+	return ""
 }
 
 func stripGres(s string) string {

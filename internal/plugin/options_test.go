@@ -110,3 +110,36 @@ func TestHetJobComponentsInTheClient(t *testing.T) {
 		t.Fatalf("next job: %+v %q", out, refusal)
 	}
 }
+
+// TestGPUOptionsInTheClient: the options that count GPUs as Slurm does reach admission
+// from the client's options, and the answer is written back as options the client
+// takes: --gpus-per-task with a GPU type, --gres with a whole GPU for --exclusive and
+// the per-GPU options; without them the same gpu:mem is shards.
+func TestGPUOptionsInTheClient(t *testing.T) {
+	p := realPlugin(t, &logSink{})
+	cases := []struct {
+		in, want Options
+		refusal  string
+	}{
+		{in: Options{Gres: "gres:gpu:mem:30g"}, want: Options{Gres: "gres:shard:30"}},
+		{in: Options{Gres: "gres:gpu:mem:30g", Exclusive: "exclusive"}, want: Options{Gres: "gres:gpu:h100:1", Exclusive: "exclusive"}},
+		{in: Options{Gres: "gres:gpu:mem:30g", Exclusive: "oversubscribe"}, want: Options{Gres: "gres:shard:30", Exclusive: "oversubscribe"}},
+		{in: Options{Gres: "gres:gpu:mem:30g", MemPerGPU: "2048"}, want: Options{Gres: "gres:gpu:h100:1", MemPerGPU: "2048"}},
+		{in: Options{Gres: "gres:gpu:mem:30g", CPUsPerGPU: "2"}, want: Options{Gres: "gres:gpu:h100:1", CPUsPerGPU: "2"}},
+		{in: Options{Gres: "gres:gpu:mem:30g", NTasksPerGPU: "2"}, want: Options{Gres: "gres:gpu:h100:1", NTasksPerGPU: "2"}},
+		{in: Options{Gres: "gres:gpu:mem:30g", GPUsPerTask: "1", NTasks: "2"}, want: Options{GPUsPerTask: "h100:1", NTasks: "2"}},
+		{in: Options{Gres: "gres/gpu:mem:30g", TRESPerTask: "cpu=2,gres/gpu:1", NTasks: "2"}, want: Options{TRESPerTask: "cpu=2,gres/gpu:h100:1", NTasks: "2"}},
+		{in: Options{Gres: "gres/gpu:mem:30g", TRESPerTask: "cpu=2"}, want: Options{Gres: "gres/shard:30", TRESPerTask: "cpu=2"}},
+		// A client that prints --tres-per-task's GPUs as --gpus-per-task too gets both.
+		{in: Options{Gres: "gres/gpu:mem:30g", TRESPerTask: "gres/gpu:1", GPUsPerTask: "1"}, want: Options{TRESPerTask: "gres/gpu:h100:1", GPUsPerTask: "h100:1"}},
+		{in: Options{Gres: "gres:gpu:mem:30g", GPUFreq: "medium"}, want: Options{Gres: "gres:gpu:h100:1", GPUFreq: "medium"}},
+		{in: Options{Gres: "gres:gpu:mem:30g", GPUsPerTask: "1", NTasks: "3"}, want: Options{Gres: "gres:gpu:mem:30g", GPUsPerTask: "1", NTasks: "3"},
+			refusal: "gpumem: you asked for --gres=gpu:mem:30g --gpus-per-task=1 for 3 tasks, but partition gpu has no 3 GPUs of one type usable by the job"},
+	}
+	for _, c := range cases {
+		got, refusal := p.SubmitOptions(c.in, 0, Fields{})
+		if got != c.want || refusal != c.refusal {
+			t.Errorf("SubmitOptions(%+v) = %+v, %q\nwant %+v, %q", c.in, got, refusal, c.want, c.refusal)
+		}
+	}
+}

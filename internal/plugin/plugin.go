@@ -29,8 +29,15 @@ type Fields struct {
 
 	// --exclude, --constraint, --reservation and --array as Slurm holds them.
 	ExcNodes, Features, Reservation, ArrayInx string
-	// --nodes (minimum and maximum) and --ntasks-per-node; 0 when unset.
-	MinNodes, MaxNodes, NTasksPerNode uint32
+	// --nodes (minimum and maximum), --ntasks-per-node and --ntasks; 0 when unset.
+	MinNodes, MaxNodes, NTasksPerNode, NTasks uint32
+	// The options that count GPUs as Slurm does (see admit.Job.GPUsOnly): --exclusive
+	// (any form that holds whole nodes), and --mem-per-gpu, --cpus-per-gpu, --gpu-freq
+	// as Slurm holds them (TRES strings such as "gres:gpu:2048", "gpu:medium"; only a
+	// gpu entry counts) and --ntasks-per-gpu (0: unset). Read only.
+	Exclusive                         bool
+	MemPerTRES, CPUsPerTRES, TRESFreq string
+	NTasksPerTRES                     uint32
 	// HetJob is true for a component of a heterogeneous job; HetOffset is its place in
 	// the job (job_submit only: cli_filter's offset travels in Options).
 	HetJob    bool
@@ -120,6 +127,11 @@ type Plugin struct {
 	het   [][]string
 	// hetCalls is job_submit's: the same, for each slurmctld thread submitting one.
 	hetCalls hetCalls
+	// resv is job_submit's last look at Slurm's reservations (reservation.go); nil
+	// before the first. resvSrc is where they come from (nil: nowhere), set once before
+	// any decision.
+	resv    atomic.Pointer[reservations]
+	resvSrc ReservationSource
 }
 
 // firstLoadWait bounds how long init waits for the first look at the files: a hung
@@ -233,10 +245,15 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 	}
 	j := jobOf(f)
 	j.HetSiblings = sib
+	core := st.core
+	fresh := st.fresh(p.now())
+	resv, inResv := p.within(st, f.Reservation)
+	if resv != nil {
+		core, fresh = resv, 0 // the reservation may change before the inventory does
+	}
 	var d admit.Decision
 	var err error
-	p.pins.withUsage(st, p.now(), func(use *admit.Usage) { d, err = st.core.AdmitWith(j, use) })
-	fresh := st.fresh(p.now())
+	p.pins.withUsage(st, p.now(), func(use *admit.Usage) { d, err = core.AdmitWith(j, use) })
 	if d.Live {
 		fresh = 0 // chosen by what runs now: the next alike job may go elsewhere
 	}
@@ -246,7 +263,7 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 		if errors.Is(err, admit.ErrNoFit) {
 			why = refused.NoFit
 		}
-		return Verdict{Fields: f, Refusal: err.Error(), Fresh: fresh, why: why}, nil
+		return Verdict{Fields: f, Refusal: err.Error() + inResv, Fresh: fresh, why: why}, nil
 	}
 	if !d.Changed {
 		return Verdict{Fields: f, Fresh: fresh}, nil
@@ -257,7 +274,7 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 		out.Partition = strings.Join(d.Partitions, ",")
 	}
 	p.log.verbosef("%s", d.Explain)
-	if h, ok := st.core.(interface {
+	if h, ok := core.(interface {
 		Hosts(admit.Job, admit.Decision) [][]string
 	}); ok && hosts {
 		own = h.Hosts(j, d)

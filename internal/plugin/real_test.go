@@ -13,6 +13,24 @@ import (
 // shared H100s, an A100 in MIG mode, whole L4s.
 func realPlugin(tb testing.TB, sink *logSink) *Plugin {
 	tb.Helper()
+	p := New(realConf(tb), "job_submit/gpumem", sink, AdmitCore)
+	// Registered after TempDir, so it runs first: the loader, which writes RefusalCounts
+	// into dir, has stopped before dir is removed.
+	tb.Cleanup(p.Close)
+	if len(sink.errors) > 0 {
+		tb.Fatalf("plugin did not load cleanly: %v", sink.errors)
+	}
+	return p
+}
+
+// realClient is cli_filter's plugin on the files of realPlugin.
+func realClient(tb testing.TB) *Plugin {
+	return NewClient(realConf(tb), "cli_filter/gpumem", &logSink{}, AdmitCore)
+}
+
+// realConf writes the files of realPlugin and returns its gpumem.conf.
+func realConf(tb testing.TB) string {
+	tb.Helper()
 	dir := tb.TempDir()
 	inv := `{"nodes": [
  {"name": "n1", "partitions": ["gpu", "train"], "gpus": [
@@ -34,14 +52,7 @@ func realPlugin(tb testing.TB, sink *logSink) *Plugin {
 			tb.Fatal(err)
 		}
 	}
-	p := New(filepath.Join(dir, "gpumem.conf"), "job_submit/gpumem", sink, AdmitCore)
-	// Registered after TempDir, so it runs first: the loader, which writes RefusalCounts
-	// into dir, has stopped before dir is removed.
-	tb.Cleanup(p.Close)
-	if len(sink.errors) > 0 {
-		tb.Fatalf("plugin did not load cleanly: %v", sink.errors)
-	}
-	return p
+	return filepath.Join(dir, "gpumem.conf")
 }
 
 func TestRealCore(t *testing.T) {

@@ -75,19 +75,23 @@ func (p *Plugin) startLoader() {
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(p.done)
-		t := time.NewTimer(0)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-			}
-			p.safeReload()
-			wait := time.Until(p.st.Load().next)
-			t.Reset(max(wait, minLoaderPeriod))
-		}
+		p.every(p.safeReload, func() time.Duration { return max(time.Until(p.st.Load().next), minLoaderPeriod) })
 	}()
+}
+
+// every runs f now, and again wait() after each run, until Close.
+func (p *Plugin) every(f func(), wait func() time.Duration) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+		f()
+		t.Reset(wait())
+	}
 }
 
 func (p *Plugin) safeReload() {

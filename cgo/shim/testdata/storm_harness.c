@@ -52,7 +52,8 @@ static void *storm(void *arg)
 		job_desc_msg_t d;
 		memset(&d, 0, sizeof(d));
 		d.min_nodes = d.max_nodes = d.het_job_offset = NO_VAL;
-		d.ntasks_per_node = NO_VAL16;
+		d.ntasks_per_node = d.ntasks_per_tres = d.shared = NO_VAL16;
+		d.num_tasks = NO_VAL;
 		const char *req = requests[i % NREQ];
 		d.tres_per_node = req ? strdup(req) : NULL;
 		if (i % 5 == 1)

@@ -4,8 +4,9 @@
  *   submit_harness PLUGIN.so < lines
  *
  * A line is "TRES_PER_NODE" ("-" for none), optionally followed by " exc=NODES",
- * " features=F", " nodes=N", " het=OFFSET" (the job's excluded nodes, constraint, minimum
- * node count, hetjob component) or " prior=MSG" (an earlier plugin's message in err_msg),
+ * " features=F", " nodes=N", " het=OFFSET", " exclusive", " mem_per_tres=TRES" (the job's
+ * excluded nodes, constraint, minimum node count, hetjob component, --exclusive,
+ * --mem-per-gpu) or " prior=MSG" (an earlier plugin's message in err_msg),
  * or "sleep MS". For each job it prints
  * "rc=RC tres_per_node=VALUE same=0|1 err=MESSAGE", where same=1 says the plugin left
  * Slurm's very string in place (it never freed it), then " req_nodes=NODES" when the
@@ -54,7 +55,8 @@ int main(int argc, char **argv)
 		job_desc_msg_t d;
 		memset(&d, 0, sizeof(d));
 		d.min_nodes = d.max_nodes = d.het_job_offset = NO_VAL; /* as slurm_init_job_desc_msg */
-		d.ntasks_per_node = NO_VAL16;
+		d.ntasks_per_node = d.ntasks_per_tres = d.shared = NO_VAL16;
+		d.num_tasks = NO_VAL;
 		char *err = NULL;
 		char *opt = strchr(line, ' ');
 		if (opt)
@@ -71,6 +73,10 @@ int main(int argc, char **argv)
 				d.min_nodes = (uint32_t)atoi(opt + 6);
 			else if (strncmp(opt, "het=", 4) == 0)
 				d.het_job_offset = (uint32_t)atoi(opt + 4);
+			else if (strcmp(opt, "exclusive") == 0)
+				d.shared = JOB_SHARED_NONE;
+			else if (strncmp(opt, "mem_per_tres=", 13) == 0)
+				d.mem_per_tres = opt + 13;
 			else if (strncmp(opt, "prior=", 6) == 0)
 				err = strdup(opt + 6);
 			opt = next;

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Runs the whole matrix (every cell of test/matrix on one release's lab, or all three)
+# and writes test/matrix/outcomes-RELEASE.tsv, the outcome table the e2e sample checks
+# against. Takes each release's lab lock; run as root.
+#
+#   test/matrix/run.sh [22.05|24.11|26.05|all]      (default: all)
+#
+# It also refreshes test/matrix/options/RELEASE/COMMAND, the options of the lab's man
+# pages, which unit tests and a lab without man pages read.
+set -uo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+case "${1:-all}" in
+all) releases=(22.05 24.11 26.05) ;;
+22.05 | 24.11 | 26.05) releases=("$1") ;;
+*)
+	echo "usage: $0 [22.05|24.11|26.05|all]" >&2
+	exit 2
+	;;
+esac
+rc=0
+for rel in "${releases[@]}"; do
+	flock "/tmp/gpumem-lab-$rel.lock" env MATRIX=full E2E_RUN='^TestMatrix$' "$REPO/test/e2e.sh" "$rel" || rc=1
+	head -1 "$REPO/test/matrix/outcomes-$rel.tsv" 2>/dev/null
+done
+exit $rc
