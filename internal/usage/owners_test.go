@@ -81,7 +81,7 @@ func TestUntrustedRecordFallsBackToSqueue(t *testing.T) {
 	if poll.Err != nil || len(jobs) != 1 || jobs[0].Kind != KindShard || jobs[0].Alloc != 10*gib || !jobs[0].Over() {
 		t.Fatalf("jobs %+v (%v); want job 44 running with 10 shards and over", jobs, poll.Err)
 	}
-	if c := s.Calls(); !strings.Contains(c, "squeue -h -j 44 -o %i|%U|%T|%b") {
+	if c := s.Calls(); !strings.Contains(c, "squeue -h -j 44 -o "+slurmcli.SummaryFormat) {
 		t.Errorf("squeue not asked:\n%s", c)
 	}
 	// When squeue cannot say either, the allocation is unknown: measured, never acted on.
