@@ -47,6 +47,10 @@ type JobGPU struct {
 // device it was not given; never when what it was given is not known.
 func (j *Job) Over() bool { return j.Kind != KindUnknown && (j.Used > j.Alloc || j.Stray > 0) }
 
+// Holds reports whether the job's processes hold any GPU memory: on what it was given,
+// elsewhere, or of a size NVML did not report (which may be any).
+func (j *Job) Holds() bool { return j.Used > 0 || j.Stray > 0 || j.UnknownSize > 0 }
+
 // OwnerFunc finds the job of a process; Owners.Owners makes it in production.
 type OwnerFunc func(pid int) (Owner, error)
 
