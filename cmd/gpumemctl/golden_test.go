@@ -179,7 +179,8 @@ func TestGoldenSteerReport(t *testing.T) {
 	td, _ := filepath.Abs("testdata/steer")
 	// 22.05's scontrol has no --json: the reader falls back to the one-line text.
 	scontrol := "#!/bin/sh\ncase \"$*\" in *--json*) echo \"scontrol: unrecognized option '--json'\" >&2; exit 1 ;; esac\nexec cat " + td + "/jobs-22.05.txt\n"
-	// squeue answers the pending list, and the running ids the reader confirms records by.
+	// squeue answers the pending list, and the running jobs (slurmcli.RunningFormat) the
+	// reader confirms records by.
 	squeue := "#!/bin/sh\ncase \"$*\" in *RUNNING*) exec cat " + td + "/running-22.05.txt ;; esac\nexec cat " + td + "/pending-22.05.txt\n"
 	for name, script := range map[string]string{"scontrol": scontrol, "squeue": squeue} {
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {

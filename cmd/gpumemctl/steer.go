@@ -135,8 +135,11 @@ func (s *slurmCLI) Jobs(ctx context.Context) ([]steer.Use, error) {
 		return nil, err
 	}
 	for _, bad := range jobs.Bad {
-		// A record that cannot be read is left out; Slurm still holds its GPUs.
 		fmt.Fprintf(s.errs, "steer: %v\n", bad)
+	}
+	for _, j := range jobs.Unread {
+		// Slurm still holds its GPUs: they count as squeue has them.
+		fmt.Fprintf(s.errs, "steer: job %s: its record is not read; its GPUs are counted from squeue on any GPU of their type\n", j.ID)
 	}
 	return jobs.Uses(), nil
 }

@@ -97,7 +97,9 @@ func (d *daemon) poll(now time.Time) {
 	var unattributed map[int]uint64
 	if sampleErr == nil {
 		owner, ownersPoll := d.owners.Owners(context.Background(), snap, now)
-		jobs, unattributed = usage.Account(snap, owner, d.unit)
+		acc := usage.Measure(snap, owner, d.unit)
+		d.owners.Report(acc) // orphans, sizes NVML did not give, memory on GPUs not given
+		jobs, unattributed = acc.Jobs, acc.NoJob()
 		for _, a := range d.enforcer.Step(jobs, now) {
 			d.actions[a.Kind]++
 			d.log.Warn(a.Detail, "job", a.Job, "action", a.Kind)

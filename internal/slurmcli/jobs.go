@@ -52,6 +52,11 @@ func (j Job) Holds() bool {
 type Jobs struct {
 	Jobs []Job
 	Bad  []error
+	// Unread are the jobs squeue says hold their allocation but whose scontrol record
+	// was refused (a job name with a line break or Slurm's separators), as squeue has
+	// them: what each asked per node, on a GPU squeue does not name (AnyGPU). Only the
+	// text form, whose records can be refused for their free text, has any.
+	Unread []Job
 }
 
 // ByID indexes the jobs read. A job id that appears twice is a record that cannot be
@@ -71,7 +76,8 @@ func (js Jobs) ByID() map[string]Job {
 	return m
 }
 
-// Uses is the GPU use of every job that holds its allocation, in Slurm's order. A job
+// Uses is the GPU use of every job that holds its allocation, in Slurm's order, then
+// that of the Unread jobs, so that no job's allocation is dropped for its name. A job
 // id read twice counts for neither.
 func (js Jobs) Uses() []Use {
 	var out []Use
@@ -81,7 +87,18 @@ func (js Jobs) Uses() []Use {
 			out = append(out, j.Uses...)
 		}
 	}
+	for _, j := range js.Unread {
+		out = append(out, j.Uses...)
+	}
 	return out
+}
+
+// IDLess orders Slurm job numbers numerically, so job 9 comes before job 10.
+func IDLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
 }
 
 // ParseJobsJSON reads `scontrol -d --json show job`: Slurm 22.05's openapi v0.0.38

@@ -218,3 +218,28 @@ func TestTextEmptyQueue(t *testing.T) {
 		t.Errorf("the sentence twice: bad %v, want both lines refused", js.Bad)
 	}
 }
+
+// TestSqueueSaysWhatAJobHoldsPerNode: squeue's GRES per node, for a job whose scontrol
+// record cannot be read: shards (typed or not) and whole GPUs, none on a GPU it names.
+func TestSqueueSaysWhatAJobHoldsPerNode(t *testing.T) {
+	sum, err := ParseSummary("7|1001|RUNNING|gres/gpu:h100:2,gres/shard:l4_g0:4,gres:tmpfs:1\n", "7")
+	if err != nil || sum.GPUs != 2 || sum.Shards != 4 || sum.UID != 1001 {
+		t.Errorf("summary %+v %v; want 2 GPUs and 4 shards", sum, err)
+	}
+	jobs := parseRunning("7|RUNNING|n[1-2]|gres:gpu:1\n8|SUSPENDED|n3|gres/shard:h100_g1:20\nforged line\n9_1|RUNNING|n1|gres:gpu:1\n")
+	if len(jobs) != 2 {
+		t.Fatalf("jobs %+v; want 7 and 8 (an array task's %%i form and other lines confirm nothing)", jobs)
+	}
+	j, err := jobs["7"].job()
+	want := []Use{{Node: "n1", GPU: AnyGPU, Whole: true}, {Node: "n2", GPU: AnyGPU, Whole: true}}
+	if err != nil || !reflect.DeepEqual(j.Uses, want) {
+		t.Errorf("job 7 uses %+v %v; want %+v", j.Uses, err, want)
+	}
+	j, _ = jobs["8"].job()
+	if want := []Use{{Node: "n3", GPU: AnyGPU, Shards: 20, Type: "h100_g1"}}; !reflect.DeepEqual(j.Uses, want) {
+		t.Errorf("job 8 uses %+v; want %+v", j.Uses, want)
+	}
+	if _, err := (queued{ID: "10", Nodes: "n1", PerNode: "gres/gpu:99999"}).job(); err == nil {
+		t.Errorf("99999 GPUs a node read as a job")
+	}
+}

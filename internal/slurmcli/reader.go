@@ -5,10 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/gpumem/gpumem/internal/slurmconf"
+	"github.com/gpumem/gpumem/internal/slurmjob"
 )
+
+// AnyGPU is the GPU of a Use whose index Slurm did not print.
+const AnyGPU = slurmjob.AnyGPU
 
 // JobReader reads jobs from Slurm. It asks scontrol for JSON and falls back to the
 // one-line text form, for good, the first time this scontrol cannot print JSON (Debian's
@@ -56,41 +63,121 @@ func (r *JobReader) Show(ctx context.Context, id string) (Jobs, error) {
 	}
 	byID := js.ByID()
 	var kept []Job
+	read := map[string]bool{}
 	for _, j := range js.Jobs {
+		_, holds := running[j.ID]
 		switch {
 		case !j.Holds():
 			kept = append(kept, j)
-		case !running[j.ID]:
+		case !holds:
 			js.Bad = append(js.Bad, fmt.Errorf("job %s: a running record squeue does not confirm; a line of another job's free text", j.ID))
 		case byID[j.ID].ID == "":
 			js.Bad = append(js.Bad, fmt.Errorf("job %s: two records; one is forged by another job's free text", j.ID))
 		default:
 			kept = append(kept, j)
+			read[j.ID] = true
 		}
 	}
 	js.Jobs = kept
+	// A job that holds its allocation but whose record was refused keeps it all the
+	// same: what it holds per node comes from squeue, which prints no free text.
+	for _, q := range running {
+		if read[q.ID] {
+			continue
+		}
+		j, err := q.job()
+		if err != nil {
+			js.Bad = append(js.Bad, err)
+			continue
+		}
+		js.Unread = append(js.Unread, j)
+	}
+	sort.Slice(js.Unread, func(a, b int) bool { return IDLess(js.Unread[a].ID, js.Unread[b].ID) })
 	return js, nil
 }
 
 // Text reports whether the reader has fallen back to scontrol's text form.
 func (r *JobReader) Text() bool { return r.noJSON.Load() }
 
-// running are the ids of the jobs that hold their allocation, from squeue.
-func (r *JobReader) running(ctx context.Context) (map[string]bool, error) {
-	out, err := r.Squeue.Run(ctx, "-h", "-t", "RUNNING,COMPLETING,SUSPENDED", "-o", "%i")
+// RunningFormat is the squeue -o of the jobs that hold their allocation: job id (%A,
+// the number scontrol and listpids print, also for an array task), state, nodes, GRES
+// per node. Slurm validates each of these fields; none is a user's free text.
+const RunningFormat = "%A|%T|%N|%b"
+
+// queued is one line of squeue -o RunningFormat.
+type queued struct{ ID, State, Nodes, PerNode string }
+
+// running are the jobs that hold their allocation, from squeue, by id.
+func (r *JobReader) running(ctx context.Context) (map[string]queued, error) {
+	return r.holding(ctx, "")
+}
+
+// Holding is the state of each job that holds its allocation on node (every node when
+// ""), by job id: RUNNING, COMPLETING (it ended; Slurm is cleaning up) or SUSPENDED.
+// A job not in it has ended or never ran.
+func (r *JobReader) Holding(ctx context.Context, node string) (map[string]string, error) {
+	q, err := r.holding(ctx, node)
 	if err != nil {
 		return nil, err
 	}
-	ids := map[string]bool{}
-	for _, f := range strings.Fields(out) {
-		ids[f] = true
+	out := make(map[string]string, len(q))
+	for id, j := range q {
+		out[id] = j.State
 	}
-	return ids, nil
+	return out, nil
 }
 
-// SummaryFormat is the squeue -o of Summary: id, user id, state, GRES per node. Slurm
-// validates each of these fields; none is a user's free text.
-const SummaryFormat = "%i|%U|%T|%b"
+func (r *JobReader) holding(ctx context.Context, node string) (map[string]queued, error) {
+	args := []string{"-h", "-t", "RUNNING,COMPLETING,SUSPENDED", "-o", RunningFormat}
+	if node != "" {
+		args = append(args, "-w", node)
+	}
+	out, err := r.Squeue.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return parseRunning(out), nil
+}
+
+// parseRunning reads squeue -h -o RunningFormat; a line of another shape is left out
+// (it confirms no job, so no record is kept on its word).
+func parseRunning(out string) map[string]queued {
+	jobs := map[string]queued{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 4 || checkJobID(f[0]) != nil {
+			continue
+		}
+		jobs[f[0]] = queued{ID: f[0], State: f[1], Nodes: f[2], PerNode: f[3]}
+	}
+	return jobs
+}
+
+// job is what squeue says a job holds: on each of its nodes, what it asked per node,
+// on a GPU squeue does not name (slurmjob.AnyGPU).
+func (q queued) job() (Job, error) {
+	nodes, err := slurmconf.ExpandHostlistMax(q.Nodes, MaxJobNodes)
+	if err != nil {
+		return Job{}, fmt.Errorf("job %s: squeue's node list: %v", q.ID, err)
+	}
+	per, err := perNodeUses(q.PerNode)
+	if err != nil {
+		return Job{}, fmt.Errorf("job %s: squeue's GRES: %v", q.ID, err)
+	}
+	j := Job{ID: q.ID, State: q.State, UID: -1, Nodes: nodes}
+	for _, n := range nodes {
+		for _, u := range per {
+			u.Node = n
+			j.Uses = append(j.Uses, u)
+		}
+	}
+	return j, nil
+}
+
+// SummaryFormat is the squeue -o of Summary: id (%A, as scontrol and listpids print
+// it), user id, state, GRES per node. Slurm validates each of these fields; none is a
+// user's free text.
+const SummaryFormat = "%A|%U|%T|%b"
 
 // Summary is what squeue says of one job.
 type Summary struct {
@@ -100,6 +187,9 @@ type Summary struct {
 	// Shards is the job's shards on each of its nodes, from its GRES per node; 0 when
 	// it asks none per node.
 	Shards int64
+	// GPUs is the whole GPUs (or MIG instances) it holds on each of its nodes; squeue
+	// does not say which.
+	GPUs int64
 }
 
 // Summary asks squeue about one job. It is the reading of a job whose scontrol record
@@ -131,20 +221,51 @@ func ParseSummary(out, id string) (Summary, error) {
 		return Summary{}, fmt.Errorf("squeue -j %s: user id %q", id, clip(f[1]))
 	}
 	s := Summary{ID: id, UID: uid, State: f[2]}
-	for _, g := range strings.Split(f[3], ",") {
-		if m := perNodeShardRe.FindStringSubmatch(g); m != nil {
-			n, err := strconv.ParseInt(m[1], 10, 64)
-			if err != nil {
-				return Summary{}, fmt.Errorf("squeue -j %s: shard count in %q", id, clip(g))
-			}
-			s.Shards += n
+	per, err := perNodeUses(f[3])
+	if err != nil {
+		return Summary{}, fmt.Errorf("squeue -j %s: %v", id, err)
+	}
+	for _, u := range per {
+		if u.Whole {
+			s.GPUs++
+		} else {
+			s.Shards += u.Shards
 		}
 	}
 	return s, nil
 }
 
-// perNodeShardRe is a shard request per node: gres:shard:4, gres/shard:l4_g0:4.
-var perNodeShardRe = regexp.MustCompile(`^(?:gres[:/])?shard(?::[^:,]+)?:(\d+)$`)
+// perNodeUses reads a job's GRES per node as squeue prints it (%b: gres:shard:4,
+// gres/gpu:h100:2, gres/shard:l4_g0:4): shards, and one Use a whole GPU, each on
+// slurmjob.AnyGPU with the type asked. Other GRES are not GPU memory and are skipped.
+func perNodeUses(field string) ([]Use, error) {
+	var out []Use
+	for _, g := range strings.Split(field, ",") {
+		m := perNodeRe.FindStringSubmatch(g)
+		if m == nil {
+			continue
+		}
+		n, err := strconv.ParseInt(m[3], 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("count in %q", clip(g))
+		}
+		if m[1] == "shard" {
+			out = append(out, Use{GPU: AnyGPU, Shards: n, Type: m[2]})
+			continue
+		}
+		if n > MaxNodeGPUs {
+			return nil, fmt.Errorf("%q: more than %d GPUs", clip(g), MaxNodeGPUs)
+		}
+		for range n {
+			out = append(out, Use{GPU: AnyGPU, Whole: true, Type: m[2]})
+		}
+	}
+	return out, nil
+}
+
+// perNodeRe is a GPU or shard request per node: gres:shard:4, gres/shard:l4_g0:4,
+// gres/gpu:h100:2, gpu:1.
+var perNodeRe = regexp.MustCompile(`^(?:gres[:/])?(gpu|shard)(?::([^:,]+))?:(\d+)$`)
 
 // noJSON recognises an scontrol that cannot print JSON, as opposed to one that could
 // not reach slurmctld or took too long.

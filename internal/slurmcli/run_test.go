@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,10 @@ func TestJobReaderJSONThenTextFallback(t *testing.T) {
 			// The hostile name makes 501's text record unreadable, and costs 502 nothing.
 			if _, ok := got["501"]; ok || len(js.Bad) != 1 || got["502"].Uses[0].Shards != 5 {
 				t.Errorf("text: %+v bad %v", got, js.Bad)
+			}
+			// It still holds its 10 shards: squeue says so, on a GPU it does not name.
+			if len(js.Unread) != 1 || js.Unread[0].ID != "501" || !reflect.DeepEqual(js.Unread[0].Uses, []slurmcli.Use{{Node: "t1", GPU: slurmcli.AnyGPU, Shards: 10}}) {
+				t.Errorf("text: unread %+v; want job 501's 10 shards on t1 from squeue", js.Unread)
 			}
 			sum, err := r.Summary(context.Background(), "501")
 			if err != nil || sum.UID != 1001 || sum.Shards != 10 {

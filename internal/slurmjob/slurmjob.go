@@ -17,7 +17,15 @@ type Use struct {
 	GPU    int   // GRES index on the node: the order of its gres.conf lines, NVML order
 	Shards int64 // 0 when Whole
 	Whole  bool  // the GPU is taken as a gpu GRES
+	// Type is the GRES type asked for (a model, or a per-GPU shard type such as
+	// h100_g1) where GPU is AnyGPU; "" otherwise.
+	Type string
 }
+
+// AnyGPU is the GPU of a Use whose index Slurm's record did not give (a job read from
+// squeue, which prints what a job holds per node but not on which GPU): it may be any
+// GPU of the node of its Type.
+const AnyGPU = -1
 
 // Pending is one pending job that asks for shards.
 type Pending struct {

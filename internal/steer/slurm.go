@@ -12,6 +12,9 @@ import (
 // Use is shards, or whole GPUs, a running job holds on one GPU of one node.
 type Use = slurmjob.Use
 
+// AnyGPU is the GPU of a Use Slurm did not say the GPU of (slurmjob.AnyGPU).
+const AnyGPU = slurmjob.AnyGPU
+
 // Pending is one pending job that asks for shards.
 type Pending = slurmjob.Pending
 

@@ -1,6 +1,9 @@
 package steer
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -8,6 +11,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/slurmcli"
+	"github.com/gpumem/gpumem/internal/slurmcli/slurmtest"
 )
 
 // Recorded from the 22.05 lab with typed shards (squeue -h -t PD -o PendingFormat).
@@ -79,5 +83,55 @@ func TestClusterAppliesUseToShareableGPUs(t *testing.T) {
 	}
 	if _, stranded := Stranded(cl.State, []int64{40, 25}); stranded != 0 {
 		t.Errorf("stranded %d with a 25-shard size that fits the 30 free; want 0", stranded)
+	}
+}
+
+// TestRefusedRecordKeepsItsGPU: on a Slurm without --json (22.05), job 50's name holds
+// a line break, so its scontrol record is refused. Its shards still hold GPU 1 of t1:
+// squeue says what it holds per node (here a per-GPU type), and steering counts it
+// there, so nothing is pinned onto the full GPU. Job 51 reads normally.
+func TestRefusedRecordKeepsItsGPU(t *testing.T) {
+	s := slurmtest.New(t, true)
+	s.SetJobs(slurmtest.Job{ID: "50", UID: 1001, Name: "nl\nJobId=77 x Nodes=t1 GRES=shard:0(0/80)", Node: "t1", GPU: 1, Shards: 80, PIDs: []int{1}},
+		slurmtest.Job{ID: "51", UID: 1002, Name: "ok", Node: "t1", GPU: 2, Shards: 30, PIDs: []int{2}})
+	os.WriteFile(filepath.Join(s.Dir, "running"), []byte("50|RUNNING|t1|gres/shard:h100_g1:80\n51|RUNNING|t1|gres/shard:h100_g2:30\n"), 0o644)
+	r := &slurmcli.JobReader{Scontrol: slurmcli.Runner{Path: s.Scontrol}, Squeue: slurmcli.Runner{Path: s.Squeue}}
+	jobs, err := r.Show(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Bad) == 0 || len(jobs.Unread) != 1 || jobs.Unread[0].ID != "50" {
+		t.Fatalf("jobs %+v unread %+v bad %v; want job 50's record refused and read from squeue", jobs.Jobs, jobs.Unread, jobs.Bad)
+	}
+	var gpus []inventory.GPU
+	for i := range 4 {
+		gpus = append(gpus, inventory.GPU{Index: i, Type: "h100", MemoryMiB: 81920})
+	}
+	cl := NewCluster(inventory.Cluster{Nodes: []inventory.Node{{Name: "t1", GPUs: gpus}}}, func(mib int64) int64 { return mib / 1024 })
+	if err := cl.Apply(jobs.Uses()); err != nil {
+		t.Fatal(err)
+	}
+	var used []int64
+	for _, dv := range cl.State.Nodes[0].Devices {
+		used = append(used, dv.Used)
+	}
+	if !reflect.DeepEqual(used, []int64{0, 80, 30, 0}) {
+		t.Errorf("shards used per GPU %v; want [0 80 30 0]: job 50's 80 on GPU 1, job 51's 30 on GPU 2", used)
+	}
+	// An untyped request does not name its GPU: it is counted on every GPU it may be on.
+	os.WriteFile(filepath.Join(s.Dir, "running"), []byte("50|RUNNING|t1|gres/shard:20\n51|RUNNING|t1|gres/shard:30\n"), 0o644)
+	if jobs, err = r.Show(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	cl = NewCluster(inventory.Cluster{Nodes: []inventory.Node{{Name: "t1", GPUs: gpus}}}, func(mib int64) int64 { return mib / 1024 })
+	if err := cl.Apply(jobs.Uses()); err != nil {
+		t.Fatal(err)
+	}
+	used = used[:0]
+	for _, dv := range cl.State.Nodes[0].Devices {
+		used = append(used, dv.Used)
+	}
+	if !reflect.DeepEqual(used, []int64{20, 20, 50, 20}) {
+		t.Errorf("shards used per GPU %v; want [20 20 50 20]: job 50's 20 on any GPU, job 51's 30 on GPU 2", used)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/shard"
 )
 
 // Cluster is the shard side of a cluster as steering sees it, in shards: one node per
@@ -62,6 +63,10 @@ func (cl *Cluster) Apply(uses []Use) error {
 			return fmt.Errorf("steer: a running job holds shards on node %s, which has no shareable GPU in the inventory", u.Node)
 		}
 		nd := &cl.State.Nodes[n]
+		if u.GPU == AnyGPU {
+			cl.applyAny(nd, u)
+			continue
+		}
 		if u.Whole {
 			if u.GPU < 0 || u.GPU >= len(cl.gpuRec[n]) {
 				return fmt.Errorf("steer: a running job holds gpu index %d of node %s, which has %d gpu records", u.GPU, u.Node, len(cl.gpuRec[n]))
@@ -79,6 +84,35 @@ func (cl *Cluster) Apply(uses []Use) error {
 	}
 	cl.State.Reindex()
 	return nil
+}
+
+// applyAny records a use whose GPU Slurm's record did not name (a job whose scontrol
+// record was refused, read from squeue) on every GPU of the node it may be on: those of
+// its per-GPU shard type, else of its model, else all. Steering then never pins a job
+// onto a GPU that job may have filled; at worst it leaves room unused until the job
+// ends.
+func (cl *Cluster) applyAny(nd *placement.Node, u Use) {
+	match := func(dv placement.Device) bool { return true }
+	for _, dv := range nd.Devices {
+		if u.Type != "" && shard.TypeName(dv.Model, dv.GPU) == u.Type {
+			match = func(d placement.Device) bool { return d.GPU == dv.GPU }
+			break
+		}
+		if u.Type != "" && dv.Model == u.Type {
+			match = func(d placement.Device) bool { return d.Model == u.Type }
+		}
+	}
+	for i := range nd.Devices {
+		dv := &nd.Devices[i]
+		if !match(*dv) {
+			continue
+		}
+		if u.Whole {
+			dv.Used = dv.Capacity
+		} else {
+			dv.Used = min(dv.Capacity, dv.Used+u.Shards)
+		}
+	}
 }
 
 // Demands turns pending shard jobs into placement demands, in the same order.

@@ -148,7 +148,7 @@ func (r *Reclaimer) Step(ctx context.Context, s Snapshot, jobs []Job, unattribut
 
 // idle says whether a job with these processes (nil: none) leaves its GPUs idle.
 func (r *Reclaimer) idle(j *Job, gpus []int, devs map[int]*GPU) bool {
-	if j == nil || j.Used == 0 {
+	if j == nil || !j.Holds() {
 		return true
 	}
 	if r.UtilBelow <= 0 {

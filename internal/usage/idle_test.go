@@ -115,3 +115,18 @@ func TestIdleExemptions(t *testing.T) {
 		t.Errorf("told %q; want only 704 warned", *told)
 	}
 }
+
+// TestUnmeasuredMemoryIsNotIdle: job 601's one process holds memory NVML gave no size
+// for, and job 603's holds memory only on a GPU it was not given. Neither is idle: a
+// size not known, or use in the wrong place, is still use.
+func TestUnmeasuredMemoryIsNotIdle(t *testing.T) {
+	_, r, _ := idleNode(t, false)
+	snap, jobs, un := idleSnapshot()
+	jobs = append(jobs, Job{ID: "601", Kind: KindShard, Alloc: 8 * gib, UnknownSize: 1, GPUs: []JobGPU{{GPU: 0, PIDs: []int{900001}}}},
+		Job{ID: "603", Kind: KindGPU, Stray: gib, GPUs: []JobGPU{{GPU: 2, Stray: gib, PIDs: []int{900003}}}})
+	for _, j := range r.Step(context.Background(), snap, jobs, un, false, time.Unix(1000, 0)) {
+		if j.ID == "601" || j.ID == "603" {
+			t.Errorf("job %s found idle: %+v", j.ID, j)
+		}
+	}
+}

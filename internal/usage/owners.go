@@ -17,9 +17,12 @@ import (
 //     slurmstepd tracks for each step on this node (proctrack), asked in a poll that
 //     sees a GPU process (PID and start time) it has not asked about;
 //   - the job's user and what it was given on this node: `scontrol -d show job ID`
-//     (JSON where scontrol has it), or squeue's id|uid|state|GRES when that record
-//     cannot be trusted; asked once for each job that appears on the GPUs, and kept
-//     while it is there;
+//     (JSON where scontrol has it: shards per GPU, and the gpu GRES indices of its
+//     whole GPUs and MIG instances), or squeue's id|uid|state|GRES when that record
+//     cannot be trusted (counts per node only); asked once for each job that appears
+//     on the GPUs, and kept while it is there;
+//   - whether the job still runs: squeue's jobs on this node, at most every Recheck,
+//     so that what a job leaves behind once Slurm says it ended is orphaned, not its;
 //   - the process's real uid from /proc/PID/status (kernel-written), which must be the
 //     job's user, so a root or other-user helper inside a job's process tree is not the
 //     job's to answer for.
@@ -36,16 +39,25 @@ type Owners struct {
 	// RetryAfter is how long a job whose record could not be read waits before it is
 	// asked about again; one minute when zero.
 	RetryAfter time.Duration
+	// Recheck is how often squeue is asked which jobs still hold their allocation
+	// here, so that the processes a job leaves behind stop counting as its use once
+	// Slurm says it ended; 30 seconds when zero. One call a node, no free text.
+	Recheck time.Duration
 
 	// Failures counts failed questions to Slurm; Unreadable the jobs whose record could
 	// not be read (their allocation is unknown and no policy acts on them).
 	Failures, Unreadable uint64
+	// Orphans counts the processes found left by ended jobs, UnknownSizes those whose
+	// memory NVML did not report, Strays the jobs found holding memory on a GPU Slurm
+	// did not give them; each once (Report).
+	Orphans, UnknownSizes, Strays uint64
 
 	jobs    slurmcli.JobReader
 	known   map[string]jobRecord // job id -> what Slurm said; only jobs seen on the GPUs
 	procs   map[int]procJob      // GPU process -> its job ("" for none), from the last listpids
 	lastErr string
 	logged  map[string]bool // one log line per job and problem
+	checked time.Time       // when squeue last said which jobs hold their allocation
 }
 
 // jobRecord is what Slurm said about one job on this node.
@@ -53,7 +65,10 @@ type jobRecord struct {
 	uid     int
 	shards  int
 	meta    slurmcli.Meta
+	gpus    []int // gpu GRES indices on this node; nil when Slurm did not say which
+	nGPUs   int
 	unknown bool      // the record could not be read
+	ended   bool      // Slurm says the job no longer runs
 	askedAt time.Time // when unknown: when it was last asked
 }
 
@@ -108,7 +123,7 @@ func (o *Owners) Owners(ctx context.Context, s Snapshot, now time.Time) (OwnerFu
 		if err != nil && poll.Err == nil {
 			poll.Err = err
 		}
-		if !rec.unknown {
+		if rec.uid >= 0 {
 			uid, err := processUID(o.proc(), pid)
 			if err != nil || uid != rec.uid {
 				o.once(slog.LevelWarn, fmt.Sprintf("uid %d %d", pid, uid), "a process Slurm lists in a job runs as another user; it is not counted as the job's",
@@ -116,14 +131,50 @@ func (o *Owners) Owners(ctx context.Context, s Snapshot, now time.Time) (OwnerFu
 				continue
 			}
 		}
-		result[pid] = Owner{JobID: job, Shards: rec.shards, Unknown: rec.unknown, Meta: rec.meta}
+		result[pid] = Owner{JobID: job, Shards: rec.shards, Unknown: rec.unknown, Meta: rec.meta, GPUs: rec.gpus, GPUCount: rec.nGPUs, Ended: rec.ended}
 	}
 	for id := range o.known {
 		if !seen[id] {
 			delete(o.known, id)
 		}
 	}
+	if err := o.recheck(ctx, now, result); err != nil && poll.Err == nil {
+		poll.Err = err
+	}
 	return nobody, poll
+}
+
+// recheck marks the jobs Slurm no longer runs as ended, at most every Recheck: their
+// processes are orphans from then on. A job squeue lists as COMPLETING has ended too;
+// Slurm is only cleaning up after it.
+func (o *Owners) recheck(ctx context.Context, now time.Time, result map[int]Owner) error {
+	every := o.Recheck
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	if len(result) == 0 || (!o.checked.IsZero() && now.Sub(o.checked) < every) {
+		return nil
+	}
+	holding, err := o.jobs.Holding(ctx, o.Node)
+	if err != nil {
+		o.fail(err)
+		return err
+	}
+	o.checked = now
+	for id, rec := range o.known {
+		if st := holding[id]; !rec.ended && st != "RUNNING" && st != "SUSPENDED" {
+			rec.ended = true
+			o.known[id] = rec
+			o.once(slog.LevelWarn, "ended "+id, "a job Slurm says has ended left processes on the GPUs; they are orphans, not its use", "job", id, "state", st)
+		}
+	}
+	for pid, ow := range result {
+		if o.known[ow.JobID].ended {
+			ow.Ended = true
+			result[pid] = ow
+		}
+	}
+	return nil
 }
 
 // Confirm asks Slurm again, at the moment of acting, which of pids still run in job,
@@ -136,6 +187,9 @@ func (o *Owners) Confirm(ctx context.Context, job string, pids []int) (map[int]b
 	rec, ok := o.known[job]
 	if !ok || rec.unknown {
 		return nil, fmt.Errorf("job %s: its user is not known", job)
+	}
+	if rec.ended {
+		return nil, fmt.Errorf("job %s: Slurm says it has ended", job)
 	}
 	ok2 := map[int]bool{}
 	for _, pid := range pids {
@@ -211,14 +265,28 @@ func (o *Owners) record(ctx context.Context, job string, now time.Time) (jobReco
 	}
 	rec = jobRecord{unknown: true, askedAt: now, uid: -1}
 	jobs, err := o.jobs.Show(ctx, job)
-	if j, found := jobs.ByID()[job]; err == nil && found && j.Holds() && j.UID >= 0 {
+	j, found := jobs.ByID()[job]
+	switch {
+	case err == nil && found && j.Holds() && j.UID >= 0:
 		rec = jobRecord{uid: j.UID, meta: j.Meta}
 		for _, u := range j.Uses {
-			if u.Node == o.Node && !u.Whole {
+			switch {
+			case u.Node != o.Node:
+			case u.Whole:
+				rec.gpus = append(rec.gpus, u.GPU)
+			default:
 				rec.shards += int(u.Shards)
 			}
 		}
-	} else if err == nil {
+		rec.nGPUs = len(rec.gpus)
+		if rec.gpus == nil {
+			rec.gpus = []int{} // Slurm said: none
+		}
+	case err == nil && found && j.State != "" && j.UID >= 0:
+		// Slurm's own record says the job no longer holds its allocation (gpumemd
+		// started after it ended): what it left is orphaned.
+		rec = jobRecord{uid: j.UID, ended: true}
+	case err == nil:
 		// Slurm answered but its record cannot be read: squeue's fields can.
 		sum, serr := o.jobs.Summary(ctx, job)
 		switch {
@@ -226,11 +294,15 @@ func (o *Owners) record(ctx context.Context, job string, now time.Time) (jobReco
 			err = fmt.Errorf("job %s: %v; %v", job, jobs.Bad, serr)
 		case sum.State != "RUNNING" && sum.State != "COMPLETING" && sum.State != "SUSPENDED":
 			err = fmt.Errorf("job %s: squeue says %s", job, sum.State)
+		case sum.Shards == 0 && sum.GPUs == 0:
+			// GPUs asked per job (--gpus) or none: squeue cannot say what it holds here.
+			err = fmt.Errorf("job %s: %v; squeue shows no GPU per node", job, jobs.Bad)
 		default:
-			rec = jobRecord{uid: sum.UID, shards: int(sum.Shards)}
-			o.once(slog.LevelInfo, "summary "+job, "job allocation read from squeue: its scontrol record cannot be trusted", "job", job, "shards", sum.Shards, "bad", fmt.Sprint(jobs.Bad))
+			// squeue says how many GPUs per node, not which: rec.gpus stays nil.
+			rec = jobRecord{uid: sum.UID, shards: int(sum.Shards), nGPUs: int(sum.GPUs)}
+			o.once(slog.LevelInfo, "summary "+job, "job allocation read from squeue: its scontrol record cannot be trusted", "job", job, "shards", sum.Shards, "gpus", sum.GPUs, "bad", fmt.Sprint(jobs.Bad))
 		}
-	} else {
+	default:
 		o.fail(err)
 	}
 	if rec.unknown {
@@ -263,19 +335,47 @@ func (o *Owners) recover() {
 	}
 }
 
-func (o *Owners) once(level slog.Level, key, msg string, args ...any) {
+// once logs msg the first time key is seen and reports whether it did.
+func (o *Owners) once(level slog.Level, key, msg string, args ...any) bool {
 	if o.logged[key] {
-		return
+		return false
 	}
 	if len(o.logged) > 4096 {
 		clear(o.logged)
 	}
 	o.logged[key] = true
 	o.log(level, msg, args...)
+	return true
 }
 
 func (o *Owners) log(level slog.Level, msg string, args ...any) {
 	if o.Log != nil {
 		o.Log.Log(context.Background(), level, msg, args...)
+	}
+}
+
+// Report logs, once each, what a poll's accounting found that no policy measures
+// against a slice: processes left by ended jobs, processes of unknown size, and jobs
+// holding memory on GPUs they were not given; and counts them.
+func (o *Owners) Report(a Accounting) {
+	if o.logged == nil {
+		o.logged = map[string]bool{}
+	}
+	for _, p := range a.Orphans {
+		if o.once(slog.LevelWarn, fmt.Sprintf("orphan %s %d", p.Job, p.PID), "GPU process of an ended job: counted as orphaned on its GPU, not as the job's; it is not killed",
+			"job", p.Job, "pid", p.PID, "gpu", p.GPU, "bytes", p.Used, "unknown_size", p.Unknown) {
+			o.Orphans++
+		}
+	}
+	for _, g := range a.UnknownProcs {
+		if o.once(slog.LevelWarn, fmt.Sprintf("unknown-size %d", g.PID), "NVML reports no memory size for a GPU process (not available, or more than the GPU has); it is counted as of unknown size and never acted on",
+			"pid", g.PID, "gpu", g.GPU) {
+			o.UnknownSizes++
+		}
+	}
+	for _, j := range a.Jobs {
+		if j.Stray > 0 && o.once(slog.LevelWarn, "stray "+j.ID, "job holds GPU memory on GPUs Slurm did not give it", "job", j.ID, "bytes", j.Stray, "gpus", fmt.Sprint(strayGPUs(&j))) {
+			o.Strays++
+		}
 	}
 }

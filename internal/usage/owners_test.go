@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func TestUntrustedRecordFallsBackToSqueue(t *testing.T) {
 	if poll.Err != nil || len(jobs) != 1 || jobs[0].Kind != KindShard || jobs[0].Alloc != 10*gib || !jobs[0].Over() {
 		t.Fatalf("jobs %+v (%v); want job 44 running with 10 shards and over", jobs, poll.Err)
 	}
-	if c := s.Calls(); !strings.Contains(c, "squeue -h -j 44 -o %i|%U|%T|%b") {
+	if c := s.Calls(); !strings.Contains(c, "squeue -h -j 44 -o "+slurmcli.SummaryFormat) {
 		t.Errorf("squeue not asked:\n%s", c)
 	}
 	// When squeue cannot say either, the allocation is unknown: measured, never acted on.
@@ -113,5 +114,92 @@ func TestSlurmDownAttributesNothing(t *testing.T) {
 	}
 	if n := strings.Count(s.Calls(), "show job 45"); n != 1 {
 		t.Errorf("show job 45 asked %d times over three polls, want 1", n)
+	}
+}
+
+// onGPUs puts each process on its own GPU of an 80 GiB four-GPU node, 30 GiB each:
+// the first on GPU 0, the next on GPU 1, ...
+func onGPUs(procs ...*running) Snapshot {
+	var s Snapshot
+	for i := 0; i < 4; i++ {
+		g := GPU{Index: i, Total: 80 * gib}
+		if i < len(procs) {
+			g.Procs = []Proc{{PID: procs[i].Pid, Used: 30 * gib, GI: NoInstance}}
+		}
+		s.GPUs = append(s.GPUs, g)
+	}
+	return s
+}
+
+// TestWholeGPUJobIsHeldToSlurmsGPU: Slurm gave job 46 GPU 1 (GRES gpu:h100:1(IDX:1));
+// with ConstrainDevices off its process runs on GPU 0. That is not its allocation
+// (which would make it 30 of 80 GiB, fine): it is memory on a GPU it was not given,
+// and the kill policy kills it. In both scontrol forms.
+func TestWholeGPUJobIsHeldToSlurmsGPU(t *testing.T) {
+	for _, text := range []bool{false, true} {
+		p, _ := child(t)
+		s := slurmtest.New(t, text)
+		s.SetJobs(slurmtest.Job{ID: "46", UID: os.Getuid(), Node: "t1", GPU: 1, PIDs: []int{p.Pid}})
+		o := ownersOf(s)
+		snap := onGPUs(p)
+		owner, poll := o.Owners(context.Background(), snap, time.Unix(0, 0))
+		jobs, _ := Account(snap, owner, gib)
+		if poll.Err != nil || len(jobs) != 1 || jobs[0].Kind != KindGPU || jobs[0].Alloc != 80*gib || jobs[0].Used != 0 || jobs[0].Stray != 30*gib || !jobs[0].Over() {
+			t.Fatalf("text %v: jobs %+v (%v); want job 46 given GPU 1, its 30 GiB on GPU 0 stray, over", text, jobs, poll.Err)
+		}
+		acts := (&Enforcer{Policy: PolicyKill, Confirm: confirmWith(o)}).Step(jobs, time.Unix(0, 0))
+		if len(acts) != 2 || !strings.Contains(acts[0].Detail, "not given") {
+			t.Errorf("text %v: actions %+v; want a warning naming the GPU it was not given, then the kill", text, acts)
+		}
+		if done, _ := exited(p, 5*time.Second); !done {
+			t.Errorf("text %v: job 46's process on a GPU it was not given was not killed", text)
+		}
+	}
+}
+
+// TestEndedJobLeavesOrphans: job 47's process outlives it (slurmstepd still lists it,
+// Slurm says the job is gone). Once squeue no longer lists the job, the process is an
+// orphan on its GPU: not the job's use, and nothing kills it.
+func TestEndedJobLeavesOrphans(t *testing.T) {
+	p, _ := child(t)
+	s := slurmtest.New(t, false)
+	s.SetJobs(slurmtest.Job{ID: "47", UID: os.Getuid(), Node: "t1", Shards: 10, PIDs: []int{p.Pid}})
+	o := ownersOf(s)
+	o.Recheck = time.Second
+	e := &Enforcer{Policy: PolicyKill, Grace: time.Minute, Confirm: confirmWith(o)}
+	owner, _ := o.Owners(context.Background(), onGPU0(p), time.Unix(0, 0))
+	a := Measure(onGPU0(p), owner, gib)
+	if len(a.Jobs) != 1 || !a.Jobs[0].Over() || len(a.Orphans) != 0 {
+		t.Fatalf("running: %+v; want job 47 over its 10 GiB", a)
+	}
+	e.Step(a.Jobs, time.Unix(0, 0)) // warned; the grace runs
+	// The job ends; its process stays and slurmstepd still lists it.
+	os.WriteFile(s.Dir+"/running", nil, 0o644)
+	os.WriteFile(s.Dir+"/summary", nil, 0o644)
+	owner, poll := o.Owners(context.Background(), onGPU0(p), time.Unix(2, 0))
+	a = Measure(onGPU0(p), owner, gib)
+	if poll.Err != nil || len(a.Jobs) != 0 || len(a.Orphans) != 1 || a.Orphans[0].Job != "47" || a.Orphaned[0] != 30*gib {
+		t.Fatalf("ended: %+v (%v); want no job, one orphan of job 47 with 30 GiB on GPU 0", a, poll.Err)
+	}
+	if acts := e.Step(a.Jobs, time.Unix(600, 0)); len(acts) != 0 {
+		t.Errorf("actions %+v on an ended job's orphan; want none", acts)
+	}
+	if done, _ := exited(p, 200*time.Millisecond); done {
+		t.Errorf("an orphan was killed")
+	}
+	if _, err := o.Confirm(context.Background(), "47", []int{p.Pid}); err == nil {
+		t.Errorf("Confirm vouched for a process of an ended job")
+	}
+	// gpumemd restarted after the job ended: Slurm's record of it says COMPLETED.
+	os.WriteFile(s.Dir+"/job-47.json", []byte(fmt.Sprintf(`{"jobs": [{"job_id": 47, "job_state": ["COMPLETED"], "user_id": %d, "nodes": "t1"}]}`, os.Getuid())), 0o644)
+	fresh := ownersOf(s)
+	owner, _ = fresh.Owners(context.Background(), onGPU0(p), time.Unix(0, 0))
+	if a = Measure(onGPU0(p), owner, gib); len(a.Jobs) != 0 || len(a.Orphans) != 1 {
+		t.Errorf("after a restart: %+v; want job 47's process an orphan, not a job of unknown allocation", a)
+	}
+	fresh.Report(a)
+	fresh.Report(a)
+	if fresh.Orphans != 1 {
+		t.Errorf("orphans counted %d over two reports of one process; want 1", fresh.Orphans)
 	}
 }

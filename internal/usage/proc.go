@@ -21,6 +21,14 @@ type Owner struct {
 	// Meta labels the job (user, account, partition); empty where Slurm's record did
 	// not say.
 	Meta slurmcli.Meta
+	// GPUs are the gpu GRES indices Slurm gave the job on this node (whole GPUs and
+	// MIG instances, in gres.conf order); nil when Slurm did not say which. GPUCount
+	// is how many it was given, also when squeue alone said so.
+	GPUs     []int
+	GPUCount int
+	// Ended is set once Slurm says the job ended: its processes still on the GPUs are
+	// orphans, not its use.
+	Ended bool
 }
 
 // processUID is the real uid of a process, from /proc/PID/status, which the kernel

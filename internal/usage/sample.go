@@ -3,6 +3,7 @@ package usage
 import (
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -77,15 +78,16 @@ func sampleGPU(lib nvml.Interface, i int) GPU {
 			if p.GpuInstanceId == math.MaxUint32 || !g.MIG {
 				gi = NoInstance
 			}
-			g.Procs = append(g.Procs, Proc{PID: int(p.Pid), Used: p.UsedGpuMemory, GI: gi})
+			used, known := procSize(p.UsedGpuMemory, g.Total)
+			g.Procs = append(g.Procs, Proc{PID: int(p.Pid), Used: used, GI: gi, Unknown: !known})
 		}
 	})
 	return g
 }
 
-// instances lists the MIG GPU instances of a GPU in MIG mode with the memory of their
-// profile as NVML states it in MiB, which is less than the profile's name says and is
-// what a MIG job really gets.
+// instances lists the MIG GPU instances of a GPU in MIG mode, by placement, with the
+// memory of their profile as NVML states it in MiB, which is less than the profile's
+// name says and is what a MIG job really gets.
 func instances(dev nvml.Device) []Instance {
 	profiles, err := nvmlsrc.Profiles(dev)
 	if err != nil {
@@ -99,10 +101,13 @@ func instances(dev nvml.Device) []Instance {
 		}
 		for _, gi := range gis {
 			if info, ret := gi.GetInfo(); ret == nvml.SUCCESS {
-				out = append(out, Instance{GI: int(info.Id), Total: p.Info.MemorySizeMB << 20})
+				out = append(out, Instance{GI: int(info.Id), Total: p.Info.MemorySizeMB << 20, Start: int(info.Placement.Start)})
 			}
 		}
 	}
+	// Slurm numbers a node's gpu records in gres.conf order, where gpumemd writes a
+	// GPU's instances by placement (internal/discover).
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Start < out[b].Start })
 	return out
 }
 

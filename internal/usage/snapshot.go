@@ -38,6 +38,7 @@ type GPU struct {
 type Instance struct {
 	GI    int
 	Total uint64 // bytes
+	Start int    // first memory slot of its placement: gres.conf lists a GPU's instances in this order
 }
 
 // NoInstance marks a process that runs on a full GPU rather than a MIG instance;
@@ -47,9 +48,26 @@ const NoInstance = -1
 // Proc is one compute process on a GPU.
 type Proc struct {
 	PID  int
-	Used uint64 // bytes
+	Used uint64 // bytes; 0 when Unknown
 	GI   int    // MIG GPU instance, or NoInstance
+	// Unknown is set when NVML gave no size for the process's memory: its "not
+	// available" value (all ones, which read as a size is 16 EiB), or more than the GPU
+	// has. Such a process is counted as one of unknown size and never acted on.
+	Unknown bool
 }
+
+// procSize reads the memory NVML reports for a process on a GPU of total bytes: ok is
+// false for NVML's "not available" (VALUE_NOT_AVAILABLE, all ones) and for anything
+// more than the GPU holds, which no process can use.
+func procSize(used, total uint64) (uint64, bool) {
+	if used == notAvailable || used > total {
+		return 0, false
+	}
+	return used, true
+}
+
+// notAvailable is NVML's NVML_VALUE_NOT_AVAILABLE in a 64-bit field.
+const notAvailable = ^uint64(0)
 
 // Instance returns the MIG instance gi of the GPU.
 func (g *GPU) Instance(gi int) (Instance, bool) {

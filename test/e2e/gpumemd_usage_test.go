@@ -41,17 +41,7 @@ func submitShardJob(t *testing.T, g labGres, outDir, size, name string, usedMiB,
 	wrap := fmt.Sprintf("SLURM_SHARDS_ON_NODE=%d sleep 300", claimShards)
 	id := sbatch(t, "-p", "inference", "--gres=gpu:mem:"+size, "-J", name, "--wrap", wrap, "--output="+outDir+"/%j.out")
 	out := filepath.Join(outDir, id+".out")
-	if st := waitState(t, id, "RUNNING"); st != "RUNNING" {
-		t.Fatalf("job %s: %s", id, st)
-	}
-	j := showJob(t, g, id)
-	if j.node != "n3" || len(j.uses) != 1 || j.uses[0].whole {
-		t.Fatalf("job %s: %+v; want shards of one L4 on n3", id, j)
-	}
-	gpu, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(j.uses[0].dev.file), "nvidia"))
-	if err != nil {
-		t.Fatalf("job %s: device %q is not /dev/nvidiaN", id, j.uses[0].dev.file)
-	}
+	gpu := n3GPU(t, g, id, false)
 	pid := jobPIDs(t, id, "sleep")[0]
 	env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	if claim := fmt.Sprintf("\x00SLURM_SHARDS_ON_NODE=%d\x00", claimShards); !strings.Contains("\x00"+string(env), claim) {
@@ -87,14 +77,7 @@ func gibBytes(mib int) string { return strconv.FormatFloat(float64(mib)*(1<<20),
 // runs on through all three. Both jobs lie in their SLURM_SHARDS_ON_NODE (within
 // claims 1 shard, over 80), so a gpumemd that believed them would get both wrong.
 func TestGpumemdPoliciesOnSlurmJobs(t *testing.T) {
-	clean(t)
-	t.Cleanup(func() { clean(t) })
-	g := readGres(t)
-	outDir := "/tmp/gpumemd-e2e-" + strconv.Itoa(os.Getpid())
-	if err := os.MkdirAll(hostPath(outDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(hostPath(outDir)) })
+	g, outDir := cleanLab(t, "/tmp/gpumemd-e2e-")
 	within := submitSliceJob(t, g, outDir, 3<<10, 1)
 	over := submitSliceJob(t, g, outDir, 6<<10, 80)
 	s := newSidecar(t, "n3")

@@ -83,14 +83,15 @@ D=%s
 printf 'squeue %%s\n' "$*" >> $D/calls.log
 case "$*" in
 *"-j "*) id=$(echo "$*" | sed 's/.*-j \([0-9]*\).*/\1/'); grep "^$id|" $D/summary; exit 0 ;;
-*) cut -d'|' -f1 $D/summary; exit 0 ;;
+*) cat $D/running; exit 0 ;;
 esac
 `
 
 // SetJobs makes jobs Slurm's running jobs: listpids, scontrol show job (JSON and
-// text, whole list and one job) and squeue answer with them.
+// text, whole list and one job) and squeue (one job as SummaryFormat, the running
+// jobs as RunningFormat) answer with them.
 func (s *Slurm) SetJobs(jobs ...Job) {
-	var pids, summary, text strings.Builder
+	var pids, summary, running, text strings.Builder
 	var all []any
 	for _, j := range jobs {
 		for _, p := range j.PIDs {
@@ -98,6 +99,7 @@ func (s *Slurm) SetJobs(jobs ...Job) {
 		}
 		gres := s.gres(j)
 		fmt.Fprintf(&summary, "%s|%d|RUNNING|%s\n", j.ID, j.UID, perNode(j))
+		fmt.Fprintf(&running, "%s|RUNNING|%s|%s\n", j.ID, j.Node, perNode(j))
 		batch := 1
 		if j.Interactive {
 			batch = 0
@@ -117,6 +119,7 @@ func (s *Slurm) SetJobs(jobs ...Job) {
 	}
 	s.file("listpids", pids.String())
 	s.file("summary", summary.String())
+	s.file("running", running.String())
 	s.file("jobs.txt", text.String())
 	s.file("jobs.json", mustJSON(map[string]any{"jobs": all}))
 }
