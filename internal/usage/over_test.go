@@ -6,7 +6,8 @@ import "testing"
 // x the unit, its whole MIG instance, its whole GPU) is within its slice, and one byte
 // more is over it. The boundary decides who the over-slice policy may signal or kill.
 func TestOverIsStrictlyMoreThanTheSlice(t *testing.T) {
-	owners := map[int]Owner{1: {JobID: "5", Shards: 20}, 2: {JobID: "6", Shards: 10}, 3: {JobID: "7"}, 4: {JobID: "8"}}
+	// GPUs are gres.conf indices: GPU 0 is 0, GPU 1's one MIG instance 1, GPU 2 is 2.
+	owners := map[int]Owner{1: {JobID: "5", Shards: 20}, 2: {JobID: "6", Shards: 10}, 3: {JobID: "7", GPUs: []int{1}}, 4: {JobID: "8", GPUs: []int{2}}}
 	owner := func(pid int) (Owner, error) { return owners[pid], nil }
 	s := Snapshot{GPUs: []GPU{
 		{Index: 0, Total: 80 * gib, Procs: []Proc{{PID: 1, Used: 20 * gib, GI: NoInstance}, {PID: 2, Used: 10*gib + 1, GI: NoInstance}}},
