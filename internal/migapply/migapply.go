@@ -91,8 +91,8 @@ type journal struct {
 	Version int         `json:"version"`
 	Node    string      `json:"node"`
 	Owner   *Owner      `json:"owner,omitempty"` // the apply that wrote it last; nil in version 1
-	Step    string      `json:"step"`    // the last step done
-	Drained bool        `json:"drained"` // this apply drained the node, so it resumes it
+	Step    string      `json:"step"`            // the last step done
+	Drained bool        `json:"drained"`         // this apply drained the node, so it resumes it
 	GPUs    []GPUChange `json:"gpus"`
 	Started time.Time   `json:"started"`
 }
