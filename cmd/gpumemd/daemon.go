@@ -127,6 +127,10 @@ func (d *daemon) poll(now time.Time) {
 		d.record(now, jobs)
 	}
 	dutyUp, dutyFailures, counts := d.duties.snapshot()
+	var fences map[int]string
+	if d.gres != nil {
+		fences = d.gres.Fences()
+	}
 	d.exporter.Set(&metrics.State{
 		Node:             d.node,
 		Polled:           true,
@@ -150,6 +154,7 @@ func (d *daemon) poll(now time.Time) {
 		DutyFailures:     dutyFailures,
 		HistorySetAside:  counts["history_set_aside"],
 		WarningsDropped:  d.warningsDropped(),
+		Fences:           fences,
 	})
 }
 

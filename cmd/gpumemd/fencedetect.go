@@ -51,8 +51,11 @@ func hasFlag(list, flag string) bool {
 // GPU holds none when that changes.
 func (w *gresWriter) setFences(node *inventory.Node, p fence.Probe) {
 	fences, why := fence.Detect(fence.NVML{Interface: w.src.NVML}, node.GPUs, p)
+	byIndex := make(map[int]string, len(node.GPUs))
+	defer w.fences.Store(&byIndex)
 	for i := range node.GPUs {
 		node.GPUs[i].Fence = fences[i]
+		byIndex[node.GPUs[i].Index] = fences[i]
 		key := ""
 		if why[i] != nil {
 			key = why[i].Error()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os/exec"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/config"
@@ -27,6 +28,18 @@ type gresWriter struct {
 	hook chan struct{}     // a token: at most one hook runs at a time
 
 	fenceWhy map[int]string // per GPU, why it holds no driver fence, as last logged
+	// fences is each GPU's fence by NVML index as last written into the inventory, for
+	// the metrics; written here, read by the poll (a MIG apply may write too).
+	fences atomic.Pointer[map[int]string]
+}
+
+// Fences is each GPU's fence, by NVML index, as the inventory last said; nil before the
+// first write.
+func (w *gresWriter) Fences() map[int]string {
+	if m := w.fences.Load(); m != nil {
+		return *m
+	}
+	return nil
 }
 
 func newGresWriter(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) *gresWriter {
