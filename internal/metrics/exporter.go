@@ -38,8 +38,12 @@ type State struct {
 	// read from Slurm (measured, never acted on); AllocQueryErrors the failed questions
 	// to Slurm.
 	UnknownAllocJobs, AllocQueryErrors uint64
-	Unit                               uint64   // bytes of one shard
-	FragSizes                          []uint64 // request sizes, in bytes, that fragmentation is measured against
+	// Orphans, UnknownSizes and Strays count, since start, processes left by ended
+	// jobs, processes of a size NVML did not give, and jobs holding memory on a GPU
+	// Slurm did not give them (internal/usage's Owners).
+	Orphans, UnknownSizes, Strays uint64
+	Unit                          uint64   // bytes of one shard
+	FragSizes                     []uint64 // request sizes, in bytes, that fragmentation is measured against
 	// What gpumemd could not do while it kept running (faultCollector).
 	DutyUp          map[string]bool   // duty -> it works now
 	DutyFailures    map[string]uint64 // duty -> failed attempts since start

@@ -74,6 +74,9 @@ func pollState() *State {
 		PollDuration:     3 * time.Millisecond,
 		FragSizes:        []uint64{10 * gib, 20 * gib},
 		UnknownAllocJobs: 2,
+		Orphans:          3,
+		UnknownSizes:     4,
+		Strays:           5,
 	}
 }
 
@@ -98,6 +101,15 @@ gpumem_job_over_allocation{account="",jobid="42",partition="",user=""} 0
 # HELP gpumem_sidecar_unknown_allocation_jobs_total Jobs since start that Slurm runs on this node but whose allocation could not be read from Slurm; they are measured and never acted on.
 # TYPE gpumem_sidecar_unknown_allocation_jobs_total counter
 gpumem_sidecar_unknown_allocation_jobs_total 2
+# HELP gpumem_sidecar_orphan_processes_total GPU processes found since start that outlived their Slurm job; counted as no job's, never killed.
+# TYPE gpumem_sidecar_orphan_processes_total counter
+gpumem_sidecar_orphan_processes_total 3
+# HELP gpumem_sidecar_unknown_size_processes_total GPU processes found since start whose memory NVML did not report (or reported past the GPU's total); counted as no size, never acted on.
+# TYPE gpumem_sidecar_unknown_size_processes_total counter
+gpumem_sidecar_unknown_size_processes_total 4
+# HELP gpumem_sidecar_stray_jobs_total Jobs found since start holding memory on a GPU Slurm did not give them (their own violation, per UsagePolicy).
+# TYPE gpumem_sidecar_stray_jobs_total counter
+gpumem_sidecar_stray_jobs_total 5
 # HELP gpumem_job_idle_seconds How long the job has held GPU memory on this node with no GPU process (or under the utilisation threshold); exempt says why no policy acts on it (empty when one may).
 # TYPE gpumem_job_idle_seconds gauge
 gpumem_job_idle_seconds{account="bio",exempt="",jobid="43",partition="gpu",user="bo"} 90
@@ -110,7 +122,8 @@ gpumem_node_idle_memory_bytes 8.589934592e+09
 	// MIG GPU 2 left out.
 	if err := testutil.CollectAndCompare(e, strings.NewReader(want),
 		"gpumem_node_available_memory_bytes", "gpumem_node_fragmented_memory_bytes", "gpumem_job_over_allocation",
-		"gpumem_sidecar_unknown_allocation_jobs_total", "gpumem_job_idle_seconds", "gpumem_node_idle_memory_bytes"); err != nil {
+		"gpumem_sidecar_unknown_allocation_jobs_total", "gpumem_sidecar_orphan_processes_total",
+		"gpumem_sidecar_unknown_size_processes_total", "gpumem_sidecar_stray_jobs_total", "gpumem_job_idle_seconds", "gpumem_node_idle_memory_bytes"); err != nil {
 		t.Fatal(err)
 	}
 	if n := testutil.CollectAndCount(e, "gpumem_gpu_temperature_celsius"); n != 2 {

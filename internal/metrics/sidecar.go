@@ -6,6 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // it did about it, and how its polls go.
 type sidecarCollector struct {
 	healthy, problems, drained, polls, errs, duration, unknownAlloc, allocErrs *prometheus.Desc
+	orphans, unknownSizes, strays                                              *prometheus.Desc
 }
 
 func newSidecarCollector() *sidecarCollector {
@@ -21,11 +22,14 @@ func newSidecarCollector() *sidecarCollector {
 		duration:     d("poll_duration_seconds", "Time the last poll took."),
 		unknownAlloc: d("unknown_allocation_jobs_total", "Jobs since start that Slurm runs on this node but whose allocation could not be read from Slurm; they are measured and never acted on."),
 		allocErrs:    d("allocation_query_errors_total", "Failed questions to Slurm (scontrol) for the jobs' allocations since start."),
+		orphans:      d("orphan_processes_total", "GPU processes found since start that outlived their Slurm job; counted as no job's, never killed."),
+		unknownSizes: d("unknown_size_processes_total", "GPU processes found since start whose memory NVML did not report (or reported past the GPU's total); counted as no size, never acted on."),
+		strays:       d("stray_jobs_total", "Jobs found since start holding memory on a GPU Slurm did not give them (their own violation, per UsagePolicy)."),
 	}
 }
 
 func (c *sidecarCollector) describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.healthy, c.problems, c.drained, c.polls, c.errs, c.duration, c.unknownAlloc, c.allocErrs} {
+	for _, d := range []*prometheus.Desc{c.healthy, c.problems, c.drained, c.polls, c.errs, c.duration, c.unknownAlloc, c.allocErrs, c.orphans, c.unknownSizes, c.strays} {
 		ch <- d
 	}
 }
@@ -44,6 +48,9 @@ func (c *sidecarCollector) collect(st *State, ch chan<- prometheus.Metric) error
 	ch <- prometheus.MustNewConstMetric(c.duration, prometheus.GaugeValue, st.PollDuration.Seconds())
 	ch <- prometheus.MustNewConstMetric(c.unknownAlloc, prometheus.CounterValue, float64(st.UnknownAllocJobs))
 	ch <- prometheus.MustNewConstMetric(c.allocErrs, prometheus.CounterValue, float64(st.AllocQueryErrors))
+	ch <- prometheus.MustNewConstMetric(c.orphans, prometheus.CounterValue, float64(st.Orphans))
+	ch <- prometheus.MustNewConstMetric(c.unknownSizes, prometheus.CounterValue, float64(st.UnknownSizes))
+	ch <- prometheus.MustNewConstMetric(c.strays, prometheus.CounterValue, float64(st.Strays))
 	return nil
 }
 
