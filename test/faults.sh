@@ -13,7 +13,8 @@
 #   the inventory half-written              TestBrokenNodeFileCostsThatNode
 #   slurmctld killed -9 in a submit storm   TestFaultCtldKill9DuringSubmitStorm
 #   slurmdbd down during accounting         TestFaultDbdDownDuringAccounting
-# The same tests run in `make test` (test/e2e.sh); this runs only them, on one release.
+# The same tests run in `make test` (test/e2e.sh), but for the slurmctld kill -9 row,
+# which takes six minutes a release and runs only here (E2E_FAULT_MATRIX=1).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rel=${1:-22.05}
@@ -22,5 +23,5 @@ case "$rel" in 22.05 | 24.11 | 26.05) ;; *)
 	exit 2
 	;;
 esac
-exec env E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting)$' \
+exec env E2E_FAULT_MATRIX=1 E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting)$' \
 	"$REPO/test/e2e.sh" "$rel"

@@ -167,6 +167,11 @@ func backToNormal(t *testing.T) {
 // after its first third until slurmctld has saved every job acknowledged so far, and
 // the kill comes then, with the clients submitting on into the outage and the restart.
 func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
+	if os.Getenv("E2E_FAULT_MATRIX") == "" {
+		// Six minutes a release, and its outcome still turns on where in a job's
+		// launch the kill lands (docs/reliability.md): test/faults.sh runs it.
+		t.Skip("the slurmctld kill -9 row runs from test/faults.sh (E2E_FAULT_MATRIX=1), not in every pass")
+	}
 	if _, err := os.Stat(hostPath("/var/lib/gpumem-lab/" + release + "/run/slurmdbd.pid")); err != nil {
 		t.Skip("this lab runs without accounting (LAB_ACCOUNTING=0): sacct is how ended jobs are found")
 	}

@@ -56,6 +56,9 @@ func TestMIGPlanFromQueueAndBusyRefused(t *testing.T) {
 	if node := ok(t, "scontrol", "show", "node", "n2"); strings.Contains(node, "DRAIN") {
 		t.Fatalf("the refused apply drained n2:\n%s", node)
 	}
+	// "nothing was changed" is a claim: the GPU (the fake's file, which the fake NVML
+	// rewrites on every change) is byte for byte what it was.
+	unchanged(t, fake, busy, "the refused apply")
 	idle := path.Join(dir, "n2.json")
 	os.WriteFile(hostPath(idle), b, 0o644)
 	r = slurm(t, 60*time.Second, "", lab+"/bin/gpumemctl", "mig", "apply", "--nvml=fake:"+idle, "--node", "n2",
@@ -64,4 +67,22 @@ func TestMIGPlanFromQueueAndBusyRefused(t *testing.T) {
 		t.Fatalf("dry run:\n%s", r)
 	}
 	t.Logf("dry run:\n%s", r.out)
+	// A dry run prints the steps and takes none: n2 undrained, its layout as it was, and
+	// no journal of an apply that never ran.
+	if node := ok(t, "scontrol", "show", "node", "n2"); strings.Contains(node, "DRAIN") {
+		t.Fatalf("the dry run drained n2:\n%s", node)
+	}
+	unchanged(t, idle, string(b), "the dry run")
+	if _, err := os.Stat(hostPath(path.Join(dir, "journal.json"))); !os.IsNotExist(err) {
+		t.Fatalf("the dry run left a journal (%v)", err)
+	}
+}
+
+// unchanged fails t unless the fake GPU file at p still holds want.
+func unchanged(t *testing.T, p, want, what string) {
+	t.Helper()
+	got, err := os.ReadFile(hostPath(p))
+	if err != nil || string(got) != want {
+		t.Fatalf("%s changed the GPU (%v):\nbefore:\n%s\nafter:\n%s", what, err, want, got)
+	}
 }
