@@ -273,11 +273,14 @@ func TestBillingByGPUMemoryAndReport(t *testing.T) {
 		}
 	}
 	var jobs map[string]sacctJob
-	if !eventually(20*time.Second, func() bool {
-		r := slurm(t, 30*time.Second, "", "sacct", "-X", "-P", "-n", "--format=State", "-j", strings.Join(ids, ","))
-		return strings.Count(r.out, "COMPLETED") == len(ids)
+	// slurmdbd can have a job's end before its partition (seen on a loaded 22.05 lab:
+	// COMPLETED with an empty partition for a few seconds), and the report sums by
+	// partition: wait for both.
+	if !eventually(60*time.Second, func() bool {
+		r := slurm(t, 30*time.Second, "", "sacct", "-X", "-P", "-n", "--format=Partition,State", "-j", strings.Join(ids, ","))
+		return len(regexp.MustCompile(`(?m)^[^|\s]+\|COMPLETED$`).FindAllString(r.out, -1)) == len(ids)
 	}) {
-		t.Fatalf("sacct does not have all %d jobs completed", len(ids))
+		t.Fatalf("sacct does not have all %d jobs completed in their partitions", len(ids))
 	}
 	jobs = sacctJobs(t, ids)
 	want := map[string]float64{} // partition -> GiB·h, from sacct's own figures
