@@ -1,5 +1,6 @@
 #!/bin/sh
-# Build job_submit_gpumem.so and cli_filter_gpumem.so for one Slurm release.
+# Build job_submit_gpumem.so, cli_filter_gpumem.so and spank_gpumem.so (the driver
+# fence's hook where no Prolog runs in the job's cgroup) for one Slurm release.
 #
 #   cgo/build.sh OUTDIR [SLURM_INCLUDE_DIR]
 #
@@ -40,3 +41,6 @@ for p in jobsubmit:job_submit_gpumem clifilter:cli_filter_gpumem; do
 	rm -f "$out/${so%.so}.h"
 	echo "built $out/$so for Slurm $version"
 done
+# The SPANK plugin is plain C (it only runs gpumemd): no Go runtime inside slurmstepd.
+${CC:-cc} -shared -fPIC -O2 -Wall -Werror -Wno-deprecated-declarations -I"$hdr" -o "$out/spank_gpumem.so" "$here/spank/spank_gpumem.c"
+echo "built $out/spank_gpumem.so for Slurm $version"

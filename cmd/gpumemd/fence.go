@@ -178,6 +178,7 @@ func fenceProlog(args []string, env fenceEnv, stderr io.Writer) int {
 		j.record(stderr, d.Fence)
 		return 0
 	}
+	j.forget() // a record left from an earlier run of this job id is not this run's
 	if err := fence.CheckDir(env.lstat, j.dir); err != nil {
 		return fenceFailed(j, env, stderr, err)
 	}
@@ -209,11 +210,19 @@ func fenceProlog(args []string, env fenceEnv, stderr io.Writer) int {
 	return 0
 }
 
+// noGPUs is the record of a job that holds no GPU on a node that fences: there was
+// nothing to fence, which `gpumemd fence-check` must tell from a prolog that failed.
+const noGPUs = "nogpu"
+
 // record leaves the job's fence where `gpumemd task-prolog` (run as the job's user)
-// reads it, so the job can see which fence it got. Informational: a failure to write
-// it is only logged.
+// reads it, so the job can see which fence it got, and where `gpumemd fence-check`
+// finds that the prolog finished for it. A failure to write it is logged; under SPANK
+// fence-check then stops the job's steps.
 func (j fenceJob) record(stderr io.Writer, f string) {
-	if f == "" || j.opt.FenceState == "" {
+	if f == "" {
+		f = noGPUs
+	}
+	if j.opt.FenceState == "" {
 		return
 	}
 	err := os.MkdirAll(j.opt.FenceState, 0o755)
@@ -225,26 +234,65 @@ func (j fenceJob) record(stderr io.Writer, f string) {
 	}
 }
 
-// JobFence is the fence the prolog recorded for job id, "" when none.
+func (j fenceJob) forget() {
+	if j.id != "" && j.opt.FenceState != "" {
+		_ = os.Remove(filepath.Join(j.opt.FenceState, j.id))
+	}
+}
+
+// JobFence is the fence the prolog recorded for job id, "" when none (or when the job
+// held no GPU there).
 func JobFence(stateDir, id string) string {
-	if _, err := fence.ParseJobID(id); err != nil || stateDir == "" {
-		return ""
-	}
-	b, err := os.ReadFile(filepath.Join(stateDir, id))
-	if err != nil || len(b) > 32 {
-		return ""
-	}
-	f := strings.TrimSpace(string(b))
-	switch f {
+	switch f := recorded(stateDir, id); f {
 	case inventory.FenceDriver, inventory.FenceHardware, inventory.FenceMPS, inventory.FenceNone:
 		return f
 	}
 	return ""
 }
 
+// recorded is what the prolog recorded for job id: a fence, noGPUs, or "" for nothing
+// (or anything else: the directory is root's, but a bad file counts as none).
+func recorded(stateDir, id string) string {
+	if _, err := fence.ParseJobID(id); err != nil || stateDir == "" {
+		return ""
+	}
+	b, err := atomicfile.ReadCapped(filepath.Join(stateDir, id), 32)
+	if err != nil {
+		return ""
+	}
+	switch f := strings.TrimSpace(string(b)); f {
+	case inventory.FenceDriver, inventory.FenceHardware, inventory.FenceMPS, inventory.FenceNone, noGPUs:
+		return f
+	}
+	return ""
+}
+
+// fenceCheck is `gpumemd fence-check`, run by gpumem's SPANK plugin as root in each
+// step's slurmstepd before its tasks (docs/gpumemd.md): on a node that said it fences
+// by driver, a step runs only when the prolog recorded this job's outcome. Slurm only
+// logs a failing extern-step hook, so this is what keeps a job whose limit could not be
+// set from running unfenced there. Exit 0: the step may run; 1: it may not.
+func fenceCheck(args []string, env fenceEnv, stderr io.Writer) int {
+	j, err := loadFenceJob(args, env, "fence-check")
+	if len(j.driverGPUs()) == 0 {
+		return 0 // nothing here promised a fence
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gpumem: job %s: the GPU memory fence cannot be checked, so this step does not run: %v\n", j.id, err)
+		return 1
+	}
+	if recorded(j.opt.FenceState, j.id) != "" {
+		return 0
+	}
+	fmt.Fprintf(stderr, "gpumem: job %s: %s fences GPU memory by driver, but this job's limit was not set there (gpumemd prolog failed or did not run: PrologFlags=Contain and plugstack.conf's %s are needed; its failures are in %s), so this step does not run unfenced\n",
+		j.id, j.node, SpankPlugin, j.opt.FenceFailures)
+	return 1
+}
+
 // fenceFailed counts and logs a fence that failed, drains by policy, and fails the
 // prolog so the job does not run here unfenced.
 func fenceFailed(j fenceJob, env fenceEnv, stderr io.Writer, err error) int {
+	j.forget()
 	msg := fmt.Sprintf("job %s on %s: driver fence not set: %v", j.id, j.node, err)
 	fmt.Fprintln(stderr, "gpumemd prolog:", msg)
 	if j.opt.FenceFailures != "" {

@@ -218,3 +218,45 @@ func TestFencePrologOnARealNodeNeedsToRunInTheJob(t *testing.T) {
 		t.Fatalf("limits %+v", got)
 	}
 }
+
+// Under SPANK (Slurm only logs a failing extern-step hook), fence-check is what keeps
+// the job's steps from running on a driver node without the limit its prolog should
+// have set: a step runs when the prolog recorded an outcome for this job, never when it
+// failed, never ran, or ran for another job.
+func TestFenceCheckRunsAStepOnlyAfterTheProlog(t *testing.T) {
+	driver := [2]string{inventory.FenceDriver, inventory.FenceDriver}
+	for _, c := range []struct {
+		name   string
+		fences [2]string
+		answer string
+		slices []fence.Slice
+		prolog bool
+		want   int
+	}{
+		{"fenced", driver, "", []fence.Slice{{GPU: 1, Shards: 10}}, true, 0},
+		{"no GPU on the node", driver, "", nil, true, 0},
+		{"whole GPU", driver, "", []fence.Slice{{GPU: 0, Whole: true}}, true, 0},
+		{"prolog failed", driver, "ERROR_NOT_SUPPORTED", []fence.Slice{{GPU: 1, Shards: 10}}, true, 1},
+		{"prolog never ran", driver, "", []fence.Slice{{GPU: 1, Shards: 10}}, false, 1},
+		{"node without a fence", [2]string{inventory.FenceNone, inventory.FenceNone}, "", []fence.Slice{{GPU: 1, Shards: 10}}, false, 0},
+	} {
+		n := newFenceNode(t, c.fences, c.answer)
+		n.jobDir(t, "12")
+		var errb bytes.Buffer
+		if c.prolog {
+			fenceProlog([]string{"--config", n.conf}, n.env("12", c.slices, nil), &errb)
+		}
+		// Another job's record (13) never lets job 12's step run.
+		os.MkdirAll(n.state, 0o755)
+		os.WriteFile(filepath.Join(n.state, "13"), []byte("driver\n"), 0o644)
+		asked := n.asked
+		errb.Reset()
+		rc := fenceCheck([]string{"--config", n.conf}, n.env("12", c.slices, map[string]string{"GPUMEM_FENCE": "driver"}), &errb)
+		if rc != c.want || n.asked != asked {
+			t.Errorf("%s: fence-check rc %d (%s), asked Slurm %d more times; want rc %d and no Slurm call", c.name, rc, errb.String(), n.asked-asked, c.want)
+		}
+		if c.want == 1 && !strings.Contains(errb.String(), "job 12: n1 fences GPU memory by driver") {
+			t.Errorf("%s: fence-check says %q", c.name, errb.String())
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,15 +17,10 @@ import (
 // cgroup2 hierarchy offers the dmem controller (the kernel).
 func fenceProbe(opt options, conf *slurmconf.Conf, confErr error) fence.Probe {
 	var p fence.Probe
-	switch {
-	case confErr != nil:
+	if confErr != nil {
 		p.Hook = "slurm.conf unreadable: " + confErr.Error()
-	case !strings.Contains(conf.Params["prolog"], "gpumemd") && !strings.Contains(conf.Params["prolog"], "gpumem-prolog"):
-		p.Hook = "slurm.conf's Prolog is not gpumemd's prolog"
-	case !hasFlag(conf.Params["prologflags"], "runinjob"):
-		// Without RunInJob (and on 22.05, which has no such flag) the prolog runs in
-		// slurmd before the job's cgroup exists.
-		p.Hook = "slurm.conf's PrologFlags lack RunInJob (Slurm 24.05 or later): the prolog would run before the job's cgroup exists"
+	} else {
+		p.Hook = fenceHook(conf, opt.Shared.SlurmConf)
 	}
 	root := opt.FenceCgroupRoot
 	if b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers")); err != nil {
@@ -36,6 +33,33 @@ func fenceProbe(opt options, conf *slurmconf.Conf, confErr error) fence.Probe {
 		p.Dir = root
 	}
 	return p
+}
+
+// SpankPlugin is the file name of gpumem's SPANK plugin (cgo/spank).
+const SpankPlugin = "spank_gpumem.so"
+
+// fenceHook is "" when Slurm runs gpumemd's hook as root after the job's cgroup exists
+// and before the job's first step, else why not. Two ways do (docs/gpumemd.md): the
+// Prolog with PrologFlags=RunInJob (24.05 and later), or gpumem's SPANK plugin, required
+// in plugstack.conf, in the extern step that PrologFlags=Contain starts (any release;
+// the only way on 22.05, whose Prolog runs in slurmd before the cgroup exists).
+func fenceHook(conf *slurmconf.Conf, confPath string) string {
+	flags := conf.Params["prologflags"]
+	prolog := conf.Params["prolog"]
+	if (strings.Contains(prolog, "gpumemd") || strings.Contains(prolog, "gpumem-prolog")) && hasFlag(flags, "runinjob") {
+		return ""
+	}
+	stack := slurmconf.PlugStackPath(conf, confPath)
+	spank, err := slurmconf.RequiresSpank(stack, SpankPlugin)
+	switch {
+	case spank && (hasFlag(flags, "contain") || hasFlag(flags, "runinjob")):
+		return ""
+	case spank:
+		return "plugstack.conf requires " + SpankPlugin + " but slurm.conf's PrologFlags lack Contain: no extern step runs it before the job"
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return "neither slurm.conf's Prolog with PrologFlags=RunInJob nor a readable plugstack.conf: " + err.Error()
+	}
+	return "neither gpumemd's prolog with PrologFlags=Contain,RunInJob (Slurm 24.05 or later) nor " + SpankPlugin + " required in " + stack + " with PrologFlags=Contain: nothing sets the limit after the job's cgroup exists"
 }
 
 func hasFlag(list, flag string) bool {

@@ -59,12 +59,22 @@ func TestInventoryFenceIsWhatTheNodeAnswers(t *testing.T) {
 	for _, c := range []struct {
 		name, flags, controllers, limits string
 		want                             []string
+		plugstack, prolog                string
 	}{
-		{"all answer", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"driver", "hardware"}},
-		{"no RunInJob", "Contain", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"}},
-		{"no dmem", "Contain,RunInJob", "cpu memory", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"}},
-		{"old driver", "Contain,RunInJob", "cpu memory dmem", ``, []string{"none", "hardware"}},
-		{"driver says no", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG", "answer": "ERROR_NOT_SUPPORTED"},`, []string{"none", "hardware"}},
+		// Through gpumem's SPANK plugin (the way on 22.05): required, with Contain.
+		{"spank", "Contain", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"driver", "hardware"},
+			"required /usr/lib/slurm/spank_gpumem.so /usr/sbin/gpumemd\n", "-"},
+		{"spank without Contain", "Alloc", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"},
+			"required /usr/lib/slurm/spank_gpumem.so /usr/sbin/gpumemd\n", "-"},
+		{"spank optional", "Contain", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"},
+			"optional /usr/lib/slurm/spank_gpumem.so /usr/sbin/gpumemd\n", "-"},
+		{"RunInJob with another prolog", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"},
+			"", "/usr/sbin/site-prolog"},
+		{"all answer", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"driver", "hardware"}, "", ""},
+		{"no RunInJob", "Contain", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"}, "", ""},
+		{"no dmem", "Contain,RunInJob", "cpu memory", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"}, "", ""},
+		{"old driver", "Contain,RunInJob", "cpu memory dmem", ``, []string{"none", "hardware"}, "", ""},
+		{"driver says no", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG", "answer": "ERROR_NOT_SUPPORTED"},`, []string{"none", "hardware"}, "", ""},
 	} {
 		dir := t.TempDir()
 		root := filepath.Join(dir, "cg")
@@ -74,7 +84,18 @@ func TestInventoryFenceIsWhatTheNodeAnswers(t *testing.T) {
 		os.WriteFile(fake, []byte(`{`+strings.ReplaceAll(c.limits, "LOG", filepath.Join(dir, "l.log"))+
 			`"gpus": [{"model": "h100"}, {"model": "a100-40gb", "mig": {"enabled": true, "instances": [{"profile": "7g.40gb", "start": 0}]}}]}`), 0o644)
 		conf := filepath.Join(dir, "slurm.conf")
-		os.WriteFile(conf, []byte("ClusterName=t\nProlog=/usr/sbin/gpumemd-prolog\nPrologFlags="+c.flags+"\nNodeName=f1 Gres=gpu:2\n"), 0o644)
+		prolog := "Prolog=/usr/sbin/gpumemd-prolog\n"
+		switch c.prolog {
+		case "-":
+			prolog = ""
+		case "":
+		default:
+			prolog = "Prolog=" + c.prolog + "\n"
+		}
+		if c.plugstack != "" {
+			os.WriteFile(filepath.Join(dir, "plugstack.conf"), []byte(c.plugstack), 0o644)
+		}
+		os.WriteFile(conf, []byte("ClusterName=t\n"+prolog+"PrologFlags="+c.flags+"\nNodeName=f1 Gres=gpu:2\n"), 0o644)
 		gpumem := filepath.Join(dir, "gpumem.conf")
 		os.WriteFile(gpumem, []byte("SlurmConf = "+conf+"\n"), 0o644)
 		inv := filepath.Join(dir, "inv")

@@ -56,7 +56,7 @@ start or a --once write failed, 2 for a wrong command line. See docs/gpumemd.md.
 	var described options
 	described.Gpumemd, described.MIG = config.DefaultGpumemd(), config.DefaultMIG()
 	addFlags(root.Flags(), &described)
-	root.AddCommand(newTaskPrologCmd(), newFenceCmd("prolog"), newFenceCmd("epilog"), manpage.Command("8"))
+	root.AddCommand(newTaskPrologCmd(), newFenceCmd("prolog"), newFenceCmd("epilog"), newFenceCmd("fence-check"), manpage.Command("8"))
 	return root
 }
 
@@ -82,8 +82,9 @@ shards get nothing. slurm.conf: TaskProlog=/usr/sbin/gpumemd-task-prolog. Always
 // (fenceProlog, fenceEpilog). They parse their one flag themselves.
 func newFenceCmd(name string) *cobra.Command {
 	short := map[string]string{
-		"prolog": "Slurm Prolog (PrologFlags=Contain,RunInJob): set each shard job's GPU memory limit on its cgroup",
-		"epilog": "Slurm Epilog (PrologFlags=Contain,RunInJob): clear the job's GPU memory limits",
+		"prolog":      "Slurm Prolog (PrologFlags=Contain,RunInJob): set each shard job's GPU memory limit on its cgroup",
+		"epilog":      "Slurm Epilog (PrologFlags=Contain,RunInJob): clear the job's GPU memory limits",
+		"fence-check": "Run by spank_gpumem.so before each step: refuse the step when the job's GPU memory limit was not set",
 	}[name]
 	return &cobra.Command{
 		Use:   name + " [--config gpumem.conf]",
@@ -97,9 +98,12 @@ docs/gpumemd.md, "The driver fence".`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env := realFenceEnv()
 			rc := 0
-			if name == "prolog" {
+			switch name {
+			case "prolog":
 				rc = fenceProlog(args, env, cmd.ErrOrStderr())
-			} else {
+			case "fence-check":
+				rc = fenceCheck(args, env, cmd.ErrOrStderr())
+			default:
 				rc = fenceEpilog(args, env, cmd.ErrOrStderr())
 			}
 			if rc != 0 {
@@ -127,5 +131,5 @@ func checkNoArgs(fs *pflag.FlagSet) error {
 	if fs.NArg() == 0 {
 		return nil
 	}
-	return usageError{fmt.Errorf("unexpected argument %q: gpumemd takes flags, and the commands task-prolog, prolog and epilog", fs.Arg(0))}
+	return usageError{fmt.Errorf("unexpected argument %q: gpumemd takes flags, and the commands task-prolog, prolog, epilog and fence-check", fs.Arg(0))}
 }

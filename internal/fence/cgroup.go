@@ -50,7 +50,7 @@ type Stat func(name string) (fs.FileInfo, error)
 func CheckDir(lstat Stat, dir string) error {
 	fi, err := lstat(dir)
 	if err != nil {
-		return fmt.Errorf("fence: job cgroup %s: %w (is slurm's cgroup/v2 plugin in use and PrologFlags=Contain,RunInJob set?)", dir, err)
+		return fmt.Errorf("fence: job cgroup %s: %w (is Slurm's cgroup/v2 plugin in use, and the hook run in the job's extern step: PrologFlags=Contain,RunInJob, or spank_gpumem.so with PrologFlags=Contain?)", dir, err)
 	}
 	if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
 		return fmt.Errorf("fence: job cgroup %s is not a directory", dir)
@@ -62,7 +62,8 @@ func CheckDir(lstat Stat, dir string) error {
 }
 
 // InJob checks the prolog's own cgroup (its /proc/self/cgroup) against the job's: with
-// PrologFlags=RunInJob slurmstepd starts the prolog inside the job's extern step, so
+// PrologFlags=RunInJob (or through spank_gpumem.so) slurmstepd starts the prolog inside
+// the job's extern step, so
 // the prolog's cgroup v2 path lies below the job's. This proves the path is the one
 // Slurm made for this job, on whatever slice and scope the release chose.
 func InJob(procSelfCgroup []byte, root, jobDir string) error {
@@ -72,7 +73,7 @@ func InJob(procSelfCgroup []byte, root, jobDir string) error {
 	}
 	self := path.Join(root, rel)
 	if self != jobDir && !strings.HasPrefix(self, jobDir+"/") {
-		return fmt.Errorf("fence: the prolog runs in %s, not below the job's cgroup %s: set PrologFlags=Contain,RunInJob (Slurm 24.05 or later) and check CgroupMountpoint", self, jobDir)
+		return fmt.Errorf("fence: the prolog runs in %s, not below the job's cgroup %s: run it as the Prolog with PrologFlags=Contain,RunInJob (Slurm 24.05 or later) or from spank_gpumem.so with PrologFlags=Contain, and check CgroupMountpoint", self, jobDir)
 	}
 	return nil
 }

@@ -133,18 +133,15 @@ func waitGone(t *testing.T, id string) {
 	t.Fatalf("job %s still queued after 60s", id)
 }
 
-// On 24.11 and 26.05 (PrologFlags=RunInJob) gpumemd's prolog sets the shard job's slice
-// as the hard limit on the job's cgroup, as root, before the job's first code runs; the
-// epilog clears it. On 22.05 the prolog runs before the job's cgroup exists, so the
-// node says it holds no driver fence and no limit is set.
+// gpumemd's prolog sets the shard job's slice as the hard limit on the job's cgroup, as
+// root, before the job's first code runs; the epilog clears it. 24.11 and 26.05 run it
+// as the Prolog (PrologFlags=RunInJob); 22.05, whose Prolog runs before the job's cgroup
+// exists, through gpumem's SPANK plugin in the extern step (PrologFlags=Contain).
 func TestFenceDriverLimitBeforeTheJobRuns(t *testing.T) {
 	needFenceHook(t)
 	f := setupFence(t)
 	gpus := f.inventory(t)
 	want := inventory.FenceDriver
-	if release == "22.05" {
-		want = inventory.FenceNone
-	}
 	for _, g := range gpus {
 		if g.FenceOf() != want {
 			t.Fatalf("%s GPU %d says fence %q; want %q on %s", driverFenceNode, g.Index, g.FenceOf(), want, release)
@@ -182,12 +179,6 @@ func TestFenceDriverLimitBeforeTheJobRuns(t *testing.T) {
 			t.Errorf("a limit on %s, not job %s's cgroup: %+v", c.Namespace, id, c)
 		}
 	}
-	if want == inventory.FenceNone {
-		if len(calls) != 0 || strings.Contains(saw, "\"hard\"") {
-			t.Fatalf("22.05 set limits: %+v", calls)
-		}
-		return
-	}
 	// One set (4 GiB on the GPU Slurm gave the job, by root) before the script ran;
 	// after it, the epilog's clears (every driver GPU of the node, whatever the job
 	// held); the step set nothing.
@@ -220,12 +211,10 @@ func TestFenceDriverLimitBeforeTheJobRuns(t *testing.T) {
 }
 
 // A node that said it fences and cannot set a job's limit never runs the job there
-// unfenced: the prolog fails (counted), Slurm holds the job off the node.
+// unfenced: the prolog fails (counted); on 24.11 and 26.05 Slurm holds the job off the
+// node, on 22.05 (SPANK) `gpumemd fence-check` fails the job's steps before their tasks.
 func TestFenceFailureNeverRunsTheJobUnfenced(t *testing.T) {
 	needFenceHook(t)
-	if release == "22.05" {
-		t.Skip("22.05 nodes hold no driver fence (no PrologFlags=RunInJob)")
-	}
 	f := setupFence(t)
 	failures := hostPath(f.lab + "/fence/failures.log")
 	os.Remove(failures)
@@ -258,11 +247,11 @@ func TestFenceFailureNeverRunsTheJobUnfenced(t *testing.T) {
 	}
 }
 
-// needFenceHook skips unless the lab's slurm.conf runs gpumemd's prolog (LAB_FENCE=1
+// needFenceHook skips unless the lab's slurm.conf runs gpumemd's hooks (LAB_FENCE=1
 // test/lab/lab.sh up): the hook is opt-in in the lab (test/lab/fence.sh).
 func needFenceHook(t *testing.T) {
 	t.Helper()
-	if !strings.Contains(ok(t, "scontrol", "show", "config"), "gpumemd-prolog") {
+	if !strings.Contains(ok(t, "scontrol", "show", "config"), "gpumemd-epilog") {
 		t.Skip("this lab runs without gpumemd's prolog: LAB_FENCE=1 installs the fence hook")
 	}
 }

@@ -5,18 +5,24 @@
 # fake nodes hold no fence until a test gives one the NVML functions and the root the
 # dmem controller (test/e2e/fence_test.go); until then every prolog ends at once.
 
-# fence_conf_lines prints the slurm.conf lines: RunInJob (24.05 and later) runs the
-# prolog in the job's extern step, after the job's cgroup exists and before any step;
-# 22.05 has no such flag and runs the prolog from slurmd, before the cgroup exists, so
-# its nodes never say they fence by driver.
-# The hook is opt-in (LAB_FENCE=1): with Contain,RunInJob every allocation waits for the
-# extern step's prolog, and a full e2e run on 24.11 saw `salloc -N2` wait for its
-# resource configuration for minutes, so the other passes run without it.
+# fence_conf_lines prints the slurm.conf lines. 24.05 and later: RunInJob runs the
+# Prolog in the job's extern step, after the job's cgroup exists and before any step.
+# 22.05 has no such flag and runs the Prolog from slurmd before the cgroup exists, so
+# there gpumem's SPANK plugin runs the hook in the extern step that Contain starts
+# (cgo/spank/spank_gpumem.c), and checks each step before its tasks; no Prolog.
+# The hook is opt-in (LAB_FENCE=1): with Contain every allocation waits for the extern
+# step's setup, and a full e2e run on 24.11 saw `salloc -N2` wait for its resource
+# configuration for minutes, so the other passes run without it.
 fence_conf_lines() {
 	[ "${LAB_FENCE:-0}" = 1 ] || return 0
-	echo "Prolog=$LAB/bin/gpumemd-prolog"
+	if [ "$REL" = 22.05 ]; then
+		echo "PrologFlags=Contain"
+		echo "PlugStackConfig=$LAB/fence/plugstack.conf"
+	else
+		echo "Prolog=$LAB/bin/gpumemd-prolog"
+		echo "PrologFlags=Contain,RunInJob"
+	fi
 	echo "Epilog=$LAB/bin/gpumemd-epilog"
-	[ "$REL" != 22.05 ] && echo "PrologFlags=Contain,RunInJob"
 	return 0
 }
 
@@ -30,6 +36,8 @@ fence_install() {
 		printf '#!/bin/sh\nexec %s/bin/gpumemd %s --config "%s/fence/$SLURMD_NODENAME.conf"\n' "$LAB" "$s" "$LAB" >"$ROOT$LAB/bin/gpumemd-$s"
 		chmod 0755 "$ROOT$LAB/bin/gpumemd-$s"
 	done
+	# %n is the node's name (slurmstepd's SLURMD_NODENAME), as in Slurm's own paths.
+	echo "required $LAB/plugins/spank_gpumem.so $LAB/bin/gpumemd --config $LAB/fence/%n.conf" >"$ROOT$LAB/fence/plugstack.conf"
 	for n in "${LAB_NODES[@]}"; do
 		cat >"$ROOT$LAB/fence/$n.conf" <<-CONF
 			ShardUnit = 1GiB

@@ -208,7 +208,7 @@ plugin_dir() {
 	fi
 	rm -rf "$ROOT$LAB/plugins"
 	install -d "$ROOT$LAB/plugins"
-	for so in job_submit_gpumem.so cli_filter_gpumem.so; do
+	for so in job_submit_gpumem.so cli_filter_gpumem.so spank_gpumem.so; do
 		[ -f "$src/$so" ] && install -m 0755 "$src/$so" "$ROOT$LAB/plugins/$so"
 	done
 	return 0
