@@ -89,9 +89,10 @@ for rel in $releases; do
 	libc=$(glibc_of "$work/x/$p"/usr/lib/x86_64-linux-gnu/slurm-wlm/*.so)
 	[ "$(dpkg-deb -f "$(deb "$p")" Depends)" = "slurm-client (>= $rel~), slurm-client (<< $next~), libc6 (>= $libc)" ] ||
 		bad "$p: Depends is '$(dpkg-deb -f "$(deb "$p")" Depends)', want exactly Slurm $rel's slurm-client and libc6 (>= $libc)"
-	has "$work/$p.deb.list" /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/lib/x86_64-linux-gnu/slurm-wlm/cli_filter_gpumem.so
+	has "$work/$p.deb.list" /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/lib/x86_64-linux-gnu/slurm-wlm/cli_filter_gpumem.so \
+		/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gpumem.so
 done
-has "$work/gpumemd.deb.list" /usr/sbin/gpumemd /usr/sbin/gpumemd-task-prolog /lib/systemd/system/gpumemd.service \
+has "$work/gpumemd.deb.list" /usr/sbin/gpumemd /usr/sbin/gpumemd-task-prolog /usr/sbin/gpumemd-prolog /usr/sbin/gpumemd-epilog /lib/systemd/system/gpumemd.service \
 	/etc/default/gpumemd /var/lib/gpumem /usr/share/doc/gpumemd/examples/gpumem.conf \
 	/usr/share/man/man8/gpumemd.8.gz /usr/share/man/man8/gpumemd-task-prolog.8.gz
 has "$work/gpumemctl.deb.list" /usr/bin/gpumemctl /lib/systemd/system/gpumemctl-steer.service /etc/default/gpumemctl-steer \
@@ -140,7 +141,7 @@ if command -v rpm >/dev/null; then
 		[ "$deps" = "slurm < $next,slurm >= $rel," ] || bad "$p rpm: requires '$deps', want slurm >= $rel and < $next"
 		libc=$(glibc_of "$work/x/$p"/usr/lib/x86_64-linux-gnu/slurm-wlm/*.so)
 		rpm -qpR "$(rpmf "$p")" 2>/dev/null | grep -qx "glibc >= $libc" || bad "$p rpm: does not require glibc >= $libc, which its plugins need"
-		has "$work/$p.rpm.list" /usr/lib64/slurm/job_submit_gpumem.so /usr/lib64/slurm/cli_filter_gpumem.so
+		has "$work/$p.rpm.list" /usr/lib64/slurm/job_submit_gpumem.so /usr/lib64/slurm/cli_filter_gpumem.so /usr/lib64/slurm/spank_gpumem.so
 	done
 	for b in /usr/sbin/gpumemd:gpumemd /usr/bin/gpumemctl:gpumemctl; do
 		libc=$(glibc_of "$work/x/${b#*:}${b%%:*}")

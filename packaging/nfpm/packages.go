@@ -121,7 +121,8 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 			}
 		}
 		conflicts = append(conflicts, "gpumem") // the single package before the split
-		so := []string{filepath.Join(in.plugins[rel], "job_submit_gpumem.so"), filepath.Join(in.plugins[rel], "cli_filter_gpumem.so")}
+		so := []string{filepath.Join(in.plugins[rel], "job_submit_gpumem.so"), filepath.Join(in.plugins[rel], "cli_filter_gpumem.so"),
+			filepath.Join(in.plugins[rel], "spank_gpumem.so")}
 		libc, err := libcDepends(l.format, so...)
 		if err != nil {
 			return nil, err
@@ -130,6 +131,7 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 		c := files.Contents{
 			file(so[0], l.pluginDir+"/job_submit_gpumem.so", 0o755),
 			file(so[1], l.pluginDir+"/cli_filter_gpumem.so", 0o755),
+			file(so[2], l.pluginDir+"/spank_gpumem.so", 0o755),
 		}
 		out = append(out, &nfpm.Info{
 			Name: name, Version: in.version, Section: "admin", Priority: "optional",
@@ -138,7 +140,9 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 				"job_submit/gpumem plugin (slurmctld) and cli_filter/gpumem plugin (srun,\n"+
 				"sbatch, salloc) turn it into native GRES. Built for Slurm %s only: Slurm loads\n"+
 				"a plugin only for the release it was built against. Install on the controller\n"+
-				"and login nodes, then add JobSubmitPlugins=gpumem and CliFilterPlugins=gpumem.", rel, rel),
+				"and login nodes, then add JobSubmitPlugins=gpumem and CliFilterPlugins=gpumem.\n"+
+				"Also holds spank_gpumem.so, the GPU memory fence's hook for GPU nodes where no\n"+
+				"Prolog runs inside the job's cgroup (Slurm 22.05): see gpumemd's docs.", rel, rel),
 			Overridables: nfpm.Overridables{
 				Depends: depends, Conflicts: conflicts, Replaces: []string{"gpumem"},
 				Contents: append(c, in.docFiles(name)...),
@@ -149,6 +153,8 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 	d := files.Contents{
 		file(filepath.Join(in.bin, "gpumemd"), "/usr/sbin/gpumemd", 0o755),
 		file(filepath.Join(in.top, "packaging/gpumemd-task-prolog"), "/usr/sbin/gpumemd-task-prolog", 0o755),
+		file(filepath.Join(in.top, "packaging/gpumemd-prolog"), "/usr/sbin/gpumemd-prolog", 0o755),
+		file(filepath.Join(in.top, "packaging/gpumemd-epilog"), "/usr/sbin/gpumemd-epilog", 0o755),
 		file(filepath.Join(in.top, "packaging/systemd/gpumemd.service"), l.unitDir+"/gpumemd.service", 0o644),
 		config(filepath.Join(in.top, "packaging/examples/gpumemd.default"), l.envDir+"/gpumemd"),
 		{Destination: "/var/lib/gpumem", Type: files.TypeDir, FileInfo: &files.ContentFileInfo{Mode: 0o750}},
