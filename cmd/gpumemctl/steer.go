@@ -153,11 +153,7 @@ func (s *slurmCLI) Pending(ctx context.Context) ([]steer.Pending, error) {
 }
 
 func (s *slurmCLI) Weights(ctx context.Context) (map[string]uint32, error) {
-	out, err := s.scontrol.Run(ctx, "-o", "show", "node")
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := slurmcli.ParseNodes(out)
+	nodes, err := slurmcli.ScontrolNode{Run: s.scontrol}.Nodes(ctx)
 	if err != nil {
 		return nil, err
 	}

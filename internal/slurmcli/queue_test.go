@@ -12,7 +12,7 @@ import (
 	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
-// fakeSqueue is a squeue that notes its arguments in DIR/args and prints out.
+// fakeSqueue is a Slurm client (squeue, or scontrol) that notes its arguments in DIR/args and prints out.
 func fakeSqueue(t *testing.T, out string) (slurmcli.Runner, string) {
 	t.Helper()
 	dir := t.TempDir()
