@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -125,7 +124,7 @@ func runExporter(ctx context.Context, f exporterFlags, log *slog.Logger) error {
 		served <- err
 	}()
 	log.Info("gpumemctl exporter started", "listen", ln.Addr().String(), "interval", f.interval)
-	r := &clusterReader{f: f, reader: slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")}, squeue: slurmRunner("squeue"), log: log}
+	r := &clusterReader{f: f, reader: jobReader(), queue: queueRunner(), log: log}
 	for {
 		r.readRefusals(e, log)
 		if source, err := r.read(ctx, e); err != nil {
@@ -149,7 +148,7 @@ func runExporter(ctx context.Context, f exporterFlags, log *slog.Logger) error {
 type clusterReader struct {
 	f      exporterFlags
 	reader slurmcli.JobReader
-	squeue slurmcli.Runner
+	queue  slurmcli.Runner // the queue's client, for the pending jobs
 
 	refusalErr string // why the refusal counts could not be read last time, logged once
 	gpuErr     string // why typed-GPU demand could not be valued last time, logged once
@@ -183,7 +182,7 @@ func (r *clusterReader) readRefusals(e *clusterview.Exporter, log *slog.Logger) 
 
 // read publishes a new view, or returns what failed (a clusterview.Sources entry).
 func (r *clusterReader) read(ctx context.Context, e *clusterview.Exporter) (string, error) {
-	in := clusterview.Input{UnitMiB: r.f.unitMiB, Sizes: r.f.sizes.shards(r.f.unitMiB), Reasons: map[string]int{}, Now: time.Now()}
+	in := clusterview.Input{UnitMiB: r.f.unitMiB, Sizes: r.f.sizes.shards(r.f.unitMiB), Now: time.Now()}
 	var err error
 	if in.Inventory, err = inventory.LoadPath(r.f.inventory); err != nil {
 		return "inventory", err
@@ -205,14 +204,14 @@ func (r *clusterReader) read(ctx context.Context, e *clusterview.Exporter) (stri
 			in.Running = append(in.Running, j)
 		}
 	}
-	queue, err := r.squeue.Run(ctx, "-h", "-t", "PD", "-o", slurmcli.PendingFormat)
+	queue, err := slurmcli.ReadPending(ctx, r.queue)
 	if err != nil {
 		return "slurm", err
 	}
-	if in.Pending, err = slurmcli.ParsePending(queue, time.Local); err != nil {
+	if in.Pending, err = queue.Shards(time.Local); err != nil {
 		return "slurm", err
 	}
-	typed, err := slurmcli.ParsePendingGRES(queue, time.Local)
+	typed, err := queue.GRES(time.Local)
 	if err != nil {
 		return "slurm", err
 	}
@@ -227,15 +226,8 @@ func (r *clusterReader) read(ctx context.Context, e *clusterview.Exporter) (stri
 		r.log.Warn("MIG and whole-GPU pending jobs are left out of the demand by size class", "err", why)
 	}
 	r.gpuErr = why
-	// %r is Slurm's reason, one of its own words: no user text.
-	reasons, err := r.squeue.Run(ctx, "-h", "-t", "PD", "-o", "%r")
-	if err != nil {
+	if in.Reasons, err = slurmcli.PendingReasons(ctx, r.queue); err != nil {
 		return "slurm", err
-	}
-	for _, l := range strings.Split(reasons, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			in.Reasons[l]++
-		}
 	}
 	v, err := clusterview.Compute(in)
 	if err != nil {

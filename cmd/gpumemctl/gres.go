@@ -80,9 +80,9 @@ the previous version as gres.conf.prev.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
-			p := gresconf.Pipeline{NodeGresDir: nodeDir, Wrote: func(path string, changed bool) { report(w, path, changed) }}
+			in := gresconf.Input{NodeGresDir: nodeDir}
 			if out != "" && out != "-" {
-				p.Out = out
+				in.Out = out
 			}
 			if invOut != "" {
 				dir, err := inventoryIsDir(invOut)
@@ -91,30 +91,25 @@ the previous version as gres.conf.prev.`,
 				}
 				if dir {
 					// A freshly discovered node joins the others in the directory.
-					p.InventoryDir, p.Merge = invOut, r.src.inventory == ""
+					in.InventoryDir, in.Merge = invOut, r.src.inventory == ""
 				} else {
-					p.InventoryFile = invOut
+					in.InventoryFile = invOut
 				}
 			}
 			if conf != "" {
-				p.Check = gresconf.CheckWith(conf, nil, func() {
-					fmt.Fprintln(w, "warning: slurmd not installed: gres.conf not validated")
-				})
+				in.Check = gresconf.Check{SlurmConf: conf}
 			}
-			var opt gresconf.Options
-			p.Render = func() (gresconf.Options, error) { return opt, nil }
-			res, err := p.Run(func() (inventory.Cluster, error) {
-				o, c, err := r.load(cmd)
-				if err != nil {
-					return c, err
-				}
-				opt = o
-				if conf != "" {
-					err = annotate(conf, &c)
-				}
-				return c, err
-			})
-			if err != nil || p.Out != "" {
+			opt, c, err := r.load(cmd)
+			if err == nil && conf != "" {
+				err = annotate(conf, &c)
+			}
+			if err != nil {
+				return err
+			}
+			in.Cluster, in.Options = c, &opt
+			res, err := gresconf.Build(in)
+			reportBuild(w, w, res, in.Out, true, "warning: slurmd not installed: gres.conf not validated")
+			if err != nil || in.Out != "" {
 				return err
 			}
 			_, err = w.Write(res.Data)
@@ -164,6 +159,23 @@ func annotate(conf string, c *inventory.Cluster) error {
 	}
 	sc.Annotate(c)
 	return nil
+}
+
+// reportBuild prints what a gresconf.Build wrote to out, as far as it got: the
+// inventory files, unchecked (to warn) when slurmd could not validate gres.conf, then
+// gres.conf (gresConf). all reports unchanged files too.
+func reportBuild(out, warn io.Writer, res gresconf.Result, gresConf string, all bool, unchecked string) {
+	for _, f := range res.Inventory {
+		if f.Changed || all {
+			report(out, f.Path, f.Changed)
+		}
+	}
+	if res.Unchecked {
+		fmt.Fprintln(warn, unchecked)
+	}
+	if res.Installed && (res.Changed || all) {
+		report(out, gresConf, res.Changed)
+	}
 }
 
 func report(w io.Writer, path string, changed bool) {

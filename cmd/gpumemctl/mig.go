@@ -180,7 +180,7 @@ func planCluster(cmd *cobra.Command, f migPlanFlags, args []string) error {
 		demand = append(demand, ds...)
 	}
 	if f.fromQueue {
-		ds, err := queueDemand(cmd.Context(), slurmRunner("squeue"), f.unitMiB)
+		ds, err := queueDemand(cmd.Context(), queueRunner(), f.unitMiB)
 		if err != nil {
 			return err
 		}
@@ -236,15 +236,15 @@ func planCluster(cmd *cobra.Command, f migPlanFlags, args []string) error {
 // queueDemand reads the pending jobs' GPU memory: shards times the shard unit, and the
 // real MiB of the MIG profile a job waits for. A job the plugin made a whole-GPU request
 // carries no size and is not counted.
-func queueDemand(ctx context.Context, squeue slurmcli.Runner, unitMiB int64) ([]mig.Demand, error) {
+func queueDemand(ctx context.Context, queue slurmcli.Runner, unitMiB int64) ([]mig.Demand, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	out, err := squeue.Run(ctx, "-h", "-t", "PD", "-o", slurmcli.PendingFormat)
+	pending, err := slurmcli.ReadPending(ctx, queue)
 	if err != nil {
 		return nil, err
 	}
-	shards, err := slurmcli.ParsePending(out, time.Local)
+	shards, err := pending.Shards(time.Local)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +252,7 @@ func queueDemand(ctx context.Context, squeue slurmcli.Runner, unitMiB int64) ([]
 	for _, p := range shards {
 		ds = append(ds, mig.Demand{MiB: p.Shards * unitMiB, Weight: 1})
 	}
-	typed, err := slurmcli.ParsePendingGPUTypes(out)
+	typed, err := pending.GPUTypes()
 	if err != nil {
 		return nil, err
 	}

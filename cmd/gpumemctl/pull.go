@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/gpumem/gpumem/internal/gresconf"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/invpull"
+	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmconf"
 )
 
@@ -164,17 +164,14 @@ func (f pullFlags) run(ctx context.Context, out, errOut io.Writer, verbose bool)
 	}
 	opt := gresconf.Options{ShardUnitMiB: conf.ShardUnitMiB, ShardTypes: conf.ShardTypes == config.ShardTypesPerGPU,
 		DevPrefix: f.devPrefix, Slurm: rel}
-	wrote := func(path string, changed bool) {
-		if changed || verbose {
-			report(out, path, changed)
-		}
-	}
 	linesChanged := false
 	if f.lines != "" {
 		if linesChanged, err = f.writeLines(pulled, opt, errOut); err != nil {
 			return trouble(err)
 		}
-		wrote(f.lines, linesChanged)
+		if linesChanged || verbose {
+			report(out, f.lines, linesChanged)
+		}
 	}
 	// Partitions come from the controller's slurm.conf, the one slurmctld reads, so the
 	// files written here do not change with what a node's cached copy says.
@@ -187,22 +184,21 @@ func (f pullFlags) run(ctx context.Context, out, errOut io.Writer, verbose bool)
 	default:
 		return trouble(fmt.Errorf("slurm.conf %s: %w", f.slurmConf, err))
 	}
-	pipe := gresconf.Pipeline{InventoryDir: f.dir, Merge: true, Wrote: wrote}
+	in := gresconf.Input{Cluster: pulled, InventoryDir: f.dir, Merge: true}
 	if f.gresConf != "" {
-		pipe.Out = f.gresConf
-		pipe.Render = func() (gresconf.Options, error) { return opt, nil }
+		in.Out, in.Options = f.gresConf, &opt
 		if sc != nil {
-			pipe.Check = gresconf.CheckWith(f.slurmConf, nil, func() {
-				fmt.Fprintln(errOut, "warning: slurmd not installed here: gres.conf not validated")
-			})
+			in.Check = gresconf.Check{SlurmConf: f.slurmConf}
 		}
 	}
-	res, err := pipe.Run(func() (inventory.Cluster, error) { return pulled, nil })
+	res, err := gresconf.Build(in)
+	reportBuild(out, errOut, res, f.gresConf, verbose, "warning: slurmd not installed here: gres.conf not validated")
 	if err != nil {
 		return trouble(err)
 	}
 	if f.hook != "" && (linesChanged || res.Changed) {
-		if err := runHook(ctx, f.hook, errOut); err != nil {
+		h := slurmcli.Hook{Name: "--hook", Command: f.hook, Timeout: slurmcli.HookTimeout, Output: errOut}
+		if err := h.Run(ctx); err != nil {
 			return trouble(err)
 		}
 	}
@@ -341,17 +337,4 @@ func (f pullFlags) writeLines(pulled inventory.Cluster, opt gresconf.Options, er
 		_, err := slurmconf.Parse(string(b))
 		return err
 	})
-}
-
-// runHook runs the admin's command after a change, with its output on errOut.
-func runHook(ctx context.Context, hook string, errOut io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", hook)
-	cmd.Stdout, cmd.Stderr = errOut, errOut
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("--hook %q: %w", hook, err)
-	}
-	return nil
 }

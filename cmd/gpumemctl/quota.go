@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,9 +17,9 @@ func init() { subcommands = append(subcommands, newQuotaCmd) }
 
 func newQuotaCmd() *cobra.Command {
 	var (
-		pol              policyFlags
-		squeue, scontrol string
-		out              *output
+		pol             policyFlags
+		queue, scontrol string
+		out             *output
 	)
 	cmd := &cobra.Command{
 		Use:   "quota JOBID",
@@ -42,18 +41,12 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			// Only fields a user cannot fill with free text (no job name, no comment).
-			line, err := slurmcli.Runner{Path: squeue}.Run(ctx, "-h", "-j", id, "-o", "%u|%U|%a|%q|%T|%r|%D|%b")
+			job, err := slurmcli.ReadQueuedJob(ctx, slurmcli.Runner{Path: queue}, id)
 			if err != nil {
 				return err
 			}
-			f := strings.Split(strings.TrimSpace(line), "|")
-			if len(f) != 8 {
-				return fmt.Errorf("job %s: not in the queue (squeue printed %q)", id, strings.TrimSpace(line))
-			}
-			user, uid, account, qos, state, reason := f[0], f[1], f[2], f[3], f[4], f[5]
-			nodes, _ := strconv.ParseInt(f[6], 10, 64)
-			need := policy.GresGiB(f[7], eq) * max(nodes, 1)
+			user, uid, account, qos, state, reason := job.User, job.UID, job.Account, job.QOS, job.State, job.Reason
+			need := policy.GresGiB(job.TRESPerNode, eq) * max(job.Nodes, 1)
 			sc := slurmcli.Runner{Path: scontrol}
 			assocOut, err := sc.Run(ctx, "show", "assoc_mgr", "flags=assoc")
 			if err != nil {
@@ -90,7 +83,7 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 	}
 	pol.addFlags(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&squeue, "squeue", "squeue", "the squeue command")
+	fs.StringVar(&queue, "squeue", "squeue", "the squeue command")
 	fs.StringVar(&scontrol, "scontrol", "scontrol", "the scontrol command")
 	out = addOutput(fs, formatTable, formatJSON)
 	return cmd

@@ -107,8 +107,7 @@ func (f *steerFlags) controller(w io.Writer) (*steer.Controller, error) {
 		return nil, missingInventory(f.inventory, err)
 	}
 	sl := &slurmCLI{
-		reader:   slurmcli.JobReader{Scontrol: slurmRunner("scontrol"), Squeue: slurmRunner("squeue")},
-		scontrol: slurmRunner("scontrol"), squeue: slurmRunner("squeue"), errs: os.Stderr,
+		reader: jobReader(), scontrol: controlRunner(), queue: queueRunner(), errs: os.Stderr,
 	}
 	return &steer.Controller{Slurm: sl, Inventory: f.inventory, Policy: f.policy, Sizes: f.sizes.shards(f.unitMiB), UnitMiB: f.unitMiB,
 		Base: f.base, DryRun: f.dryRun, Snapshot: f.snapshot, UnpinOld: f.unpinAfter, Out: w}, nil
@@ -124,9 +123,10 @@ func steerOnce(ctx context.Context, f *steerFlags, w io.Writer) error {
 
 // slurmCLI is steer.Slurm on Slurm's command line.
 type slurmCLI struct {
-	reader           slurmcli.JobReader
-	scontrol, squeue slurmcli.Runner
-	errs             io.Writer
+	reader   slurmcli.JobReader
+	scontrol slurmcli.Runner
+	queue    slurmcli.Runner // the queue's client, for the pending jobs
+	errs     io.Writer
 }
 
 func (s *slurmCLI) Jobs(ctx context.Context) ([]steer.Use, error) {
@@ -138,26 +138,22 @@ func (s *slurmCLI) Jobs(ctx context.Context) ([]steer.Use, error) {
 		fmt.Fprintf(s.errs, "steer: %v\n", bad)
 	}
 	for _, j := range jobs.Unread {
-		// Slurm still holds its GPUs: they count as squeue has them.
+		// Slurm still holds its GPUs: they count as the queue lists them.
 		fmt.Fprintf(s.errs, "steer: job %s: its record is not read; its GPUs are counted from squeue on any GPU of their type\n", j.ID)
 	}
 	return jobs.Uses(), nil
 }
 
 func (s *slurmCLI) Pending(ctx context.Context) ([]steer.Pending, error) {
-	queue, err := s.squeue.Run(ctx, "-h", "-t", "PD", "-o", slurmcli.PendingFormat)
+	queue, err := slurmcli.ReadPending(ctx, s.queue)
 	if err != nil {
 		return nil, err
 	}
-	return slurmcli.ParsePending(queue, time.Local)
+	return queue.Shards(time.Local)
 }
 
 func (s *slurmCLI) Weights(ctx context.Context) (map[string]uint32, error) {
-	out, err := s.scontrol.Run(ctx, "-o", "show", "node")
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := slurmcli.ParseNodes(out)
+	nodes, err := slurmcli.ScontrolNode{Run: s.scontrol}.Nodes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -173,10 +169,26 @@ func (s *slurmCLI) Update(ctx context.Context, args ...string) error {
 	return err
 }
 
-// slurmRunner runs a Slurm client command with a deadline, so a hung controller never
-// hangs the steering loop.
-func slurmRunner(name string) slurmcli.Runner {
-	return slurmcli.Runner{Path: name, Timeout: 30 * time.Second}
+// slurmTimeout bounds each Slurm client command, so a hung controller never hangs the
+// steering loop (nor the exporter's).
+const slurmTimeout = 30 * time.Second
+
+// controlRunner and queueRunner run Slurm's clients from PATH within slurmTimeout.
+func controlRunner() slurmcli.Runner {
+	r := slurmcli.Scontrol("")
+	r.Timeout = slurmTimeout
+	return r
+}
+
+func queueRunner() slurmcli.Runner {
+	r := slurmcli.Squeue("")
+	r.Timeout = slurmTimeout
+	return r
+}
+
+// jobReader reads the jobs' records through both.
+func jobReader() slurmcli.JobReader {
+	return slurmcli.JobReader{Scontrol: controlRunner(), Squeue: queueRunner()}
 }
 
 // steerReportVersion is the version of steer report's JSON; a reader checks it.

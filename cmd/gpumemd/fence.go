@@ -55,7 +55,7 @@ func openFenceNVML(spec string) (fence.Lib, string, func(), error) {
 func slurmAllocation(ctx context.Context, scontrol, job, node string) ([]fence.Slice, error) {
 	run := slurmcli.Scontrol(scontrol)
 	run.Timeout = 20 * time.Second
-	js, err := (&slurmcli.JobReader{Scontrol: run, Squeue: slurmcli.Squeue(sibling(scontrol, "squeue"))}).Show(ctx, job)
+	js, err := (&slurmcli.JobReader{Scontrol: run, Squeue: slurmcli.SqueueBeside(scontrol)}).Show(ctx, job)
 	if err != nil {
 		return nil, err
 	}

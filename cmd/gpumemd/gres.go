@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os/exec"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/gpumem/gpumem/internal/gresconf"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
+	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmconf"
 )
 
@@ -61,51 +61,51 @@ func (w *gresWriter) maybeWrite(now time.Time) error {
 // gres.conf on a shared /etc/slurm describes the whole cluster.
 func (w *gresWriter) write() error {
 	conf, confErr := slurmconf.ParseFile(w.opt.Shared.SlurmConf)
-	p := gresconf.Pipeline{Out: w.opt.GresConf, Hook: w.runHook}
+	node, err := discover.Node(w.src, discover.OptionsFor(w.src, w.node))
+	if err != nil {
+		return err
+	}
+	w.setFences(&node, fenceProbe(w.opt, conf, confErr))
+	in := gresconf.Input{Cluster: inventory.Cluster{Nodes: []inventory.Node{node}}, Out: w.opt.GresConf}
+	if confErr == nil {
+		conf.Annotate(&in.Cluster) // partitions, so the plugins can route by pool
+	}
 	if w.opt.WriteInventory {
-		p.InventoryDir, p.Merge = w.opt.InventoryDir, true
+		in.InventoryDir, in.Merge = w.opt.InventoryDir, true
 	}
-	var rel gresconf.Release
-	p.Wrote = func(path string, changed bool) {
-		switch {
-		case !changed:
-		case path != w.opt.GresConf:
-			w.log.Info("inventory written", "path", path)
-		default:
-			if confErr != nil {
-				w.log.Warn("gres.conf written without slurmd -G: slurm.conf unreadable", "err", confErr)
-			}
-			w.log.Info("gres.conf written", "path", path, "slurm", rel.String())
-		}
-	}
+	// The options ask slurmd -V for the release; where that fails the inventory is
+	// still written, and the failure returned after it.
+	var optErr error
 	if w.opt.WriteGres {
-		p.Render = func() (gresconf.Options, error) {
-			var opt gresconf.Options
-			var err error
-			opt, err = w.renderOptions()
-			rel = opt.Slurm
-			return opt, err
+		var opt gresconf.Options
+		if opt, optErr = w.renderOptions(); optErr == nil {
+			in.Options = &opt
 		}
 	}
 	// Without slurm.conf slurmd -G has no node to check against; the file still goes
 	// in, since a node that lost its gres.conf is worse off than one with an unchecked one.
 	if confErr == nil {
-		p.Check = gresconf.CheckWith(w.opt.Shared.SlurmConf, []string{w.node}, func() {
-			w.log.Warn("slurmd not installed: gres.conf written without slurmd -G", "path", w.opt.GresConf)
-		})
+		in.Check = gresconf.Check{SlurmConf: w.opt.Shared.SlurmConf, Nodes: []string{w.node}}
 	}
-	_, err := p.Run(func() (inventory.Cluster, error) {
-		node, err := discover.Node(w.src, discover.OptionsFor(w.src, w.node))
-		if err != nil {
-			return inventory.Cluster{}, err
+	res, err := gresconf.Build(in)
+	for _, f := range res.Inventory {
+		if f.Changed {
+			w.log.Info("inventory written", "path", f.Path)
 		}
-		w.setFences(&node, fenceProbe(w.opt, conf, confErr))
-		c := inventory.Cluster{Nodes: []inventory.Node{node}}
-		if confErr == nil {
-			conf.Annotate(&c) // partitions, so the plugins can route by pool
+	}
+	if res.Unchecked {
+		w.log.Warn("slurmd not installed: gres.conf written without slurmd -G", "path", w.opt.GresConf)
+	}
+	if res.Changed {
+		if confErr != nil {
+			w.log.Warn("gres.conf written without slurmd -G: slurm.conf unreadable", "err", confErr)
 		}
-		return c, nil
-	})
+		w.log.Info("gres.conf written", "path", w.opt.GresConf, "slurm", in.Options.Slurm.String())
+		w.runHook()
+	}
+	if err == nil {
+		err = optErr
+	}
 	return err
 }
 
@@ -158,13 +158,9 @@ func (w *gresWriter) runHook() {
 	}
 	go func() {
 		defer func() { w.hook <- struct{}{} }()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", w.opt.GresHook)
-		cmd.WaitDelay = 5 * time.Second // a hook that leaves a child on its pipe still ends
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			w.log.Error("gres hook failed", "hook", w.opt.GresHook, "err", err, "output", string(out))
+		h := slurmcli.Hook{Name: "gres hook", Command: w.opt.GresHook, Timeout: slurmcli.HookTimeout}
+		if err := h.Run(context.Background()); err != nil {
+			w.log.Error("gres hook failed", "hook", w.opt.GresHook, "err", err)
 			return
 		}
 		w.log.Info("gres hook ran", "hook", w.opt.GresHook)

@@ -146,9 +146,9 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 	// (measured, never acted on) instead of stalling measurement and health.
 	scontrol := slurmcli.Scontrol(opt.Scontrol)
 	scontrol.Timeout = 5 * time.Second
-	squeue := slurmcli.Squeue(sibling(opt.Scontrol, "squeue"))
-	squeue.Timeout = scontrol.Timeout
-	d.owners = &usage.Owners{Node: node, Scontrol: scontrol, Squeue: squeue, Log: log}
+	queue := slurmcli.SqueueBeside(opt.Scontrol)
+	queue.Timeout = scontrol.Timeout
+	d.owners = &usage.Owners{Node: node, Scontrol: scontrol, Squeue: queue, Log: log}
 	d.enforcer = &usage.Enforcer{Policy: opt.UsagePolicy, Grace: opt.UsageGrace,
 		Confirm: func(job string, pids []int) (map[int]bool, error) {
 			return d.owners.Confirm(context.Background(), job, pids)
@@ -160,11 +160,12 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 		d.enforcer.Tell = d.notifier.Tell
 	}
 	if opt.IdlePolicy != "off" {
-		scancel := slurmcli.Runner{Path: sibling(opt.Scontrol, "scancel"), Timeout: scontrol.Timeout}
+		scancel := slurmcli.ScancelBeside(opt.Scontrol)
+		scancel.Timeout = scontrol.Timeout
 		d.idle = &usage.Reclaimer{Node: node, Policy: opt.IdlePolicy, After: opt.IdleAfter, Grace: opt.IdleGrace,
 			UtilBelow: opt.IdleUtilization, Interval: opt.IdleInterval, ExemptQOS: opt.IdleExemptQOS,
 			ExemptAccounts: opt.IdleExemptAccounts, Interactive: opt.IdleInteractive, Unit: unit,
-			Scontrol: scontrol, Squeue: squeue, Scancel: scancel, Tell: d.notifier.Tell, Log: log}
+			Scontrol: scontrol, Squeue: queue, Scancel: scancel, Tell: d.notifier.Tell, Log: log}
 	}
 	d.monitor = &health.Monitor{Node: node, Drainer: slurmcli.ScontrolNode{Run: slurmcli.Scontrol(opt.Scontrol)},
 		Drain: opt.Drain, Resume: opt.Resume, XIDHold: opt.XIDHold,
@@ -177,18 +178,6 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 	}
 	d.openHistory(time.Now())
 	return d
-}
-
-// sibling is the Slurm command name beside the configured scontrol (a site's own Slurm
-// prefix), or name from PATH.
-func sibling(scontrol, name string) string {
-	if dir := dirOf(scontrol); strings.Contains(scontrol, "/") {
-		p := dir + "/" + name
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return name
 }
 
 func dirOf(path string) string {

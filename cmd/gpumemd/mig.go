@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -59,16 +58,9 @@ func newMIG(opt options, node string, d *daemon) *migReconciler {
 // in its environment (GPUMEM_NODE, GPUMEM_NODE_GRES): slurmctld takes a changed count
 // only from slurm.conf, which is the admin's to change, never gpumemd's.
 func runReload(command, node, nodeGres string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-	cmd.Env = append(os.Environ(), "GPUMEM_NODE="+node, "GPUMEM_NODE_GRES="+nodeGres)
-	cmd.WaitDelay = 5 * time.Second // a daemon the command starts may keep the pipe open
-	out, err := cmd.CombinedOutput()
-	if err != nil && !errors.Is(err, exec.ErrWaitDelay) { // a daemon it started may hold the pipe
-		return errors.New(strings.TrimSpace(string(out)) + ": " + err.Error())
-	}
-	return nil
+	h := slurmcli.Hook{Name: "MIG reload", Command: command, Timeout: slurmcli.ReloadHookTimeout,
+		Env: []string{"GPUMEM_NODE=" + node, "GPUMEM_NODE_GRES=" + nodeGres}}
+	return h.Run(context.Background())
 }
 
 // busy says gres.conf must be left alone: an apply runs or a crash left one behind.

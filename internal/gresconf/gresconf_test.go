@@ -261,8 +261,7 @@ func slurmdAccepts(t *testing.T, typed bool) {
 
 func TestCheckWithoutSlurmdWarnsAndPasses(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	warned := false
-	if err := CheckWith("/etc/slurm/slurm.conf", []string{"n1"}, func() { warned = true })(lab(), []byte("x")); err != nil || !warned {
+	if warned, err := (Check{SlurmConf: "/etc/slurm/slurm.conf", Nodes: []string{"n1"}}).Validate(lab(), []byte("x")); err != nil || !warned {
 		t.Fatalf("without slurmd: err %v, warned %v", err, warned)
 	}
 }

@@ -10,8 +10,14 @@ import (
 	"github.com/gpumem/gpumem/internal/inventory"
 )
 
+// validator is a Validator from a function.
+type validator func(c inventory.Cluster, b []byte) error
+
+func (v validator) Validate(c inventory.Cluster, b []byte) (bool, error) { return false, v(c, b) }
+
 // TestPipelineRunsEachStepOnce: a node joins the inventory directory, gres.conf covers
-// every node there, and the hook runs only when gres.conf changed.
+// every node there, and the hook (the caller's, on Result.Changed) runs only when
+// gres.conf changed.
 func TestPipelineRunsEachStepOnce(t *testing.T) {
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "inv")
@@ -19,12 +25,27 @@ func TestPipelineRunsEachStepOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	hooks, wrote := 0, map[string]bool{}
-	p := Pipeline{InventoryDir: inv, Merge: true, Out: filepath.Join(dir, "gres.conf"), NodeGresDir: filepath.Join(dir, "node-gres"),
-		Render: func() (Options, error) { return Options{DevPrefix: "/lab/dev"}, nil },
-		Hook:   func() { hooks++ },
-		Wrote:  func(path string, changed bool) { wrote[filepath.Base(path)] = changed }}
-	n1 := func() (inventory.Cluster, error) { return inventory.Cluster{Nodes: lab().Nodes[1:2]}, nil }
-	res, err := p.Run(n1)
+	p := Input{InventoryDir: inv, Merge: true, Out: filepath.Join(dir, "gres.conf"), NodeGresDir: filepath.Join(dir, "node-gres"),
+		Options: &Options{DevPrefix: "/lab/dev"}}
+	// build runs Build on nodes as a caller does: it reports each file, and runs the
+	// hook when gres.conf changed.
+	build := func(nodes []inventory.Node) (Result, error) {
+		in := p
+		in.Cluster = inventory.Cluster{Nodes: nodes}
+		res, err := Build(in)
+		for _, f := range res.Inventory {
+			wrote[filepath.Base(f.Path)] = f.Changed
+		}
+		if res.Installed {
+			wrote[filepath.Base(in.Out)] = res.Changed
+		}
+		if res.Changed {
+			hooks++
+		}
+		return res, err
+	}
+	n1 := lab().Nodes[1:2]
+	res, err := build(n1)
 	if err != nil || !res.Changed || len(res.Cluster.Nodes) != 2 || hooks != 1 {
 		t.Fatalf("first run: %v, changed %v, %d nodes, %d hooks", err, res.Changed, len(res.Cluster.Nodes), hooks)
 	}
@@ -40,18 +61,18 @@ func TestPipelineRunsEachStepOnce(t *testing.T) {
 	if g, _ := os.ReadFile(filepath.Join(dir, "node-gres", "n3")); string(g) != "gpu:l4:2,shard:22\n" {
 		t.Errorf("node-gres/n3 = %q", g)
 	}
-	if res, err := p.Run(n1); err != nil || res.Changed || hooks != 1 || wrote["gres.conf"] {
+	if res, err := build(n1); err != nil || res.Changed || hooks != 1 || wrote["gres.conf"] {
 		t.Fatalf("second run: %v, changed %v, %d hooks; want nothing changed and no hook", err, res.Changed, hooks)
 	}
 
 	// A check that fails keeps the old file and runs no hook; the inventory still goes in.
-	p.Check = func(c inventory.Cluster, b []byte) error {
+	p.Check = validator(func(c inventory.Cluster, b []byte) error {
 		if len(c.Nodes) != 3 {
 			t.Errorf("checked %d nodes; want the merged 3", len(c.Nodes))
 		}
 		return errors.New("slurmd says no")
-	}
-	_, err = p.Run(func() (inventory.Cluster, error) { return inventory.Cluster{Nodes: lab().Nodes[2:3]}, nil })
+	})
+	_, err = build(lab().Nodes[2:3])
 	if err == nil || !strings.Contains(err.Error(), "not replaced: slurmd says no") || hooks != 1 {
 		t.Fatalf("rejected run: %v, %d hooks", err, hooks)
 	}
@@ -62,9 +83,9 @@ func TestPipelineRunsEachStepOnce(t *testing.T) {
 		t.Errorf("the inventory step did not run: %v", err)
 	}
 
-	// Without Render the pipeline stops after the inventory.
-	p = Pipeline{InventoryDir: inv, Out: filepath.Join(dir, "never.conf")}
-	if res, err := p.Run(n1); err != nil || res.Data != nil {
+	// Without Options the build stops after the inventory.
+	p = Input{InventoryDir: inv, Out: filepath.Join(dir, "never.conf")}
+	if res, err := build(n1); err != nil || res.Data != nil {
 		t.Fatalf("inventory only: %v, %d bytes rendered", err, len(res.Data))
 	}
 	if _, err := os.Stat(p.Out); !errors.Is(err, os.ErrNotExist) {
@@ -74,16 +95,13 @@ func TestPipelineRunsEachStepOnce(t *testing.T) {
 
 func TestPipelineRefusesNodeNamesThatAreNotHostNames(t *testing.T) {
 	dir := t.TempDir()
-	bad := func() (inventory.Cluster, error) {
-		c := inventory.Cluster{Nodes: lab().Nodes[:1]}
-		c.Nodes[0].Name = "../n3"
-		return c, nil
-	}
-	for _, p := range []Pipeline{
-		{InventoryDir: filepath.Join(dir, "inv")},
-		{NodeGresDir: filepath.Join(dir, "node-gres"), Render: func() (Options, error) { return Options{}, nil }},
+	bad := inventory.Cluster{Nodes: lab().Nodes[:1]}
+	bad.Nodes[0].Name = "../n3"
+	for _, p := range []Input{
+		{Cluster: bad, InventoryDir: filepath.Join(dir, "inv")},
+		{Cluster: bad, NodeGresDir: filepath.Join(dir, "node-gres"), Options: &Options{}},
 	} {
-		if _, err := p.Run(bad); err == nil || !strings.Contains(err.Error(), "plain host name") {
+		if _, err := Build(p); err == nil || !strings.Contains(err.Error(), "plain host name") {
 			t.Errorf("%+v: %v; want a refusal of ../n3", p, err)
 		}
 	}

@@ -3,10 +3,10 @@ package gresconf
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
 // Release is a Slurm version, major.minor.micro as `slurmd -V` prints it.
@@ -66,21 +66,11 @@ func (r Release) SplitsMultipleFiles() bool {
 // DetectRelease asks slurmd (bin, or slurmd in PATH) for its version. ErrNoSlurmd
 // means none is installed.
 func DetectRelease(bin string) (Release, error) {
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("slurmd"); err != nil {
-			return Release{}, ErrNoSlurmd
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-V")
-	cmd.WaitDelay = time.Second // a child left on the pipe cannot hold the call
-	out, err := cmd.Output()
+	v, err := slurmcli.Slurmd{Path: bin}.Version(context.Background())
 	if err != nil {
-		return Release{}, fmt.Errorf("%s -V: %w", bin, err)
+		return Release{}, err
 	}
-	return ParseRelease(strings.TrimSpace(string(out)))
+	return ParseRelease(v)
 }
 
 // typedShardsChecked is the first release per-GPU shard types were checked to work on

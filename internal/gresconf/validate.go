@@ -1,16 +1,14 @@
 package gresconf
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmconf"
 )
 
@@ -19,14 +17,21 @@ import (
 // without starting the daemon. The candidate is checked in a scratch directory, so the
 // installed file is never touched.
 type Slurmd struct {
-	Bin       string   // slurmd; "" looks it up in PATH
-	SlurmConf string   // the cluster's slurm.conf
-	Nodes     []string // nodes to check; each is checked as slurmd -N NODE would start
-	Timeout   time.Duration
+	SlurmConf string       // the cluster's slurm.conf
+	Nodes     []string     // nodes to check; each is checked as slurmd -N NODE would start
+	Run       SlurmdRunner // nil: slurmcli.Slurmd{}, slurmd from PATH
+}
+
+// SlurmdRunner runs slurmd for a check: slurmcli.Slurmd, or a test's stand-in.
+type SlurmdRunner interface {
+	// Bin is the slurmd that will run; ErrNoSlurmd when there is none.
+	Bin() (string, error)
+	// Gres is all `slurmd -D -G -N node -f conf` printed, and how it ended.
+	Gres(ctx context.Context, node, conf string) (string, error)
 }
 
 // ErrNoSlurmd means slurmd is not installed, so nothing could be checked.
-var ErrNoSlurmd = errors.New("slurmd not installed")
+var ErrNoSlurmd = slurmcli.ErrNoSlurmd
 
 // Report is what slurmd said about one node.
 type Report struct {
@@ -41,12 +46,12 @@ var fatalMarks = []string{"fatal:", "Invalid GRES", "Parse error", "Parsing erro
 
 // Check validates gres against every node; it fails on the first node slurmd rejects.
 func (s Slurmd) Check(gres []byte) ([]Report, error) {
-	bin := s.Bin
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("slurmd"); err != nil {
-			return nil, ErrNoSlurmd
-		}
+	run := s.Run
+	if run == nil {
+		run = slurmcli.Slurmd{}
+	}
+	if _, err := run.Bin(); err != nil {
+		return nil, err
 	}
 	if s.SlurmConf == "" {
 		return nil, fmt.Errorf("gres check: no slurm.conf given (--slurm-conf): slurmd -G needs the node definitions")
@@ -73,7 +78,7 @@ func (s Slurmd) Check(gres []byte) ([]Report, error) {
 	}
 	var reports []Report
 	for _, node := range s.Nodes {
-		r, err := s.run(bin, conf, node)
+		r, err := check(run, conf, node)
 		reports = append(reports, r)
 		if err != nil {
 			return reports, err
@@ -151,24 +156,12 @@ func includes(conf []byte) []string {
 	return out
 }
 
-func (s Slurmd) run(bin, conf, node string) (Report, error) {
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var out bytes.Buffer
-	// -D keeps slurmd in the foreground, where it logs to stderr: without it, a slurmd
-	// that stops before reading gres.conf (a cgroup plugin it cannot load, say) says why
-	// only to syslog, and the check could show no reason at all.
-	cmd := exec.CommandContext(ctx, bin, "-D", "-G", "-N", node, "-f", conf)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = time.Second // a child left on the pipe cannot hold the check
-	runErr := cmd.Run()
-	r := parseReport(node, out.String())
-	if ctx.Err() != nil {
-		return r, fmt.Errorf("gres check: slurmd -G -N %s: no answer in %s", node, timeout)
+// check runs slurmd -G for one node and reads what it said.
+func check(run SlurmdRunner, conf, node string) (Report, error) {
+	out, runErr := run.Gres(context.Background(), node, conf)
+	r := parseReport(node, out)
+	if errors.Is(runErr, slurmcli.ErrNoAnswer) {
+		return r, fmt.Errorf("gres check: %w", runErr)
 	}
 	var bad []string
 	for _, l := range r.Errors {

@@ -31,6 +31,15 @@ func (s ScontrolNode) Node(node string) (Node, error) {
 	return ParseNode(out, node)
 }
 
+// Nodes reads every node, with its weight, from `scontrol -o show node`.
+func (s ScontrolNode) Nodes(ctx context.Context) ([]Node, error) {
+	out, err := s.Run.Run(ctx, "-o", "show", "node")
+	if err != nil {
+		return nil, err
+	}
+	return ParseNodes(out)
+}
+
 // Reason returns the node's drain reason ("" when it has none).
 func (s ScontrolNode) Reason(node string) (string, error) {
 	n, err := s.Node(node)

@@ -1,6 +1,7 @@
 package slurmcli
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -20,6 +21,28 @@ var shardReqRe = regexp.MustCompile(`(?:^|[,/:])shard(?::([^:,]+))?:(\d+)(?:$|,)
 // sorts pending jobs by default): id, partitions, TRES per node, required nodes, submit
 // time. The first three alone are read too.
 const PendingFormat = "%i|%P|%b|%n|%V"
+
+// PendingQueue is what one `squeue -h -t PD -o PendingFormat` printed: every pending
+// job, in priority order. Each reader below picks the jobs one use needs, and fails
+// only on what that use reads, so one query serves them all.
+type PendingQueue struct{ out string }
+
+// ReadPending asks squeue for the pending jobs.
+func ReadPending(ctx context.Context, squeue Runner) (PendingQueue, error) {
+	out, err := squeue.Run(ctx, "-h", "-t", "PD", "-o", PendingFormat)
+	return PendingQueue{out}, err
+}
+
+// Shards are the jobs that ask for shards (ParsePending).
+func (q PendingQueue) Shards(loc *time.Location) ([]Pending, error) { return ParsePending(q.out, loc) }
+
+// GRES are the jobs that ask for typed GPUs and no shards (ParsePendingGRES).
+func (q PendingQueue) GRES(loc *time.Location) ([]PendingGRES, error) {
+	return ParsePendingGRES(q.out, loc)
+}
+
+// GPUTypes are the jobs' typed gpu requests (ParsePendingGPUTypes).
+func (q PendingQueue) GPUTypes() ([]PendingGPU, error) { return ParsePendingGPUTypes(q.out) }
 
 // Pending is one pending job that asks for shards.
 type Pending = slurmjob.Pending

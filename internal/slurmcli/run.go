@@ -1,7 +1,9 @@
 // Package slurmcli is gpumem's one way to Slurm's command line: a runner that bounds
-// every call (deadline, a child that keeps its pipes open, output size) and readers of
+// every call (deadline, a child that keeps its pipes open, output size), readers of
 // what scontrol and squeue print that text a user chose (a job name, a comment, a
-// working directory) cannot steer.
+// working directory) cannot steer, the one query of the pending jobs (ReadPending),
+// slurmd's -V and -G (Slurmd), and the admin's shell hooks run after gpumem changed
+// what Slurm reads (Hook).
 package slurmcli
 
 import (
@@ -40,6 +42,28 @@ func Scontrol(path string) Runner { return named(path, "scontrol") }
 
 // Squeue is a Runner for path, "squeue" when empty.
 func Squeue(path string) Runner { return named(path, "squeue") }
+
+// SqueueBeside is a Runner for the squeue beside scontrol, when scontrol is named by a
+// path (a site's own Slurm prefix) and that squeue exists; else squeue from PATH.
+func SqueueBeside(scontrol string) Runner { return Runner{Path: beside(scontrol, "squeue")} }
+
+// ScancelBeside is a Runner for the scancel beside scontrol, as SqueueBeside.
+func ScancelBeside(scontrol string) Runner { return Runner{Path: beside(scontrol, "scancel")} }
+
+// beside is the Slurm command name in scontrol's folder, or name from PATH.
+func beside(scontrol, name string) string {
+	if i := strings.LastIndex(scontrol, "/"); i >= 0 {
+		dir := scontrol[:i]
+		if i == 0 {
+			dir = "."
+		}
+		p := dir + "/" + name
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return name
+}
 
 func named(path, def string) Runner {
 	if path == "" {

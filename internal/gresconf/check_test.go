@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// TestCheckWithRefusesWhatSlurmdRejects: a gres.conf slurmd rejects is refused, and is
+// TestCheckRefusesWhatSlurmdRejects: a gres.conf slurmd rejects is refused, and is
 // not taken for "slurmd missing" (which lets the file through with a warning). The
 // real slurmd's verdicts are TestSlurmdAcceptsWhatWeRender's, where slurmd is installed;
 // here a stand-in on PATH answers as slurmd does for a broken file (a fatal line, exit 1),
 // so the decision is checked on every machine, slurmd or not.
-func TestCheckWithRefusesWhatSlurmdRejects(t *testing.T) {
+func TestCheckRefusesWhatSlurmdRejects(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	if err := os.Mkdir(bin, 0o755); err != nil {
@@ -27,8 +27,7 @@ func TestCheckWithRefusesWhatSlurmdRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin)
-	warned := false
-	err := CheckWith(conf, []string{"n1"}, func() { warned = true })(lab(), []byte("NodeName=n1 Name=gpu Typo=h100\n"))
+	warned, err := Check{SlurmConf: conf, Nodes: []string{"n1"}}.Validate(lab(), []byte("NodeName=n1 Name=gpu Typo=h100\n"))
 	if err == nil || !strings.Contains(err.Error(), "slurmd rejects the gres.conf for node n1") || !strings.Contains(err.Error(), "Invalid GRES") {
 		t.Fatalf("a gres.conf slurmd rejects: err %v; want the rejection with slurmd's reason", err)
 	}
