@@ -115,8 +115,6 @@ func Parse(s string) (Item, error) {
 		return bad("has too many ':' parts; want NAME[:TYPE][:COUNT]")
 	case !two && digits(typ):
 		typ, count = "", typ
-	case !two:
-		count = ""
 	}
 	if typ != "" || two {
 		if !word(typ) || digits(typ) {
@@ -127,7 +125,7 @@ func Parse(s string) (Item, error) {
 	if count != "" || two {
 		n, err := strconv.ParseInt(count, 10, 64)
 		if digits(count) && errors.Is(err, strconv.ErrRange) {
-			it.Count, it.Counted = -1, true // what a caller refusing it may print
+			it.Count, it.Counted = -1, true // a caller refusing the item still has its name and type
 			return it, &Error{GRES: clip(s), Why: "has a count past " + strconv.FormatInt(math.MaxInt64, 10), Err: strconv.ErrRange}
 		}
 		if err != nil || !digits(count) {
