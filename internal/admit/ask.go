@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/request"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // ask is a job's GPU-memory request, read from its TRES strings.
@@ -34,11 +35,10 @@ func mentionsMem(j Job) bool {
 const msgOneMem = "ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU), with --gpus-per-node=N, --gpus-per-task=N or --gpus=N for more than one GPU"
 
 // userValue is a --gpus* option's value as the user wrote it: the entry without the
-// "gres:"/"gres/" and "gpu:" that Slurm (or cli_filter, building the same fields) puts
+// gres prefix and "gpu:" that Slurm (or cli_filter, building the same fields) puts
 // before it, which users never see.
 func userValue(raw string) string {
-	body := strings.TrimPrefix(strings.TrimPrefix(raw, "gres:"), "gres/")
-	return strings.TrimPrefix(body, "gpu:")
+	return strings.TrimPrefix(slurmgres.Strip(raw), "gpu:")
 }
 
 // shardable says whether shards may serve q: one GPU, of no pinned type, for a job that
@@ -92,8 +92,8 @@ func readAsk(j Job, q *ask) (bool, error) {
 	// meant cannot be guessed, and dropping either runs the job on the wrong slice.
 	for i := 0; i < 2; i++ {
 		for _, e := range q.fields[i].Entries {
-			body := strings.TrimPrefix(strings.TrimPrefix(e.Raw, "gres:"), "gres/")
-			if name, _, _ := strings.Cut(body, ":"); e.Kind == request.Other && (name == "shard" || name == "mps") {
+			body := slurmgres.Strip(e.Raw)
+			if name := slurmgres.Name(body); e.Kind == request.Other && (name == slurmgres.Shard || name == "mps") {
 				return false, fmt.Errorf("--gres=gpu:mem:%s cannot be combined with --gres=%s: both ask for a slice of a GPU; keep only --gres=gpu:mem:SIZE (gpumem picks the slice), or only --gres=%s", q.size, body, body)
 			}
 		}

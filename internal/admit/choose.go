@@ -1,10 +1,9 @@
 package admit
 
 import (
-	"strconv"
-
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // target is the native form chosen for a request and the partitions that can serve it.
@@ -104,13 +103,13 @@ func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage) (target
 // gresOf is the native GRES form o writes for q.
 func (a *Admitter) gresOf(q *ask, o *option) string {
 	if o.kind == placement.Shard {
-		return "shard:" + strconv.FormatInt(o.mib/a.opt.ShardUnitMiB, 10)
+		return slurmgres.Of(slurmgres.Shard, "", o.mib/a.opt.ShardUnitMiB).String()
 	}
 	n := q.gpus
 	if q.perTask > 0 {
 		n = q.perTask
 	}
-	return "gpu:" + o.name + ":" + strconv.FormatInt(n, 10)
+	return slurmgres.Of(slurmgres.GPU, o.name, n).String()
 }
 
 // better ranks option o (reaching r) against the best so far.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/slurmconf"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // shape is the rest of a job's request, read once: which nodes it must, may and may not
@@ -33,7 +34,7 @@ type shape struct {
 func shapeOf(j *Job) (shape, error) {
 	s := shape{nodes: max(int64(j.MinNodes), 1), features: j.Features, siblings: j.HetSiblings, het: j.HetJob || len(j.HetSiblings) > 0}
 	if j.Keep != "" {
-		s.keep, s.held = heldName(j.Keep), strings.NewReplacer("gres:", "", "gres/", "").Replace(j.Keep)
+		s.keep, s.held = heldName(j.Keep), slurmgres.StripAll(j.Keep)
 	}
 	if j.ReqNodes != "" {
 		names, err := slurmconf.ExpandHostlist(j.ReqNodes)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // A pending job can be changed with scontrol update. A new gpu:mem is decided like a new
@@ -16,17 +17,16 @@ import (
 // gresName is the GRES a form is written as: shard, or gpu (MIG profile, GPU type).
 func gresName(k placement.Kind) string {
 	if k == placement.Shard {
-		return "shard"
+		return slurmgres.Shard
 	}
-	return "gpu"
+	return slurmgres.GPU
 }
 
 // heldName is the GRES name ("shard" or "gpu") of the native GRES a job holds, "" when it
 // holds neither.
 func heldName(tres string) string {
-	for _, e := range strings.Split(tres, ",") {
-		body := strings.TrimPrefix(strings.TrimPrefix(e, "gres:"), "gres/")
-		if name, _, _ := strings.Cut(body, ":"); name == "shard" || name == "gpu" {
+	for _, e := range slurmgres.Split(tres) {
+		if name := slurmgres.Name(e); name == slurmgres.Shard || name == slurmgres.GPU {
 			return name
 		}
 	}
@@ -57,8 +57,8 @@ func (a *Admitter) Holds(j Job) error {
 	}
 	ps := a.resolve(cands, nil)
 	for i, tres := range []string{j.TresPerNode, j.TresPerJob} {
-		for _, e := range strings.Split(tres, ",") {
-			body := strings.TrimPrefix(strings.TrimPrefix(e, "gres:"), "gres/")
+		for _, e := range slurmgres.Split(tres) {
+			body := slurmgres.Strip(e)
 			q, o, ok := a.heldForm(body, i == 1)
 			if !ok {
 				continue
@@ -90,22 +90,22 @@ func (a *Admitter) Holds(j Job) error {
 // heldForm reads one native GRES entry gpumem writes (shard:N, gpu:TYPE:N) as the ask and
 // form it stands for; false for anything else.
 func (a *Admitter) heldForm(body string, perJob bool) (ask, option, bool) {
-	parts := strings.Split(body, ":")
-	n, err := strconv.ParseInt(parts[len(parts)-1], 10, 64)
-	if err != nil || n < 1 {
+	it, err := slurmgres.Parse(body)
+	n := it.Count
+	if err != nil || !it.Counted || n < 1 || it.Detail != "" {
 		return ask{}, option{}, false
 	}
 	switch {
-	case len(parts) == 2 && parts[0] == "shard" && !perJob:
+	case it.Name == slurmgres.Shard && it.Type == "" && !perJob:
 		mib := n * a.opt.ShardUnitMiB
 		return ask{mib: mib, gpus: 1}, option{kind: placement.Shard, mib: mib}, true
-	case len(parts) == 3 && parts[0] == "gpu":
+	case it.Name == slurmgres.GPU && it.Type != "":
 		// The smallest device of that name anywhere: the job may have been given any.
 		var o option
 		for _, p := range a.ix.parts {
 			for _, m := range p.members {
 				for _, u := range m.g.cfg.units {
-					if u.name == parts[1] && (o.mib == 0 || u.mib < o.mib) {
+					if u.name == it.Type && (o.mib == 0 || u.mib < o.mib) {
 						o = option{kind: u.kind, name: u.name, mib: u.mib}
 					}
 				}

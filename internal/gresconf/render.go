@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // Options shape the rendered files.
@@ -172,7 +173,7 @@ func NodeGres(n inventory.Node, opt Options) (string, error) {
 		count[t]++
 	}
 	var shards int64
-	var typed []string
+	var typed []slurmgres.Item
 	for _, g := range n.GPUs {
 		if g.MIG {
 			for _, in := range g.Instances {
@@ -187,18 +188,18 @@ func NodeGres(n inventory.Node, opt Options) (string, error) {
 		k := shard.PerGPU(g.MemoryMiB, opt.ShardUnitMiB)
 		shards += k
 		if opt.ShardTypes && k > 0 {
-			typed = append(typed, fmt.Sprintf("shard:%s:%d", shard.TypeName(g.Type, g.Index), k))
+			typed = append(typed, slurmgres.Of(slurmgres.Shard, shard.TypeName(g.Type, g.Index), k))
 		}
 	}
-	var parts []string
+	var parts []slurmgres.Item
 	for _, t := range order {
-		parts = append(parts, fmt.Sprintf("gpu:%s:%d", t, count[t]))
+		parts = append(parts, slurmgres.Of(slurmgres.GPU, t, int64(count[t])))
 	}
 	switch {
 	case opt.ShardTypes:
 		parts = append(parts, typed...)
 	case shards > 0:
-		parts = append(parts, fmt.Sprintf("shard:%d", shards))
+		parts = append(parts, slurmgres.Of(slurmgres.Shard, "", shards))
 	}
-	return strings.Join(parts, ","), nil
+	return slurmgres.Join(parts), nil
 }

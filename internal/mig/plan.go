@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // GPU is one GPU a cluster plan may repartition: a GPU in MIG mode whose model the
@@ -310,7 +312,7 @@ func (p ClusterPlan) Explain() []string {
 		if from == "" {
 			from = "(no instances)"
 		}
-		lines = append(lines, fmt.Sprintf("%s gpu[%s] (%s): %s -> %s = %s", g.node, ranges(g.idx), g.model, from, g.to, p.summary(g.model, g.to)))
+		lines = append(lines, fmt.Sprintf("%s gpu[%s] (%s): %s -> %s = %s", g.node, slurmgres.FormatIndex(g.idx), g.model, from, g.to, p.summary(g.model, g.to)))
 	}
 	changed := fmt.Sprintf("%d of %d MIG GPUs change", len(p.Changes), p.PlannedGPUCount)
 	if p.Kept > 0 {
@@ -388,24 +390,6 @@ func sizeName(mib int64) string {
 		return fmt.Sprintf("%d GiB", mib/1024)
 	}
 	return fmt.Sprintf("%d MiB", mib)
-}
-
-// ranges writes sorted indexes as Slurm does: 0,2-5.
-func ranges(idx []int) string {
-	var parts []string
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", idx[i], idx[j]))
-		} else {
-			parts = append(parts, strconv.Itoa(idx[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }
 
 func sortedKeys(m map[string]Model) []string {

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // Options are the client options cli_filter reads and writes, by the names
-// slurm_option_get takes. Gres comes back from Slurm with a "gres:" (or "gres/") prefix on
-// each entry; the --gpus* options hold "[TYPE:]N". The GRES options and Partition may be
+// slurm_option_get takes. Gres comes back from Slurm with a gres prefix (slurmgres.Colon
+// or slurmgres.Slash) on each entry; the --gpus* options hold "[TYPE:]N". The GRES options and Partition may be
 // rewritten; the rest is the job's shape, read only, "" when unset.
 type Options struct {
 	Gres, GPUs, GPUsPerNode, GPUsPerSocket, GPUsPerTask, Partition string
@@ -38,7 +40,7 @@ type Options struct {
 
 // Fields builds the job_desc fields the client would send, the way srun, sbatch and
 // salloc build them: --gpus-per-node before --gres in tres_per_node, --gpus in
-// tres_per_job. prefix is what the client's release writes ("gres:" or "gres/").
+// tres_per_job. prefix is what the client's release writes (slurmgres.Colon or Slash).
 func (o Options) Fields(prefix string) Fields {
 	minN, maxN := nodeCount(o.Nodes)
 	return Fields{
@@ -141,7 +143,7 @@ func (o Options) withFields(f Fields) (Options, error) {
 		if c.field == "" {
 			continue
 		}
-		body := stripGres(c.field)
+		body := slurmgres.Strip(c.field)
 		n, ok := strings.CutPrefix(body, "gpu:")
 		if !ok || strings.ContainsAny(n, ",;") {
 			return Options{}, fmt.Errorf("%s cannot say %q", c.name, c.field)
@@ -159,13 +161,6 @@ func gpuPart(list string) string {
 		}
 	}
 	return ""
-}
-
-func stripGres(s string) string {
-	if b, ok := strings.CutPrefix(s, "gres:"); ok {
-		return b
-	}
-	return strings.TrimPrefix(s, "gres/")
 }
 
 // gpuEntry is the tres entry a --gpus* option becomes, or "" for an unset option.
@@ -188,9 +183,9 @@ func join(a, b string) string {
 // anything else is admitted exactly as job_submit would admit it, so that srun sends
 // slurmctld and its own step the same native GRES. A non-empty refusal stops the client.
 func (p *Plugin) SubmitOptions(o Options, stepOf uint32, job Fields) (out Options, refusal string) {
-	prefix := "gres:"
-	if strings.Contains(o.Gres, "gres/") {
-		prefix = "gres/"
+	prefix := slurmgres.Colon
+	if strings.Contains(o.Gres, slurmgres.Slash) {
+		prefix = slurmgres.Slash
 	}
 	cl, args := clientCommandLine()
 	given, comps := commandLine(cl, args, o.HetOffset)

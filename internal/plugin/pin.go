@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +17,7 @@ import (
 	"github.com/gpumem/gpumem/internal/refused"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmconf"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 	"github.com/gpumem/gpumem/internal/steer"
 )
 
@@ -194,9 +193,6 @@ type pin struct {
 	at     time.Time
 }
 
-// shardJobRe is the one request gpumem pins: N untyped shards per node, nothing else.
-var shardJobRe = regexp.MustCompile(`^(gres[:/])?shard:(\d+)$`)
-
 // pinnable returns the prefix and shard count of a job pinning may take, or ok false.
 // A pin sends a job to one node of the policy's choosing, which is only right for a
 // one-node job that leaves the choice of node to Slurm: one that names, excludes or
@@ -208,15 +204,12 @@ func pinnable(f Fields) (prefix string, shards int64, ok bool) {
 		f.MinNodes > 1 || f.MaxNodes > 1 || f.HetJob {
 		return "", 0, false
 	}
-	m := shardJobRe.FindStringSubmatch(f.PerNode)
-	if m == nil {
+	// The one request gpumem pins: N untyped shards per node, nothing else.
+	it, err := slurmgres.Parse(f.PerNode)
+	if err != nil || it.Name != slurmgres.Shard || it.Type != "" || !it.Counted || it.Detail != "" || it.Count <= 0 {
 		return "", 0, false
 	}
-	n, err := strconv.ParseInt(m[2], 10, 64)
-	if err != nil || n <= 0 {
-		return "", 0, false
-	}
-	return m[1], n, true
+	return it.Prefix, it.Count, true
 }
 
 // MayPin is the shim's cue: whether job_submit must hand this job to Go even though it
@@ -316,7 +309,7 @@ func (pn *pinner) choose(st *state, shards int64, parts []string, now time.Time)
 	dv := nd.Devices[c.Devices[0]]
 	typ = shard.TypeName(dv.Model, dv.GPU)
 	if b.types != nil && !b.types[nd.Name][typ] {
-		return "", "", fmt.Errorf("slurm.conf gives node %s no shard:%s (its Gres= must come from a gres.conf written with ShardTypes = per-gpu)", nd.Name, typ)
+		return "", "", fmt.Errorf("slurm.conf gives node %s no %s (its Gres= must come from a gres.conf written with ShardTypes = per-gpu)", nd.Name, slurmgres.Item{Name: slurmgres.Shard, Type: typ})
 	}
 	if err := s.Commit(c, &d); err != nil {
 		return "", "", err
@@ -335,9 +328,9 @@ func shardTypes(slurmConf string) (map[string]map[string]bool, error) {
 	out := map[string]map[string]bool{}
 	for _, n := range c.Nodes {
 		out[n.Name] = map[string]bool{}
-		for _, e := range strings.Split(n.Get("gres"), ",") {
-			if f := strings.Split(e, ":"); len(f) == 3 && f[0] == "shard" {
-				out[n.Name][f[1]] = true
+		for _, e := range slurmgres.Split(n.Get("gres")) {
+			if it, err := slurmgres.Parse(e); err == nil && it.Name == slurmgres.Shard && it.Type != "" && it.Counted {
+				out[n.Name][it.Type] = true
 			}
 		}
 	}
@@ -385,7 +378,9 @@ func (p *Plugin) submitPinned(f Fields) (v Verdict) {
 		p.log.verbosef("not pinned (%s): %v", v.Fields.PerNode, err)
 		return v
 	}
-	v.Fields.PerNode = fmt.Sprintf("%sshard:%s:%d", prefix, typ, shards)
+	pinned := slurmgres.Of(slurmgres.Shard, typ, shards)
+	pinned.Prefix = prefix
+	v.Fields.PerNode = pinned.String()
 	v.Fields.ReqNodes = node
 	p.log.verbosef("pinned %s to %s on %s", f.PerNode, v.Fields.PerNode, node)
 	return v

@@ -33,7 +33,7 @@ type Fields struct {
 	MinNodes, MaxNodes, NTasksPerNode, NTasks uint32
 	// The options that count GPUs as Slurm does (see admit.Job.GPUsOnly): --exclusive
 	// (any form that holds whole nodes), and --mem-per-gpu, --cpus-per-gpu, --gpu-freq
-	// as Slurm holds them (TRES strings such as "gres:gpu:2048", "gpu:medium"; only a
+	// as Slurm holds them (TRES strings such as gres:gpu:2048, gpu:medium; only a
 	// gpu entry counts) and --ntasks-per-gpu (0: unset). Read only.
 	Exclusive                         bool
 	MemPerTRES, CPUsPerTRES, TRESFreq string

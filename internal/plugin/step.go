@@ -2,19 +2,18 @@ package plugin
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // Step rewrites the gpu:mem request of a job step (srun inside an sbatch or salloc
 // allocation) into a share of what its job holds. A step never passes through
 // job_submit and may only take GRES its job was granted, and the job holds exactly what
-// job_submit rewrote its own request into (in tres_per_node, e.g. "gres:shard:20" or
-// "gres:gpu:3g.40gb:1", or in tres_per_job for --gpus), so no placement is needed here:
+// job_submit rewrote its own request into (in tres_per_node, e.g. gres:shard:20 or
+// gres:gpu:3g.40gb:1, or in tres_per_job for --gpus), so no placement is needed here:
 // only the memory of what the job holds, which memOf gives for a MIG profile or GPU type
 // (false: unknown, and then only the GPU count is checked).
 func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64, memOf MemOf) (string, error) {
@@ -41,11 +40,11 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64, memO
 		units := shard.For(mib, shardUnitMiB)
 		switch {
 		case gpus > 1:
-			return "", fmt.Errorf("job %d holds a memory slice of one GPU (shard:%d); a step cannot ask for %d GPUs", jobID, shards, gpus)
+			return "", fmt.Errorf("job %d holds a memory slice of one GPU (%s); a step cannot ask for %d GPUs", jobID, slurmgres.Of(slurmgres.Shard, "", shards), gpus)
 		case units > shards:
-			return "", fmt.Errorf("step asks for %s of GPU memory but job %d holds %s (shard:%d)", request.GiB(mib), jobID, request.GiB(shards*shardUnitMiB), shards)
+			return "", fmt.Errorf("step asks for %s of GPU memory but job %d holds %s (%s)", request.GiB(mib), jobID, request.GiB(shards*shardUnitMiB), slurmgres.Of(slurmgres.Shard, "", shards))
 		}
-		return st.Rewrite(drop, "shard:"+strconv.FormatInt(units, 10), st.Prefix()), nil
+		return st.Rewrite(drop, slurmgres.Of(slurmgres.Shard, "", units).String(), st.Prefix()), nil
 	}
 	if k := jt.Find(request.GPUCount); k >= 0 {
 		held := jt.Entries[k]
@@ -53,13 +52,9 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64, memO
 			return "", fmt.Errorf("step asks for %d GPUs but job %d holds %d", gpus, jobID, held.GPUs)
 		}
 		if has, ok := memOf(held.Type); ok && held.Type != "" && mib > has {
-			return "", fmt.Errorf("step asks for %s of GPU memory per GPU but job %d holds %s per GPU (gpu:%s:%d)", request.GiB(mib), jobID, request.GiB(has), held.Type, held.GPUs)
+			return "", fmt.Errorf("step asks for %s of GPU memory per GPU but job %d holds %s per GPU (%s)", request.GiB(mib), jobID, request.GiB(has), slurmgres.Of(slurmgres.GPU, held.Type, held.GPUs))
 		}
-		body := "gpu:"
-		if held.Type != "" {
-			body += held.Type + ":"
-		}
-		return st.Rewrite(drop, body+strconv.FormatInt(gpus, 10), st.Prefix()), nil
+		return st.Rewrite(drop, slurmgres.Of(slurmgres.GPU, held.Type, gpus).String(), st.Prefix()), nil
 	}
 	return "", fmt.Errorf("job %d holds no GPU memory to give this step (its GRES: %q); ask for --gres=gpu:mem:SIZE when you submit the job", jobID, held)
 }
@@ -100,13 +95,8 @@ func (p *Plugin) memOf(name string) (int64, bool) {
 // shardsOf finds a shard[:TYPE]:N entry, which request leaves as an entry it does not own.
 func shardsOf(t request.TRES) (int64, bool) {
 	for _, e := range t.Entries {
-		body := strings.TrimPrefix(strings.TrimPrefix(e.Raw, "gres:"), "gres/")
-		parts := strings.Split(body, ":")
-		if len(parts) < 2 || parts[0] != "shard" {
-			continue
-		}
-		if v, err := strconv.ParseInt(parts[len(parts)-1], 10, 64); err == nil && v > 0 {
-			return v, true
+		if it, err := slurmgres.Parse(e.Raw); err == nil && it.Name == slurmgres.Shard && it.Counted && it.Count > 0 {
+			return it.Count, true
 		}
 	}
 	return 0, false

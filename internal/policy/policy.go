@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // Options say how the cluster's GRES are named, as gres.conf names them.
@@ -40,7 +41,7 @@ type Equiv struct {
 // Weight is the TRESBillingWeights spelling of the TRES (GRES/ upper-case, as Slurm's
 // documentation writes it).
 func (e Equiv) Weight() string {
-	return "GRES/" + strings.TrimPrefix(e.TRES, "gres/") + "=" + Num(e.GiB)
+	return "GRES/" + slurmgres.Strip(e.TRES) + "=" + Num(e.GiB)
 }
 
 // Num prints a GiB figure as Slurm reads it: no exponent, no trailing zeros.
@@ -88,7 +89,7 @@ func Equivalents(c inventory.Cluster, opt Options) ([]Equiv, error) {
 		for _, g := range n.GPUs {
 			if g.MIG {
 				for _, in := range g.Instances {
-					if err := add(Equiv{"gres/gpu:" + in.Profile, MIGGiB(in), "mig", n.Name}); err != nil {
+					if err := add(Equiv{slurmgres.TRES(slurmgres.GPU, in.Profile), MIGGiB(in), "mig", n.Name}); err != nil {
 						return nil, err
 					}
 				}
@@ -99,11 +100,11 @@ func Equivalents(c inventory.Cluster, opt Options) ([]Equiv, error) {
 				typ = shard.TypeName(g.Type, g.Index)
 			}
 			gib := float64(shard.PerGPU(g.MemoryMiB, unit)*unit) / 1024
-			if err := add(Equiv{"gres/gpu:" + typ, gib, "gpu", n.Name}); err != nil {
+			if err := add(Equiv{slurmgres.TRES(slurmgres.GPU, typ), gib, "gpu", n.Name}); err != nil {
 				return nil, err
 			}
 			if g.Shared() {
-				if err := add(Equiv{"gres/shard", float64(unit) / 1024, "shard", n.Name}); err != nil {
+				if err := add(Equiv{slurmgres.TRES(slurmgres.Shard, ""), float64(unit) / 1024, "shard", n.Name}); err != nil {
 					return nil, err
 				}
 			}
@@ -120,7 +121,7 @@ func Equivalents(c inventory.Cluster, opt Options) ([]Equiv, error) {
 // AccountingTRES is slurm.conf's AccountingStorageTRES value: gres/gpu (the count of
 // GPUs of any kind) and every GRES of eq, so that sacct and the billing see each.
 func AccountingTRES(eq []Equiv) string {
-	names := []string{"gres/gpu"}
+	names := []string{slurmgres.TRES(slurmgres.GPU, "")}
 	for _, e := range eq {
 		names = append(names, e.TRES)
 	}

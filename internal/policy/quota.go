@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // A Limit is one GPU-memory quota as slurmctld enforces it: a limit on the billing TRES
@@ -209,26 +211,22 @@ func Explain(limits []Limit, need int64) []string {
 }
 
 // GresGiB is the GPU memory, per node, of a job's GRES as squeue's %b prints it
-// ("gres:shard:20" on 22.05, "gres/gpu:3g.20gb:1" later; several joined by commas),
+// (gres:shard:20 on 22.05, gres/gpu:3g.20gb:1 later; several joined by commas),
 // valued by eq (TRES name -> GiB). A GPU request without a type has no single size and
 // counts 0.
 func GresGiB(tresPerNode string, eq map[string]float64) int64 {
 	var gib float64
-	for _, e := range strings.Split(tresPerNode, ",") {
-		e = strings.TrimPrefix(strings.TrimPrefix(e, "gres:"), "gres/")
-		parts := strings.Split(e, ":")
-		if len(parts) < 2 {
+	for _, e := range slurmgres.Split(tresPerNode) {
+		it, err := slurmgres.Parse(e)
+		if err != nil || !it.Counted {
 			continue
 		}
-		n, err := strconv.ParseFloat(parts[len(parts)-1], 64)
-		if err != nil {
-			continue
-		}
+		n := float64(it.Count)
 		switch {
-		case parts[0] == "shard":
-			gib += n * eq["gres/shard"]
-		case parts[0] == "gpu" && len(parts) == 3:
-			gib += n * eq["gres/gpu:"+parts[1]]
+		case it.Name == slurmgres.Shard:
+			gib += n * eq[slurmgres.TRES(slurmgres.Shard, "")]
+		case it.Name == slurmgres.GPU && it.Type != "":
+			gib += n * eq[slurmgres.TRES(slurmgres.GPU, it.Type)]
 		}
 	}
 	return int64(gib + 0.5)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // SacctFormat is the --format the parser reads, with sacct run as
@@ -109,13 +111,13 @@ func GiB(tres map[string]float64, eq map[string]float64) (gib float64, ok bool) 
 		if w, found := eq[k]; found {
 			gib += n * w
 		}
-		if strings.HasPrefix(k, "gres/gpu:") {
+		if name, typ, ok := slurmgres.CutTRES(k); ok && name == slurmgres.GPU && typ != "" {
 			if _, found := eq[k]; found {
 				typedGPUs += n
 			}
 		}
 	}
-	return gib, typedGPUs >= tres["gres/gpu"]
+	return gib, typedGPUs >= tres[slurmgres.TRES(slurmgres.GPU, "")]
 }
 
 // Row is one group's figures.

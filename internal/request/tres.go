@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // Field names, for error messages: the option a user writes to fill each of Slurm's
@@ -32,7 +34,7 @@ const (
 type Entry struct {
 	Raw    string // exactly as typed, separator excluded
 	Sep    string // the separator after it: ",", ";" or "" for the last
-	Prefix string // "gres:" (22.05, 23.02), "gres/" (23.11+) or "" (cli_filter, --gres as typed)
+	Prefix string // slurmgres.Colon (22.05, 23.02), slurmgres.Slash (23.11+) or "" (cli_filter, --gres as typed)
 	Kind   Kind
 	Type   string // GPU type of a GPUCount entry, e.g. "h100"; "" when untyped
 	MiB    int64  // GPUMem: memory per GPU
@@ -76,12 +78,8 @@ func Parse(field, s string) (TRES, error) {
 
 func parseEntry(field, raw string) (Entry, error) {
 	e := Entry{Raw: raw}
-	body := raw
-	for _, p := range [...]string{"gres:", "gres/"} {
-		if strings.HasPrefix(raw, p) {
-			e.Prefix, body = p, raw[len(p):]
-		}
-	}
+	body, prefix := slurmgres.CutPrefix(raw)
+	e.Prefix = prefix
 	// Slurm writes a count after ':' in gres strings and after '=' in TRES strings.
 	name, rest, found := strings.Cut(body, ":")
 	if !found {
@@ -224,7 +222,7 @@ func (t TRES) Rewrite(drop [3]bool, add, prefix string) string {
 	return b.String()
 }
 
-// Prefix is the gres prefix the string uses ("gres:", "gres/" or "").
+// Prefix is the gres prefix the string uses (slurmgres.Colon, slurmgres.Slash or "").
 func (t TRES) Prefix() string {
 	for _, e := range t.Entries {
 		if e.Prefix != "" {
@@ -244,7 +242,7 @@ func HasMem(s string) bool {
 		} else {
 			s = ""
 		}
-		raw = strings.TrimPrefix(strings.TrimPrefix(raw, "gres:"), "gres/")
+		raw = slurmgres.Strip(raw)
 		if raw == "gpu:mem" || strings.HasPrefix(raw, "gpu:mem:") {
 			return true
 		}

@@ -2,10 +2,8 @@ package slurmcli
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
 
+	"github.com/gpumem/gpumem/internal/slurmgres"
 	"github.com/gpumem/gpumem/internal/slurmjob"
 )
 
@@ -17,19 +15,21 @@ type Use = slurmjob.Use
 // before it is built.
 const (
 	MaxJobNodes = 1 << 16
-	MaxNodeGPUs = 1 << 10
+	MaxNodeGPUs = slurmgres.MaxGPUs
 )
 
-// gresRe is one GRES of a node's detail: gpu:h100:1(IDX:1), shard:20(20/80,0/80),
-// gres/shard:l4_g0:7(7/22,0/22).
-var gresRe = regexp.MustCompile(`(?:^|,)(?:gres/)?(gpu|shard)(?::[^:,(]+)?:(\d+)\(([^)]*)\)`)
-
 // nodeUses reads the GRES detail of one node: what Slurm prints after GRES= in
-// `scontrol -d show job`, and as one entry of gres_detail in its JSON.
+// `scontrol -d show job`, and as one entry of gres_detail in its JSON. Its GPU and shard
+// GRES with a count and a per-GPU detail are read (gpu:h100:1(IDX:1),
+// shard:20(20/80,0/80), gres/shard:l4_g0:7(7/22,0/22)); anything else is skipped.
 func nodeUses(node, detail string) ([]Use, error) {
 	var uses []Use
-	for _, g := range gresRe.FindAllStringSubmatch(detail, -1) {
-		per, err := perGPU(g[1] == "gpu", g[2], g[3])
+	for _, g := range slurmgres.Split(detail) {
+		it, err := slurmgres.Parse(g)
+		if err != nil || it.Name != slurmgres.GPU && it.Name != slurmgres.Shard || !it.Counted || it.Detail == "" {
+			continue
+		}
+		per, err := perGPU(it)
 		if err != nil {
 			return nil, fmt.Errorf("GRES %q: %v", clip(detail), err)
 		}
@@ -41,64 +41,29 @@ func nodeUses(node, detail string) ([]Use, error) {
 	return uses, nil
 }
 
-// perGPU reads the parenthesised part of one GRES of a job's node detail.
-func perGPU(whole bool, count, detail string) ([]Use, error) {
-	if list, ok := strings.CutPrefix(detail, "IDX:"); ok {
-		if list == "N/A" || list == "" {
-			return nil, nil // 22.05 prints "(IDX:)" for a type the job took none of
-		}
-		idx, err := expandRanges(list)
-		if err != nil {
-			return nil, err
-		}
-		n, _ := strconv.ParseInt(count, 10, 64)
-		out := make([]Use, len(idx))
-		for j, i := range idx {
+// perGPU reads the per-GPU detail of one GRES of a job's node detail.
+func perGPU(it slurmgres.Item) ([]Use, error) {
+	whole := it.Name == slurmgres.GPU
+	d, err := slurmgres.ParseDetail(it.Detail)
+	if err != nil {
+		return nil, err
+	}
+	if d.Indexed {
+		out := make([]Use, len(d.Index))
+		for j, i := range d.Index {
 			out[j] = Use{GPU: i, Whole: whole}
 			if !whole {
 				// A job's shards on a node come from one GPU unless the site allows
 				// more; an even split is the best reading of an index list.
-				out[j].Shards = n / int64(len(idx))
+				out[j].Shards = it.Count / int64(len(d.Index))
 			}
 		}
 		return out, nil
 	}
-	parts := strings.Split(detail, ",")
-	if len(parts) > MaxNodeGPUs {
-		return nil, fmt.Errorf("more than %d GPUs", MaxNodeGPUs)
-	}
 	var out []Use
-	for i, part := range parts {
-		took, _, ok := strings.Cut(part, "/")
-		n, err := strconv.ParseInt(took, 10, 64)
-		if !ok || err != nil || n < 0 {
-			return nil, fmt.Errorf("per-GPU use %q; want TAKEN/TOTAL or IDX:LIST", part)
-		}
+	for i, n := range d.Taken {
 		if n > 0 {
 			out = append(out, Use{GPU: i, Shards: n, Whole: whole})
-		}
-	}
-	return out, nil
-}
-
-// expandRanges expands a GRES index list such as 0-1,3, at most MaxNodeGPUs indices.
-func expandRanges(list string) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, _ := strings.Cut(part, "-")
-		if hi == "" {
-			hi = lo
-		}
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := strconv.Atoi(hi)
-		if err1 != nil || err2 != nil || b < a || a < 0 {
-			return nil, fmt.Errorf("range %q; want N or N-M with 0 <= N <= M", part)
-		}
-		if b-a >= MaxNodeGPUs-len(out) {
-			return nil, fmt.Errorf("index list %q: more than %d GPUs", clip(list), MaxNodeGPUs)
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, i)
 		}
 	}
 	return out, nil

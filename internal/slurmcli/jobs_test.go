@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 func read(t *testing.T, name string) string {
@@ -120,7 +122,7 @@ func TestHostListsAreBounded(t *testing.T) {
 	if len(js.Bad) != 1 || !strings.Contains(js.Bad[0].Error(), "more than 65536 hosts") {
 		t.Errorf("a node list of 10M hosts: %v", js.Bad)
 	}
-	if _, err := expandRanges("0-99999999"); err == nil {
+	if _, err := slurmgres.ExpandIndex("0-99999999", MaxNodeGPUs); err == nil {
 		t.Error("an index list of 100M GPUs expanded")
 	}
 	doc := `{"jobs": [{"job_id": 1, "job_state": ["RUNNING"], "user_id": 1, "nodes": "n[0-99999999]"}, {"job_id": 2, "job_state": ["RUNNING"], "user_id": 1, "nodes": "n1"}]}`

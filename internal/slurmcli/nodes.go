@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // NodeControl is how gpumem drains, resumes and reads its own node in Slurm: the health
@@ -38,11 +40,11 @@ type Node struct {
 func SameGres(a, b string) bool {
 	norm := func(s string) []string {
 		var out []string
-		for _, f := range strings.Split(s, ",") {
+		for _, f := range slurmgres.Split(s) {
 			if i := strings.IndexByte(f, '('); i >= 0 {
 				f = f[:i]
 			}
-			if f = strings.TrimPrefix(strings.TrimSpace(f), "gres/"); f != "" && f != "(null)" {
+			if f = slurmgres.Strip(strings.TrimSpace(f)); f != "" && f != "(null)" {
 				out = append(out, f)
 			}
 		}

@@ -2,20 +2,19 @@ package slurmcli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/slurmgres"
 	"github.com/gpumem/gpumem/internal/slurmjob"
 )
 
 // Pending jobs are read through squeue with a format of gpumem's choosing, whose fields
 // (id, partitions, GRES request, required nodes, submit time) Slurm validates: no free
 // text of the user's is printed, so no field can be forged.
-
-var shardReqRe = regexp.MustCompile(`(?:^|[,/:])shard(?::([^:,]+))?:(\d+)(?:$|,)`)
 
 // PendingFormat is the squeue -o format ParsePending reads (priority order, as squeue
 // sorts pending jobs by default): id, partitions, TRES per node, required nodes, submit
@@ -56,15 +55,15 @@ func ParsePending(out string, loc *time.Location) ([]Pending, error) {
 		return nil, err
 	}
 	for _, f := range lines {
-		m := shardReqRe.FindStringSubmatch(strings.TrimSpace(f[2]))
-		if m == nil {
+		reqs := requests(strings.TrimSpace(f[2]), slurmgres.Shard, false)
+		if len(reqs) == 0 {
 			continue
 		}
-		n, err := strconv.ParseInt(m[2], 10, 64)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("squeue, job %s: shard count %q; want a positive integer", f[0], m[2])
+		m := reqs[0]
+		if m.Count <= 0 {
+			return nil, fmt.Errorf("squeue, job %s: shard count %q; want a positive integer", f[0], m.printed)
 		}
-		p := Pending{ID: strings.TrimSpace(f[0]), Partitions: strings.Split(strings.TrimSpace(f[1]), ","), Shards: n, Type: m[1]}
+		p := Pending{ID: strings.TrimSpace(f[0]), Partitions: strings.Split(strings.TrimSpace(f[1]), ","), Shards: m.Count, Type: m.Type}
 		if len(f) == 5 {
 			if p.ReqNodes = strings.TrimSpace(f[3]); p.ReqNodes == "(null)" {
 				p.ReqNodes = ""
@@ -105,4 +104,28 @@ func pendingFields(out string) ([][]string, error) {
 		jobs = append(jobs, f)
 	}
 	return jobs, nil
+}
+
+// gresReq is one GRES a pending job asks for, with its count as squeue printed it.
+type gresReq struct {
+	slurmgres.Item
+	printed string
+}
+
+// requests are the counted GRES called name (without a per-GPU detail) in a pending
+// job's TRES per node as squeue's %b prints it (gres/shard:20, gres:gpu:3g.20gb:2), only
+// the typed ones when typed. A count past int64 is kept as -1, for the caller to refuse.
+func requests(tres, name string, typed bool) []gresReq {
+	var out []gresReq
+	for _, g := range slurmgres.Split(tres) {
+		it, err := slurmgres.Parse(g)
+		if errors.Is(err, strconv.ErrRange) {
+			err = nil // it.Count is -1
+		}
+		if err != nil || it.Name != name || !it.Counted || it.Detail != "" || typed && it.Type == "" {
+			continue
+		}
+		out = append(out, gresReq{it, g[strings.LastIndexByte(g, ':')+1:]})
+	}
+	return out
 }

@@ -2,15 +2,11 @@ package slurmcli
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
-)
 
-// gpuTypeReqRe is one typed gpu GRES of a pending job's TRES per node: gpu:3g.20gb:2,
-// gres:gpu:3g.20gb:2 or gres/gpu:3g.20gb:2, as releases print it.
-var gpuTypeReqRe = regexp.MustCompile(`(?:^|[,/:])gpu:([^:,]+):(\d+)(?:$|,)`)
+	"github.com/gpumem/gpumem/internal/slurmgres"
+)
 
 // PendingGPU is one pending job's request for GPUs of one type (a MIG profile or a GPU
 // model), as the job_submit plugin wrote it.
@@ -29,12 +25,13 @@ func ParsePendingGPUTypes(out string) ([]PendingGPU, error) {
 		return nil, err
 	}
 	for _, f := range lines {
-		for _, m := range gpuTypeReqRe.FindAllStringSubmatch(strings.TrimSpace(f[2]), -1) {
-			n, err := strconv.ParseInt(m[2], 10, 64)
-			if err != nil || n <= 0 || n > MaxNodeGPUs {
-				return nil, fmt.Errorf("squeue, job %s: gpu count %q; want 1 to %d", strings.TrimSpace(f[0]), m[2], MaxNodeGPUs)
+		// Typed gpu GRES (gpu:3g.20gb:2, gres:gpu:3g.20gb:2 or gres/gpu:3g.20gb:2, as
+		// releases print them).
+		for _, m := range requests(strings.TrimSpace(f[2]), slurmgres.GPU, true) {
+			if m.Count <= 0 || m.Count > MaxNodeGPUs {
+				return nil, fmt.Errorf("squeue, job %s: gpu count %q; want 1 to %d", strings.TrimSpace(f[0]), m.printed, MaxNodeGPUs)
 			}
-			jobs = append(jobs, PendingGPU{ID: strings.TrimSpace(f[0]), Type: m[1], Count: n})
+			jobs = append(jobs, PendingGPU{ID: strings.TrimSpace(f[0]), Type: m.Type, Count: m.Count})
 		}
 	}
 	return jobs, nil
@@ -58,7 +55,7 @@ func ParsePendingGRES(out string, loc *time.Location) ([]PendingGRES, error) {
 	}
 	for _, f := range lines {
 		tres := strings.TrimSpace(f[2])
-		if shardReqRe.MatchString(tres) || !gpuTypeReqRe.MatchString(tres) {
+		if len(requests(tres, slurmgres.Shard, false)) > 0 || len(requests(tres, slurmgres.GPU, true)) == 0 {
 			continue
 		}
 		j := PendingGRES{ID: strings.TrimSpace(f[0]), TRES: tres}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/gpumem/gpumem/internal/slurmconf"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 	"github.com/gpumem/gpumem/internal/slurmjob"
 )
 
@@ -241,31 +241,24 @@ func ParseSummary(out, id string) (Summary, error) {
 func perNodeUses(field string) ([]Use, error) {
 	var out []Use
 	for _, g := range strings.Split(field, ",") {
-		m := perNodeRe.FindStringSubmatch(g)
-		if m == nil {
-			continue
-		}
-		n, err := strconv.ParseInt(m[3], 10, 64)
-		if err != nil || n < 0 {
+		it, err := slurmgres.Parse(g)
+		switch {
+		case errors.Is(err, strconv.ErrRange) && (it.Name == slurmgres.GPU || it.Name == slurmgres.Shard):
 			return nil, fmt.Errorf("count in %q", clip(g))
-		}
-		if m[1] == "shard" {
-			out = append(out, Use{GPU: AnyGPU, Shards: n, Type: m[2]})
+		case err != nil || it.Name != slurmgres.GPU && it.Name != slurmgres.Shard || !it.Counted || it.Detail != "":
 			continue
-		}
-		if n > MaxNodeGPUs {
+		case it.Name == slurmgres.Shard:
+			out = append(out, Use{GPU: AnyGPU, Shards: it.Count, Type: it.Type})
+			continue
+		case it.Count > MaxNodeGPUs:
 			return nil, fmt.Errorf("%q: more than %d GPUs", clip(g), MaxNodeGPUs)
 		}
-		for range n {
-			out = append(out, Use{GPU: AnyGPU, Whole: true, Type: m[2]})
+		for range it.Count {
+			out = append(out, Use{GPU: AnyGPU, Whole: true, Type: it.Type})
 		}
 	}
 	return out, nil
 }
-
-// perNodeRe is a GPU or shard request per node: gres:shard:4, gres/shard:l4_g0:4,
-// gres/gpu:h100:2, gpu:1.
-var perNodeRe = regexp.MustCompile(`^(?:gres[:/])?(gpu|shard)(?::([^:,]+))?:(\d+)$`)
 
 // noJSON recognises an scontrol that cannot print JSON, as opposed to one that could
 // not reach slurmctld or took too long.

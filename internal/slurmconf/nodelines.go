@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // WithGres renders NodeName lines for slurm.conf (a file it Includes) from template, the
@@ -77,9 +79,9 @@ func WithGres(template string, gres map[string]string) (out string, missing []st
 // otherGres is a Gres= value without its gpu and shard entries.
 func otherGres(v string) string {
 	var keep []string
-	for _, e := range splitTop(v) {
-		name, _, _ := strings.Cut(strings.TrimSpace(e), ":")
-		if name != "gpu" && name != "shard" && strings.TrimSpace(e) != "" {
+	for _, e := range slurmgres.Split(v) {
+		name := slurmgres.Name(strings.TrimSpace(e))
+		if name != slurmgres.GPU && name != slurmgres.Shard && strings.TrimSpace(e) != "" {
 			keep = append(keep, strings.TrimSpace(e))
 		}
 	}

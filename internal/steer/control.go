@@ -14,6 +14,7 @@ import (
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // Slurm is what the controller reads from Slurm and asks of it. gpumemctl gives it
@@ -154,13 +155,13 @@ func (c *Controller) unpin(ctx context.Context, v *View) map[string]bool {
 		return done // without a snapshot nothing is pinned by gpumem
 	}
 	for _, p := range Unpin(v.Pending, c.now(), c.UnpinOld) {
-		full := []string{"jobid=" + p.ID, "gres=shard:" + strconv.FormatInt(p.Shards, 10), "reqnodelist="}
+		full := []string{"jobid=" + p.ID, "gres=" + slurmgres.Of(slurmgres.Shard, "", p.Shards).String(), "reqnodelist="}
 		if c.DryRun {
 			fmt.Fprintln(c.Out, "scontrol update", strings.Join(full, " "))
 			continue
 		}
 		if err := c.Slurm.Update(ctx, full...); err == nil {
-			fmt.Fprintf(c.Out, "steer: unpinned job %s (shard:%s:%d on %s)\n", p.ID, p.Type, p.Shards, p.ReqNodes)
+			fmt.Fprintf(c.Out, "steer: unpinned job %s (%s on %s)\n", p.ID, slurmgres.Of(slurmgres.Shard, p.Type, p.Shards), p.ReqNodes)
 			done[p.ID] = true
 			continue
 		}
@@ -168,7 +169,7 @@ func (c *Controller) unpin(ctx context.Context, v *View) map[string]bool {
 			fmt.Fprintf(c.Out, "steer: job %s: cannot unpin: %v\n", p.ID, err)
 			continue
 		}
-		fmt.Fprintf(c.Out, "steer: job %s: required node %s cleared; Slurm kept its GRES shard:%s:%d\n", p.ID, p.ReqNodes, p.Type, p.Shards)
+		fmt.Fprintf(c.Out, "steer: job %s: required node %s cleared; Slurm kept its GRES %s\n", p.ID, p.ReqNodes, slurmgres.Of(slurmgres.Shard, p.Type, p.Shards))
 		done[p.ID] = true
 	}
 	return done

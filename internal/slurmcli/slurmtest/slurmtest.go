@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // Job is one running job as Slurm would report it.
@@ -165,23 +167,21 @@ func (s *Slurm) toggle(name string, on bool) {
 
 func (s *Slurm) gres(j Job) string {
 	if j.Shards == 0 {
-		return fmt.Sprintf("gpu:h100:1(IDX:%d)", j.GPU)
+		d := slurmgres.Detail{Indexed: true, Index: []int{j.GPU}}
+		return slurmgres.Item{Name: slurmgres.GPU, Type: "h100", Count: 1, Counted: true, Detail: d.String()}.String()
 	}
-	per := make([]string, 4)
-	for i := range per {
-		per[i] = "0/80"
-		if i == j.GPU {
-			per[i] = fmt.Sprintf("%d/80", j.Shards)
-		}
-	}
-	return fmt.Sprintf("shard:%d(%s)", j.Shards, strings.Join(per, ","))
+	d := slurmgres.Detail{Taken: make([]int64, 4), Total: []int64{80, 80, 80, 80}}
+	d.Taken[j.GPU] = int64(j.Shards)
+	return slurmgres.Item{Name: slurmgres.Shard, Count: int64(j.Shards), Counted: true, Detail: d.String()}.String()
 }
 
 func perNode(j Job) string {
+	it := slurmgres.Of(slurmgres.Shard, "", int64(j.Shards))
 	if j.Shards == 0 {
-		return "gres/gpu:h100:1"
+		it = slurmgres.Of(slurmgres.GPU, "h100", 1)
 	}
-	return fmt.Sprintf("gres/shard:%d", j.Shards)
+	it.Prefix = slurmgres.Slash
+	return it.String()
 }
 
 func (s *Slurm) file(name, content string) {
