@@ -6,26 +6,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gpumem/gpumem/internal/collectors"
 	"github.com/gpumem/gpumem/internal/refused"
 )
 
 const ns = "gpumem"
 
-// collector is one concern's metrics, as in node_exporter; each reads the last View.
-type collector interface {
-	describe(ch chan<- *prometheus.Desc)
-	collect(v *View, ch chan<- prometheus.Metric) error
-}
-
 // Exporter is the prometheus.Collector of the cluster view.
 type Exporter struct {
-	mu                sync.RWMutex
-	view              *View
-	updated           time.Time
-	errors            map[string]uint64
-	collectors        map[string]collector
-	success, duration *prometheus.Desc
-	lastUpdate, errs  *prometheus.Desc
+	mu               sync.RWMutex
+	view             *View
+	updated          time.Time
+	errors           map[string]uint64
+	collectors       *collectors.Set[*View] // one per concern; each reads the last View
+	lastUpdate, errs *prometheus.Desc
 
 	// refusals are job_submit's counts file as last read; nil when it could not be.
 	refusals                         *refused.State
@@ -36,17 +30,16 @@ type Exporter struct {
 func NewExporter() *Exporter {
 	return &Exporter{
 		errors: map[string]uint64{},
-		collectors: map[string]collector{
+		collectors: collectors.New(ns+"_cluster_scrape", collectors.Help{
+			Success:  "Whether a cluster collector succeeded (1) or had no view to report (0) in this scrape.",
+			Duration: "Time a cluster collector took in this scrape.",
+		}, map[string]collectors.Collector[*View]{
 			"demand":        newDemand(),
 			"wait":          newWait(),
 			"reason":        newReason(),
 			"fragmentation": newFrag(),
 			"partition":     newPartition(),
-		},
-		success: prometheus.NewDesc(ns+"_cluster_scrape_collector_success",
-			"Whether a cluster collector succeeded (1) or had no view to report (0) in this scrape.", []string{"collector"}, nil),
-		duration: prometheus.NewDesc(ns+"_cluster_scrape_collector_duration_seconds",
-			"Time a cluster collector took in this scrape.", []string{"collector"}, nil),
+		}),
 		lastUpdate: prometheus.NewDesc(ns+"_cluster_last_update_timestamp_seconds",
 			"When the cluster view was last read from Slurm and the inventory successfully.", nil, nil),
 		errs: prometheus.NewDesc(ns+"_cluster_update_errors_total",
@@ -87,16 +80,12 @@ func (e *Exporter) Fail(source string) {
 
 // Describe implements prometheus.Collector.
 func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	ch <- e.success
-	ch <- e.duration
+	e.collectors.Describe(ch)
 	ch <- e.lastUpdate
 	ch <- e.errs
 	ch <- e.refusedJobs
 	ch <- e.refusedOK
 	ch <- e.refSince
-	for _, c := range e.collectors {
-		c.describe(ch)
-	}
 }
 
 // Collect implements prometheus.Collector.
@@ -121,15 +110,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	if v != nil {
 		ch <- prometheus.MustNewConstMetric(e.lastUpdate, prometheus.GaugeValue, float64(at.UnixNano())/1e9)
 	}
-	for name, c := range e.collectors {
-		start := time.Now()
-		ok := 0.0
-		if v != nil && c.collect(v, ch) == nil {
-			ok = 1
-		}
-		ch <- prometheus.MustNewConstMetric(e.duration, prometheus.GaugeValue, time.Since(start).Seconds(), name)
-		ch <- prometheus.MustNewConstMetric(e.success, prometheus.GaugeValue, ok, name)
-	}
+	e.collectors.Collect(v, v != nil, ch)
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -150,9 +131,9 @@ func newDemand() *demand {
 	}
 }
 
-func (c *demand) describe(ch chan<- *prometheus.Desc) { ch <- c.jobs; ch <- c.bytes }
+func (c *demand) Describe(ch chan<- *prometheus.Desc) { ch <- c.jobs; ch <- c.bytes }
 
-func (c *demand) collect(v *View, ch chan<- prometheus.Metric) error {
+func (c *demand) Collect(v *View, ch chan<- prometheus.Metric) error {
 	for _, n := range v.ClassNames() {
 		gauge(ch, c.jobs, float64(v.Classes[n].Jobs), n)
 		gauge(ch, c.bytes, float64(v.Classes[n].Bytes), n)
@@ -170,9 +151,9 @@ func newWait() *wait {
 	}
 }
 
-func (c *wait) describe(ch chan<- *prometheus.Desc) { ch <- c.oldest; ch <- c.mean }
+func (c *wait) Describe(ch chan<- *prometheus.Desc) { ch <- c.oldest; ch <- c.mean }
 
-func (c *wait) collect(v *View, ch chan<- prometheus.Metric) error {
+func (c *wait) Collect(v *View, ch chan<- prometheus.Metric) error {
 	for _, n := range v.ClassNames() {
 		cl := v.Classes[n]
 		if cl.WaitCounted == 0 {
@@ -192,9 +173,9 @@ func newReason() *reason {
 	return &reason{jobs: desc("pending_reason_jobs", "Pending jobs by Slurm's reason for their wait (Resources, Priority, ReqNodeNotAvail, ...).", "reason")}
 }
 
-func (c *reason) describe(ch chan<- *prometheus.Desc) { ch <- c.jobs }
+func (c *reason) Describe(ch chan<- *prometheus.Desc) { ch <- c.jobs }
 
-func (c *reason) collect(v *View, ch chan<- prometheus.Metric) error {
+func (c *reason) Collect(v *View, ch chan<- prometheus.Metric) error {
 	for r, n := range v.Reasons {
 		gauge(ch, c.jobs, float64(n), r)
 	}
@@ -213,14 +194,14 @@ func newFrag() *frag {
 	}
 }
 
-func (c *frag) describe(ch chan<- *prometheus.Desc) {
+func (c *frag) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.free
 	ch <- c.stranded
 	ch <- c.ratio
 	ch <- c.blocked
 }
 
-func (c *frag) collect(v *View, ch chan<- prometheus.Metric) error {
+func (c *frag) Collect(v *View, ch chan<- prometheus.Metric) error {
 	gauge(ch, c.free, float64(v.Free))
 	gauge(ch, c.stranded, float64(v.Stranded))
 	r := 0.0
@@ -243,9 +224,9 @@ func newPartition() *partition {
 	}
 }
 
-func (c *partition) describe(ch chan<- *prometheus.Desc) { ch <- c.total; ch <- c.alloc }
+func (c *partition) Describe(ch chan<- *prometheus.Desc) { ch <- c.total; ch <- c.alloc }
 
-func (c *partition) collect(v *View, ch chan<- prometheus.Metric) error {
+func (c *partition) Collect(v *View, ch chan<- prometheus.Metric) error {
 	for name, p := range v.Partitions {
 		gauge(ch, c.total, float64(p.Total), name)
 		gauge(ch, c.alloc, float64(p.Allocated), name)

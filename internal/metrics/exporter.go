@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gpumem/gpumem/internal/collectors"
 	"github.com/gpumem/gpumem/internal/health"
 	"github.com/gpumem/gpumem/internal/usage"
 )
@@ -54,37 +55,28 @@ type State struct {
 	Fences map[int]string
 }
 
-// collector is one concern's metrics.
-type collector interface {
-	describe(ch chan<- *prometheus.Desc)
-	collect(st *State, ch chan<- prometheus.Metric) error
-}
-
 // Exporter is the prometheus.Collector of all gpumem metrics.
 type Exporter struct {
 	mu         sync.RWMutex
 	st         *State
-	collectors map[string]collector
-	success    *prometheus.Desc
-	duration   *prometheus.Desc
+	collectors *collectors.Set[*State]
 }
 
 // NewExporter builds the exporter with every collector.
 func NewExporter() *Exporter {
 	return &Exporter{
 		st: &State{},
-		collectors: map[string]collector{
+		collectors: collectors.New(namespace+"_scrape", collectors.Help{
+			Success:  "Whether a collector succeeded (1) or failed (0) in this scrape.",
+			Duration: "Time a collector took in this scrape.",
+		}, map[string]collectors.Collector[*State]{
 			"gpu":     newGPUCollector(),
 			"job":     newJobCollector(),
 			"node":    newNodeCollector(),
 			"sidecar": newSidecarCollector(),
 			"idle":    newIdleCollector(),
 			"faults":  newFaultCollector(),
-		},
-		success: prometheus.NewDesc(namespace+"_scrape_collector_success",
-			"Whether a collector succeeded (1) or failed (0) in this scrape.", []string{"collector"}, nil),
-		duration: prometheus.NewDesc(namespace+"_scrape_collector_duration_seconds",
-			"Time a collector took in this scrape.", []string{"collector"}, nil),
+		}),
 	}
 }
 
@@ -103,27 +95,10 @@ func (e *Exporter) State() *State {
 }
 
 // Describe implements prometheus.Collector.
-func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
-	ch <- e.success
-	ch <- e.duration
-	for _, c := range e.collectors {
-		c.describe(ch)
-	}
-}
+func (e *Exporter) Describe(ch chan<- *prometheus.Desc) { e.collectors.Describe(ch) }
 
 // Collect implements prometheus.Collector.
-func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
-	st := e.State()
-	for name, c := range e.collectors {
-		start := time.Now()
-		ok := 1.0
-		if err := c.collect(st, ch); err != nil {
-			ok = 0
-		}
-		ch <- prometheus.MustNewConstMetric(e.duration, prometheus.GaugeValue, time.Since(start).Seconds(), name)
-		ch <- prometheus.MustNewConstMetric(e.success, prometheus.GaugeValue, ok, name)
-	}
-}
+func (e *Exporter) Collect(ch chan<- prometheus.Metric) { e.collectors.Collect(e.State(), true, ch) }
 
 // jobsByGPU lists the jobs on each GPU index, in job order.
 func (st *State) jobsByGPU() map[int][]string {

@@ -27,13 +27,13 @@ func newFaultCollector() *faultCollector {
 	}
 }
 
-func (c *faultCollector) describe(ch chan<- *prometheus.Desc) {
+func (c *faultCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.up, c.failures, c.setAside, c.dropped} {
 		ch <- d
 	}
 }
 
-func (c *faultCollector) collect(st *State, ch chan<- prometheus.Metric) error {
+func (c *faultCollector) Collect(st *State, ch chan<- prometheus.Metric) error {
 	duties := make([]string, 0, len(st.DutyUp))
 	for d := range st.DutyUp {
 		duties = append(duties, d)

@@ -52,7 +52,7 @@ func newGPUCollector() *gpuCollector {
 	}
 }
 
-func (c *gpuCollector) describe(ch chan<- *prometheus.Desc) {
+func (c *gpuCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.total, c.used, c.free, c.alloc, c.unattributed, c.temp, c.power, c.util, c.mig, c.fence, c.xid} {
 		ch <- d
 	}
@@ -60,7 +60,7 @@ func (c *gpuCollector) describe(ch chan<- *prometheus.Desc) {
 
 var errNoPoll = errors.New("no successful NVML poll yet")
 
-func (c *gpuCollector) collect(st *State, ch chan<- prometheus.Metric) error {
+func (c *gpuCollector) Collect(st *State, ch chan<- prometheus.Metric) error {
 	for k, n := range st.XIDs {
 		ch <- prometheus.MustNewConstMetric(c.xid, prometheus.CounterValue, float64(n), strconv.Itoa(k[0]), st.Node, strconv.Itoa(k[1]))
 	}

@@ -25,13 +25,13 @@ func newIdleCollector() *idleCollector {
 	}
 }
 
-func (c *idleCollector) describe(ch chan<- *prometheus.Desc) {
+func (c *idleCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.seconds, c.jobs, c.bytes, c.actions} {
 		ch <- d
 	}
 }
 
-func (c *idleCollector) collect(st *State, ch chan<- prometheus.Metric) error {
+func (c *idleCollector) Collect(st *State, ch chan<- prometheus.Metric) error {
 	for _, a := range IdleActions {
 		ch <- prometheus.MustNewConstMetric(c.actions, prometheus.CounterValue, float64(st.IdleActions[a]), a)
 	}

@@ -31,13 +31,13 @@ func newJobCollector() *jobCollector {
 	}
 }
 
-func (c *jobCollector) describe(ch chan<- *prometheus.Desc) {
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.used, c.alloc, c.gpuUsed, c.over, c.actions} {
 		ch <- d
 	}
 }
 
-func (c *jobCollector) collect(st *State, ch chan<- prometheus.Metric) error {
+func (c *jobCollector) Collect(st *State, ch chan<- prometheus.Metric) error {
 	for _, a := range []string{"warn", "kill"} {
 		ch <- prometheus.MustNewConstMetric(c.actions, prometheus.CounterValue, float64(st.Actions[a]), a)
 	}

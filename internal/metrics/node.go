@@ -25,13 +25,13 @@ func newNodeCollector() *nodeCollector {
 	}
 }
 
-func (c *nodeCollector) describe(ch chan<- *prometheus.Desc) {
+func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.avail
 	ch <- c.frag
 	ch <- c.ratio
 }
 
-func (c *nodeCollector) collect(st *State, ch chan<- prometheus.Metric) error {
+func (c *nodeCollector) Collect(st *State, ch chan<- prometheus.Metric) error {
 	if !st.Polled || st.SampleErr != nil {
 		return errNoPoll
 	}

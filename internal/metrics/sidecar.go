@@ -28,7 +28,7 @@ func newSidecarCollector() *sidecarCollector {
 	}
 }
 
-func (c *sidecarCollector) describe(ch chan<- *prometheus.Desc) {
+func (c *sidecarCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.healthy, c.problems, c.drained, c.polls, c.errs, c.duration, c.unknownAlloc, c.allocErrs, c.orphans, c.unknownSizes, c.strays} {
 		ch <- d
 	}
@@ -37,7 +37,7 @@ func (c *sidecarCollector) describe(ch chan<- *prometheus.Desc) {
 // Stages a poll runs, for poll_errors_total.
 var Stages = []string{"nvml", "gres", "health", "history", "panic"}
 
-func (c *sidecarCollector) collect(st *State, ch chan<- prometheus.Metric) error {
+func (c *sidecarCollector) Collect(st *State, ch chan<- prometheus.Metric) error {
 	ch <- prometheus.MustNewConstMetric(c.healthy, prometheus.GaugeValue, bool01(st.Polled && st.Health.Healthy))
 	ch <- prometheus.MustNewConstMetric(c.problems, prometheus.GaugeValue, float64(len(st.Health.Problems)))
 	ch <- prometheus.MustNewConstMetric(c.drained, prometheus.GaugeValue, bool01(st.Health.Drained))
