@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/policy"
 	"github.com/gpumem/gpumem/internal/slurmcli"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 func init() { subcommands = append(subcommands, newQuotaCmd) }
@@ -89,8 +90,8 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 	return cmd
 }
 
-// quotaVersion is the version of quota's JSON; a reader checks it.
-const quotaVersion = 1
+// quotaVersion is the version of quota's JSON (internal/versioned); a reader checks it.
+var quotaVersion = versioned.Quota.Current
 
 // quotaJob is quota's JSON: the job and every quota over it.
 type quotaJob struct {

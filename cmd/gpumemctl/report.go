@@ -14,12 +14,13 @@ import (
 	"github.com/gpumem/gpumem/internal/history/api"
 	memreport "github.com/gpumem/gpumem/internal/report"
 	"github.com/gpumem/gpumem/internal/slurmcli"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 func init() { subcommands = append(subcommands, newReportCmd) }
 
-// reportVersion is the version of report's JSON; a reader checks it.
-const reportVersion = 1
+// reportVersion is the version of report's JSON (internal/versioned); a reader checks it.
+var reportVersion = versioned.Report.Current
 
 type reportFlags struct {
 	pol        policyFlags

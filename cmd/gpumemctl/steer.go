@@ -16,6 +16,7 @@ import (
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/steer"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 func init() { subcommands = append(subcommands, newSteerCmd) }
@@ -191,8 +192,8 @@ func jobReader() slurmcli.JobReader {
 	return slurmcli.JobReader{Scontrol: controlRunner(), Squeue: queueRunner()}
 }
 
-// steerReportVersion is the version of steer report's JSON; a reader checks it.
-const steerReportVersion = 1
+// steerReportVersion is the version of steer report's JSON (internal/versioned); a reader checks it.
+var steerReportVersion = versioned.SteerReport.Current
 
 func newSteerReportCmd(f *steerFlags) *cobra.Command {
 	var out *output

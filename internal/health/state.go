@@ -2,13 +2,13 @@ package health
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 // stateVersion is the format of the state file; a file of another version is set aside
@@ -49,10 +49,10 @@ func (m *Monitor) load() {
 	}
 	var st persisted
 	if err == nil {
-		err = json.Unmarshal(b, &st)
+		err = versioned.Strict(b, &st)
 	}
-	if err == nil && st.Version != stateVersion {
-		err = fmt.Errorf("version %d; this gpumemd reads version %d", st.Version, stateVersion)
+	if err == nil {
+		err = versioned.HealthState.Check(st.Version)
 	}
 	if err != nil {
 		m.log(slog.LevelError, "health state unreadable; starting without it", "file", m.State, "err", err)

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 // Sharing says how Slurm is told about a full (non-MIG) GPU.
@@ -95,6 +97,12 @@ func (g GPU) Shared() bool { return !g.MIG && g.Sharing != SharingWhole }
 // without a version predates the field and is version 1. Version 2 adds GPU.Fence.
 const FormatVersion = 2
 
+func init() {
+	if versioned.Inventory.Current != FormatVersion {
+		panic("inventory: FormatVersion and versioned.Inventory disagree")
+	}
+}
+
 // file is the inventory as a file holds it.
 type file struct {
 	Version int `json:"version,omitempty"`
@@ -104,11 +112,11 @@ type file struct {
 // Decode parses and validates a JSON inventory.
 func Decode(b []byte) (Cluster, error) {
 	var f file
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err := versioned.Strict(b, &f); err != nil {
 		return Cluster{}, fmt.Errorf("inventory: %w", jsonError(b, err))
 	}
-	if f.Version < 0 || f.Version > FormatVersion {
-		return Cluster{}, fmt.Errorf("inventory: format version %d; this gpumem reads versions 1 to %d: upgrade gpumem here to the release of the gpumemd that wrote it", f.Version, FormatVersion)
+	if err := versioned.Inventory.Check(f.Version); err != nil {
+		return Cluster{}, err
 	}
 	return f.Cluster, f.Cluster.Validate()
 }

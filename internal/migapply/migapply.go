@@ -19,6 +19,7 @@ import (
 	"github.com/gpumem/gpumem/internal/atomicfile"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/slurmcli"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 // JournalVersion is the version of the journal file this package writes. A reader
@@ -495,11 +496,11 @@ func (a *Applier) read() (*journal, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	var j journal
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := versioned.Strict(b, &j); err != nil {
 		return nil, fmt.Errorf("journal %s: %w; move it away once the node is checked by hand", a.Journal, err)
 	}
-	if j.Version != JournalVersion && j.Version != 1 {
-		return nil, fmt.Errorf("journal %s: version %d; this gpumemd reads versions 1 and %d", a.Journal, j.Version, JournalVersion)
+	if err := versioned.MIGJournal.Check(j.Version); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", a.Journal, err)
 	}
 	if j.Node != a.Node {
 		return nil, fmt.Errorf("journal %s is node %s's, not %s's", a.Journal, j.Node, a.Node)

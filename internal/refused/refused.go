@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 // Class is why a job was refused.
@@ -105,11 +106,11 @@ func Read(path string) (State, error) {
 // foreign file cannot add label values.
 func Decode(b []byte) (State, error) {
 	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
+	if err := versioned.Strict(b, &s); err != nil {
 		return State{}, fmt.Errorf("not a refusal counts file: %w", err)
 	}
-	if s.Version != Version {
-		return State{}, fmt.Errorf("refusal counts file version %d; this gpumem reads version %d", s.Version, Version)
+	if err := versioned.RefusalCounts.Check(s.Version); err != nil {
+		return State{}, err
 	}
 	known := make(map[string]uint64, nClasses)
 	for _, n := range names {

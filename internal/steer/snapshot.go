@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 // Snapshot is what `gpumemctl steer --snapshot` tells the job_submit plugin: the shards
@@ -28,7 +29,7 @@ type Snapshot struct {
 
 // SnapshotVersion is the version of the snapshot format: steer and the plugin may be
 // of different releases.
-const SnapshotVersion = 1
+const SnapshotVersion = 1 // versioned.UsageSnapshot
 
 // GPUUse is the shards taken on one GPU, by node and NVML index.
 type GPUUse struct {
@@ -47,11 +48,11 @@ func (s Snapshot) Encode() ([]byte, error) {
 // DecodeSnapshot reads and checks a snapshot.
 func DecodeSnapshot(b []byte) (Snapshot, error) {
 	var s Snapshot
-	if err := json.Unmarshal(b, &s); err != nil {
+	if err := versioned.Strict(b, &s); err != nil {
 		return s, fmt.Errorf("usage snapshot: %w; want the JSON gpumemctl steer --snapshot writes", err)
 	}
-	if s.Version < 0 || s.Version > SnapshotVersion {
-		return s, fmt.Errorf("usage snapshot: format version %d; this gpumem reads versions 1 to %d: run the gpumemctl steer of this release", s.Version, SnapshotVersion)
+	if err := versioned.UsageSnapshot.Check(s.Version); err != nil {
+		return s, err
 	}
 	if s.Taken.IsZero() {
 		return s, errors.New("usage snapshot: no \"taken\" time; want the JSON gpumemctl steer --snapshot writes")

@@ -56,7 +56,7 @@ func TestSnapshotHoldsRunningAndPinnedShards(t *testing.T) {
 		`{"taken": "2026-11-30T17:00:00Z", "sizes": [0]}`:                                  "size 0",
 		`{"taken": "2026-11-30T17:00:00Z", "gpus": [{"node": "", "gpu": 0, "shards": 1}]}`: "want a node",
 		`[1, 2]`: "want the JSON gpumemctl steer --snapshot writes",
-		`{"version": 2, "taken": "2026-11-30T17:00:00Z", "gpus": []}`:  "format version 2; this gpumem reads versions 1 to 1",
+		`{"version": 2, "taken": "2026-11-30T17:00:00Z", "gpus": []}`:  "format version 2; this gpumem reads version 1",
 		`{"version": -1, "taken": "2026-11-30T17:00:00Z", "gpus": []}`: "format version -1",
 	} {
 		if _, err := DecodeSnapshot([]byte(in)); err == nil || !strings.Contains(err.Error(), msg) {
