@@ -8,6 +8,7 @@ import (
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/units"
 )
 
 // Step rewrites the gpu:mem request of a job step (srun inside an sbatch or salloc
@@ -38,14 +39,14 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64, memO
 	// The step's own GPU count is folded into the GRES it gets.
 	drop := [3]bool{request.GPUMem: true, request.GPUCount: true}
 	if shards, ok := shardsOf(jt); ok {
-		units := shard.For(mib, shardUnitMiB)
+		need := shard.For(mib, shardUnitMiB)
 		switch {
 		case gpus > 1:
 			return "", fmt.Errorf("job %d holds a memory slice of one GPU (shard:%d); a step cannot ask for %d GPUs", jobID, shards, gpus)
-		case units > shards:
-			return "", fmt.Errorf("step asks for %s of GPU memory but job %d holds %s (shard:%d)", request.GiB(mib), jobID, request.GiB(shards*shardUnitMiB), shards)
+		case need > shards:
+			return "", fmt.Errorf("step asks for %s of GPU memory but job %d holds %s (shard:%d)", units.GiB(mib), jobID, units.GiB(shards*shardUnitMiB), shards)
 		}
-		return st.Rewrite(drop, "shard:"+strconv.FormatInt(units, 10), st.Prefix()), nil
+		return st.Rewrite(drop, "shard:"+strconv.FormatInt(need, 10), st.Prefix()), nil
 	}
 	if k := jt.Find(request.GPUCount); k >= 0 {
 		held := jt.Entries[k]
@@ -53,7 +54,7 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64, memO
 			return "", fmt.Errorf("step asks for %d GPUs but job %d holds %d", gpus, jobID, held.GPUs)
 		}
 		if has, ok := memOf(held.Type); ok && held.Type != "" && mib > has {
-			return "", fmt.Errorf("step asks for %s of GPU memory per GPU but job %d holds %s per GPU (gpu:%s:%d)", request.GiB(mib), jobID, request.GiB(has), held.Type, held.GPUs)
+			return "", fmt.Errorf("step asks for %s of GPU memory per GPU but job %d holds %s per GPU (gpu:%s:%d)", units.GiB(mib), jobID, units.GiB(has), held.Type, held.GPUs)
 		}
 		body := "gpu:"
 		if held.Type != "" {
