@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpumem/gpumem/internal/units"
 	"io"
 	"os"
 	"path/filepath"
@@ -147,7 +148,7 @@ func parseSizes(args []string) ([]int64, error) {
 	sizes := make([]int64, len(args))
 	for i, a := range args {
 		var err error
-		if sizes[i], err = config.ParseSizeMiB(a); err != nil {
+		if sizes[i], err = units.Setting(a, units.UnitRequired); err != nil {
 			return nil, fmt.Errorf("demand %q: %w", a, err)
 		}
 	}
@@ -173,7 +174,7 @@ func planCluster(cmd *cobra.Command, f migPlanFlags, args []string) error {
 		if err != nil {
 			return err
 		}
-		ds, err := mig.ParseDemand(string(b), config.ParseMiB)
+		ds, err := mig.ParseDemand(string(b), func(v string) (int64, error) { return units.Setting(v, units.BareMiB) })
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.demand, err)
 		}

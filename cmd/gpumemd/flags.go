@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/gpumem/gpumem/internal/units"
 	"io"
 	"io/fs"
 	"os"
@@ -202,7 +203,7 @@ func addFlags(fs *pflag.FlagSet, o *options) {
 	fs.StringVar(&c.FenceFailures, "fence-failures", c.FenceFailures, "file that counts failed driver fences, one line each; empty counts nowhere")
 	fs.StringVar(&c.FenceState, "fence-state", c.FenceState, "directory where the prolog records each job's fence for the task prolog")
 	fs.Func("fragmentation-sizes", "request sizes fragmentation is measured against, each with its unit (default "+sizes(c.FragmentationSizesMiB)+")", func(v string) error {
-		s, err := config.ParseSizesWithUnit(v)
+		s, err := units.Settings(v, units.UnitRequired)
 		c.FragmentationSizesMiB = s
 		return err
 	})

@@ -163,7 +163,7 @@ var gpumemdSetters = map[string]func(*Gpumemd, string) error{
 	"historykeepjobs": func(c *Gpumemd, v string) error {
 		return assign(&c.HistoryKeepJobs, v, durationIn(time.Minute, 3650*24*time.Hour))
 	},
-	"fragmentationsizes": func(c *Gpumemd, v string) error { return assign(&c.FragmentationSizesMiB, v, ParseSizes) },
+	"fragmentationsizes": func(c *Gpumemd, v string) error { return assign(&c.FragmentationSizesMiB, v, parseSizes) },
 	"idlepolicy":         func(c *Gpumemd, v string) error { return assign(&c.IdlePolicy, v, ParseIdlePolicy) },
 	"idleafter":          func(c *Gpumemd, v string) error { return assign(&c.IdleAfter, v, durationIn(0, 30*24*time.Hour)) },
 	"idlegrace":          func(c *Gpumemd, v string) error { return assign(&c.IdleGrace, v, durationIn(0, 30*24*time.Hour)) },
@@ -267,37 +267,6 @@ func ParseXIDs(v string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-// ParseSizes reads a comma-separated list of sizes (10G,20G,40G) into MiB; a bare
-// number is MiB, as gpumem.conf reads every size.
-func ParseSizes(v string) ([]int64, error) { return sizeList(v, ParseMiB) }
-
-// ParseSizesWithUnit is ParseSizes for command lines, where each size takes its unit
-// as in the request language (ParseSizeMiB).
-func ParseSizesWithUnit(v string) ([]int64, error) { return sizeList(v, ParseSizeMiB) }
-
-func sizeList(v string, parse func(string) (int64, error)) ([]int64, error) {
-	var out []int64
-	for _, f := range strings.Split(v, ",") {
-		n, err := parse(f)
-		if err != nil {
-			return nil, fmt.Errorf("%q: %w", strings.TrimSpace(f), err)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// durationIn reads a Go duration (90s, 5m, 168h) within [lo, hi].
-func durationIn(lo, hi time.Duration) func(string) (time.Duration, error) {
-	return func(v string) (time.Duration, error) {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < lo || d > hi {
-			return 0, fmt.Errorf("want a duration from %s to %s, e.g. 30s, 5m or 168h", lo, hi)
-		}
-		return d, nil
-	}
 }
 
 // polls checks a count of consecutive polls: 1 (act at once) to 100.

@@ -18,8 +18,11 @@ const (
 	UnitRequired Bare = false
 )
 
-// sizeWant is what a setting accepts, for its refusal.
-const sizeWant = "want a size from 1MiB to 1TiB such as 1GiB, 512MiB or 1.5g"
+// What a setting accepts, for its refusal.
+const (
+	sizeWant     = "want a size from 1MiB to 1TiB such as 1GiB or 512MiB"
+	sizeWithUnit = "want a size with its unit such as 20g, 20GiB or 512MiB (units K, M, G, T; KiB..TiB; KB..TB), from 1MiB to 1TiB"
+)
 
 // Setting reads one size set in gpumem.conf or on a command line: the request grammar
 // (ParseMiB), a bare number as bare says, from 1 MiB to MaxSettingMiB.
@@ -27,18 +30,18 @@ func Setting(v string, bare Bare) (int64, error) {
 	s := strings.TrimSpace(v)
 	if s != "" && strings.Trim(s, "0123456789") == "" {
 		if !bare {
-			return 0, errors.New("want a size with its unit such as 20g, 20GiB or 512MiB (units K, M, G, T; KiB..TiB; KB..TB); a bare number is not accepted")
+			return 0, errors.New(sizeWithUnit + "; a bare number is not accepted")
 		}
 		s += "m"
 	}
 	mib, why := Read(s)
-	if why != "" || mib > MaxSettingMiB {
-		if bare {
-			return 0, errors.New(sizeWant + " (a bare number is MiB)")
-		}
-		return 0, errors.New(sizeWant)
+	switch {
+	case why == "" && mib <= MaxSettingMiB:
+		return mib, nil
+	case bare == BareMiB:
+		return 0, errors.New(sizeWant + " (a bare number is MiB)")
 	}
-	return mib, nil
+	return 0, errors.New(sizeWithUnit)
 }
 
 // Settings reads a comma-separated list of sizes (10G,20G,40G), each as Setting does;

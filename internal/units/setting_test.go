@@ -17,7 +17,9 @@ func TestSetting(t *testing.T) {
 		{"1.5g", BareMiB, 1536, ""}, {"1gb", BareMiB, 954, ""}, {"1t", UnitRequired, 1 << 20, ""},
 		{"1024", BareMiB, 1024, ""}, {"1024", UnitRequired, 0, "a bare number is not accepted"},
 		{"0", BareMiB, 0, "want a size from 1MiB to 1TiB"}, {"2t", BareMiB, 0, "want a size from 1MiB to 1TiB"},
-		{"", BareMiB, 0, "want a size"}, {"20x", UnitRequired, 0, "want a size from 1MiB"},
+		{"", BareMiB, 0, "want a size"}, {"20x", UnitRequired, 0, "want a size with its unit such as 20g"},
+		{"", UnitRequired, 0, "20g"}, {" 7 ", UnitRequired, 0, "20g"}, {"1.5g", UnitRequired, 1536, ""}, {"1kb", BareMiB, 0, "want a size"},
+		{" 2 GiB ", BareMiB, 0, "want a size"}, {"99999999999999999999", BareMiB, 0, "want a size"},
 		{"512k", BareMiB, 0, "want a size"}, {"-1", BareMiB, 0, "want a size"},
 	} {
 		got, err := Setting(c.in, c.bare)
