@@ -21,8 +21,11 @@ func Explain(err error) error {
 		return err
 	}
 	f := iv.GetFlag()
-	want := ""
-	switch f.Value.Type() {
+	want, typ := "", f.Value.Type()
+	if _, own := f.Value.(SaysWhy); own {
+		typ = ""
+	}
+	switch typ {
 	case "int", "int8", "int16", "int32", "int64":
 		want = "a whole number such as 3"
 	case "uint", "uint8", "uint16", "uint32", "uint64":
@@ -46,6 +49,11 @@ func Explain(err error) error {
 	}
 	return fmt.Errorf("--%s %q: want %s", f.Name, iv.GetValue(), want)
 }
+
+// SaysWhy is a flag value whose refusals already say what it takes, in the words of the
+// gpumem.conf key it sets: Explain passes them on with the flag and the value, whatever
+// its type is called in the help.
+type SaysWhy interface{ SaysWhy() }
 
 // Choice is a flag that takes one of a fixed set of words.
 type Choice struct {

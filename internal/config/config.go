@@ -100,7 +100,7 @@ func Default() Config {
 		ShardUnitMiB:   shard.DefaultUnitMiB,
 		Policy:         "first-fit",
 		PreferMIG:      false,
-		InventoryPath:  "/etc/slurm/gpumem.d",
+		InventoryPath:  DefaultInventoryDir,
 		SlurmConf:      "/etc/slurm/slurm.conf",
 		OnError:        Open,
 		LogLevel:       LevelInfo,
