@@ -141,8 +141,10 @@ var setters = map[string]func(*Config, string) error{
 	"pinpolicy":      func(c *Config, v string) error { return assign(&c.PinPolicy, v, parsePolicy) },
 	"usagesnapshot":  func(c *Config, v string) error { return assign(&c.UsageSnapshot, v, parsePath) },
 	"refusalcounts":  func(c *Config, v string) error { return assign(&c.RefusalCounts, v, parsePathOrNone) },
-	"usagemaxage":    func(c *Config, v string) error { return assign(&c.UsageMaxAge, v, durationIn(units.AboveZero, time.Hour)) },
-	"fence":          func(c *Config, v string) error { return assign(&c.Fence, v, parseFence) },
+	"usagemaxage": func(c *Config, v string) error {
+		return assign(&c.UsageMaxAge, v, durationIn(units.AboveZero, time.Hour))
+	},
+	"fence": func(c *Config, v string) error { return assign(&c.Fence, v, parseFence) },
 }
 
 // assign stores a parsed value only when it is good, so a bad key keeps its default.
