@@ -50,3 +50,11 @@ func BytesGiB(b float64) string { return gib1(b) + " GiB" }
 func ShortGiB(b float64) string { return gib1(b) + "G" }
 
 func gib1(b float64) string { return strconv.FormatFloat(b/(1<<30), 'f', 1, 64) }
+
+// Exact writes MiB exactly, in GiB when that is whole: 20 GiB, 1536 MiB.
+func Exact(mib int64) string {
+	if mib%1024 == 0 {
+		return strconv.FormatInt(mib/1024, 10) + " GiB"
+	}
+	return strconv.FormatInt(mib, 10) + " MiB"
+}

@@ -44,6 +44,11 @@ func TestFormatFlagAndGiBAndMiB(t *testing.T) {
 			t.Errorf("FormatFlag(%d) = %q, want %q", mib, got, want)
 		}
 	}
+	for mib, want := range map[int64]string{20480: "20 GiB", 1536: "1536 MiB"} {
+		if got := Exact(mib); got != want {
+			t.Errorf("Exact(%d) = %q, want %q", mib, got, want)
+		}
+	}
 	for mib, want := range map[int64]string{20480: "20 GiB", 1600: "1.5 GiB = 1600 MiB"} {
 		if got := GiBAndMiB(mib); got != want {
 			t.Errorf("GiBAndMiB(%d) = %q, want %q", mib, got, want)
