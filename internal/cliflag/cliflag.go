@@ -118,7 +118,10 @@ func NewParsed[T any](p *T, typ string, parse func(string) (T, error)) *Parsed[T
 }
 
 func (v *Parsed[T]) String() string { return fmt.Sprint(*v.p) }
-func (v *Parsed[T]) Type() string   { return v.typ }
+
+// SaysWhy: parse is gpumem's own, and its refusal says what the flag takes.
+func (*Parsed[T]) SaysWhy()       {}
+func (v *Parsed[T]) Type() string { return v.typ }
 
 func (v *Parsed[T]) Set(s string) error {
 	x, err := v.parse(s)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/units"
 )
 
 // MIG is the [mig] section of gpumem.conf: where desired MIG layouts live, whether
@@ -42,12 +44,18 @@ var migKeys = []Key[MIG]{
 		func(c *MIG) *bool { return &c.Apply }),
 	text("Journal", "mig-journal", "/var/lib/gpumem/mig-journal.json", "journal of a MIG apply, so a restart finishes or rolls it back",
 		func(c *MIG) *string { return &c.Journal }, parsePath),
-	duration("IdleTimeout", "mig-idle-timeout", "10m", "how long a MIG apply waits for the node's jobs before it gives up and resumes the node",
-		func(c *MIG) *time.Duration { return &c.IdleTimeout }, time.Second, 7*24*time.Hour),
+	keyOf("IdleTimeout", "mig-idle-timeout", "10m", "duration", "how long a MIG apply waits for the node's jobs before it gives up and resumes the node",
+		func(c *MIG) *time.Duration { return &c.IdleTimeout }, ParseIdleTimeout, showDuration),
 	text("Reload", "mig-reload", "", "shell command run after a MIG apply rewrote gres.conf, to make slurmd and slurmctld read it (e.g. 'systemctl restart slurmd && scontrol reconfigure')",
 		func(c *MIG) *string { return &c.Reload }, nil),
 	keyOf("KeepWhole", "", "0.25", "share", "share of MIG GPUs a plan keeps as one full instance",
 		func(c *MIG) *float64 { return &c.KeepWhole }, ParseShare, showFloat),
+}
+
+// ParseIdleTimeout reads IdleTimeout, for gpumemctl mig apply --idle-timeout too: 1s to
+// 168h.
+func ParseIdleTimeout(v string) (time.Duration, error) {
+	return units.DurationIn(v, time.Second, 7*24*time.Hour)
 }
 
 // ParseShare reads a share from 0 to 1, e.g. 0.25.
