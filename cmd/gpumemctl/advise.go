@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gpumem/gpumem/internal/units"
 	"io"
 	"strconv"
 	"time"
@@ -110,8 +111,8 @@ func printAdvice(w io.Writer, groups []advise.Row, o advise.Options, format stri
 		if g.Advised != "" {
 			adv = "gpu:mem:" + g.Advised
 		}
-		r.add(g.Group, strconv.Itoa(g.Jobs), jobGiB(float64(g.AskedBytes)), jobGiB(float64(g.PeakP50Bytes)),
-			jobGiB(float64(g.PeakPctBytes)), jobGiB(float64(g.PeakMaxBytes)), adv, fmt.Sprintf("%.1f", g.OverGiBHours))
+		r.add(g.Group, strconv.Itoa(g.Jobs), units.ShortGiB(float64(g.AskedBytes)), units.ShortGiB(float64(g.PeakP50Bytes)),
+			units.ShortGiB(float64(g.PeakPctBytes)), units.ShortGiB(float64(g.PeakMaxBytes)), adv, fmt.Sprintf("%.1f", g.OverGiBHours))
 	}
 	return r.write(w, formatTable)
 }

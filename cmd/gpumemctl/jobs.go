@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/gpumem/gpumem/internal/units"
 	"io"
 	"net"
 	"net/http"
@@ -196,7 +197,7 @@ func printJobs(w io.Writer, all []nodeJobs, format string) error {
 	r := rows{head: []string{"NODE", "JOBID", "KIND", "ALLOCATED", "PEAK", "MEAN", "GPUS", "START", "LAST SEEN", "STATE"}}
 	for _, n := range all {
 		for _, j := range n.Jobs {
-			r.add(jobHost(n.URL), j.ID, j.Kind, jobGiB(float64(j.AllocBytes)), jobGiB(float64(j.PeakBytes)), jobGiB(j.MeanBytes),
+			r.add(jobHost(n.URL), j.ID, j.Kind, units.ShortGiB(float64(j.AllocBytes)), units.ShortGiB(float64(j.PeakBytes)), units.ShortGiB(j.MeanBytes),
 				jobInts(j.GPUs), jobStamp(j.Start), jobStamp(j.End), jobState(j))
 		}
 	}
@@ -244,11 +245,11 @@ func printJob(w io.Writer, found []api.JobDetail, nodes []string, format string)
 	for i, d := range found {
 		j := d.Job
 		fmt.Fprintf(w, "job %s on %s: %s, allocated %s, peak %s, mean %s, GPUs %s, %s to %s (%s)\n", j.ID, jobHost(nodes[i]), j.Kind,
-			jobGiB(float64(j.AllocBytes)), jobGiB(float64(j.PeakBytes)), jobGiB(j.MeanBytes), jobInts(j.GPUs), jobStamp(j.Start), jobStamp(j.End), jobState(j))
+			units.ShortGiB(float64(j.AllocBytes)), units.ShortGiB(float64(j.PeakBytes)), units.ShortGiB(j.MeanBytes), jobInts(j.GPUs), jobStamp(j.Start), jobStamp(j.End), jobState(j))
 		tw := newTable(w)
 		fmt.Fprintln(tw, "  TIME\tUSED")
 		for _, s := range d.Samples {
-			fmt.Fprintf(tw, "  %s\t%s\n", jobStamp(s.T), jobGiB(float64(s.UsedBytes)))
+			fmt.Fprintf(tw, "  %s\t%s\n", jobStamp(s.T), units.ShortGiB(float64(s.UsedBytes)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -256,8 +257,6 @@ func printJob(w io.Writer, found []api.JobDetail, nodes []string, format string)
 	}
 	return nil
 }
-
-func jobGiB(b float64) string { return fmt.Sprintf("%.1fG", b/(1<<30)) }
 
 func jobStamp(unix int64) string { return time.Unix(unix, 0).Format("2006-01-02 15:04:05") }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpumem/gpumem/internal/units"
 	"io"
 	"os"
 	"path/filepath"
@@ -147,7 +148,7 @@ func parseSizes(args []string) ([]int64, error) {
 	sizes := make([]int64, len(args))
 	for i, a := range args {
 		var err error
-		if sizes[i], err = config.ParseSizeMiB(a); err != nil {
+		if sizes[i], err = units.Setting(a, units.UnitRequired); err != nil {
 			return nil, fmt.Errorf("demand %q: %w", a, err)
 		}
 	}
@@ -173,7 +174,7 @@ func planCluster(cmd *cobra.Command, f migPlanFlags, args []string) error {
 		if err != nil {
 			return err
 		}
-		ds, err := mig.ParseDemand(string(b), config.ParseMiB)
+		ds, err := mig.ParseDemand(string(b), func(v string) (int64, error) { return units.Setting(v, units.BareMiB) })
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.demand, err)
 		}
@@ -379,7 +380,8 @@ changed count of MIG devices only from slurm.conf at start (docs/mig.md). gpumem
 	fl.StringVar(&f.node, "node", "", "Slurm node to drain, wait for and resume around the change (empty: the node is not in Slurm or already drained)")
 	fl.StringVar(&f.scontrol, "scontrol", "scontrol", "scontrol binary, with --node")
 	fl.StringVar(&f.journal, "journal", config.DefaultMIG().Journal, "journal of the apply; gpumemd's --mig-journal, so gpumemd leaves gres.conf alone meanwhile; [mig] Journal")
-	fl.DurationVar(&f.idleTimeout, "idle-timeout", config.DefaultMIG().IdleTimeout, "with --node: wait this long for its jobs, then give up and resume; [mig] IdleTimeout")
+	f.idleTimeout = config.DefaultMIG().IdleTimeout
+	fl.Var(cliflag.NewParsed(&f.idleTimeout, "duration", config.ParseIdleTimeout), "idle-timeout", "with --node: wait this long for its jobs, then give up and resume; [mig] IdleTimeout")
 	fl.BoolVar(&f.yes, "yes", false, "really change the GPUs (without it, or --dry-run, nothing runs)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check everything, print the steps, change nothing")
 	fl.BoolVar(&f.quiet, "quiet", false, "print no step lines")

@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpumem/gpumem/internal/units"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/policy"
 )
@@ -97,7 +96,7 @@ func (f *policyFlags) run(cmd *cobra.Command) error {
 	}
 	var quotas []policy.Quota
 	for _, s := range f.quotas {
-		q, err := policy.ParseQuota(s, parseGiB)
+		q, err := policy.ParseQuota(s, units.WholeGiB)
 		if err != nil {
 			return err
 		}
@@ -126,21 +125,6 @@ func (f *policyFlags) run(cmd *cobra.Command) error {
 		return usageError(fmt.Errorf("--print %q: want all, tres or weights", f.print))
 	}
 	return nil
-}
-
-// parseGiB reads a quota size with its unit (60g, 1t, 512GiB) as whole GiB.
-func parseGiB(s string) (int64, error) {
-	if strings.Trim(s, "0123456789") == "" {
-		return 0, fmt.Errorf("%s has no unit: write it as %sg (GiB)", s, s)
-	}
-	mib, err := config.ParseMiB(s)
-	if err != nil {
-		return 0, err
-	}
-	if mib%1024 != 0 {
-		return 0, fmt.Errorf("%s is not a whole number of GiB", s)
-	}
-	return mib / 1024, nil
 }
 
 func writePolicy(w io.Writer, eq []policy.Equiv, quotas []policy.Quota) {

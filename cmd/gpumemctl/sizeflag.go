@@ -13,6 +13,7 @@ import (
 	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/units"
 )
 
 // sizeMiB is a flag holding a GPU memory size in MiB, written with its unit as in the
@@ -23,14 +24,11 @@ func (s sizeMiB) String() string {
 	if s.mib == nil {
 		return ""
 	}
-	if *s.mib%1024 == 0 {
-		return fmt.Sprintf("%dG", *s.mib/1024)
-	}
-	return fmt.Sprintf("%dM", *s.mib)
+	return units.FormatFlag(*s.mib)
 }
 
 func (s sizeMiB) Set(v string) error {
-	n, err := config.ParseSizeMiB(v)
+	n, err := units.Setting(v, units.UnitRequired)
 	if err != nil {
 		return err
 	}
@@ -67,7 +65,7 @@ func (s *sizeList) String() string {
 }
 
 func (s *sizeList) Set(v string) error {
-	sizes, err := config.ParseSizesWithUnit(v)
+	sizes, err := units.Settings(v, units.UnitRequired)
 	if err != nil {
 		return err
 	}
@@ -146,7 +144,7 @@ type shardFlags struct{ unit, types string }
 
 func (s *shardFlags) add(fs *pflag.FlagSet) {
 	s.unit, s.types = "1G", "none"
-	fs.Var(cliflag.NewChecked(&s.unit, func(v string) error { _, err := config.ParseSizeMiB(v); return err }), "shard-unit", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB); default: gpumem.conf's ShardUnit")
+	fs.Var(cliflag.NewChecked(&s.unit, func(v string) error { _, err := units.Setting(v, units.UnitRequired); return err }), "shard-unit", "GPU memory one shard stands for, with its unit (1G, 512M, 2GiB); default: gpumem.conf's ShardUnit")
 	fs.Var(cliflag.NewChoice(&s.types, "none", "per-gpu"), "shard-types", "none, or per-gpu for a shard Type per GPU (whole GPUs then carry per-GPU types too); default: gpumem.conf's ShardTypes")
 	addConfig(fs)
 }
@@ -159,7 +157,7 @@ func (s *shardFlags) settings(cmd *cobra.Command) (int64, bool, error) {
 	}
 	unit, perGPU := conf.ShardUnitMiB, conf.ShardTypes == config.ShardTypesPerGPU
 	if cmd.Flags().Changed("shard-unit") {
-		if unit, err = config.ParseSizeMiB(s.unit); err != nil {
+		if unit, err = units.Setting(s.unit, units.UnitRequired); err != nil {
 			return 0, false, fmt.Errorf("--shard-unit: %w", err)
 		}
 	}

@@ -58,7 +58,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--config", "/dev/null", "--once"}, 1, "add --write-gres, --write-inventory or both"},
 		{[]string{"--no-such-flag"}, 2, "unknown flag: --no-such-flag (gpumemd --help lists the flags)"},
 		{[]string{"-config", "/nonexistent"}, 2, "unknown shorthand flag"},
-		{[]string{"--fragmentation-sizes", "5,10"}, 2, "a bare number is not accepted"},
+		{[]string{"--fragmentation-sizes", "5x,10"}, 2, `--fragmentation-sizes "5x,10": "5x": want a size from 1MiB to 1TiB`},
 		{[]string{"--poll-interval", "often"}, 2, `--poll-interval "often": want a duration with its unit such as 30s`},
 		{[]string{"--config", "/dev/null", "--listen", "127.0.0.1:99999"}, 2, "a port from 0 to 65535"},
 		{[]string{"--config", "/dev/null", "--drain-after", "x"}, 2, `--drain-after "x": want a whole number`},
@@ -152,8 +152,10 @@ func TestMissingConfig(t *testing.T) {
 // never takes: status 2 before anything starts, naming the flag and the value and
 // saying what is wanted, never a Go parser's text.
 func TestEveryFlagRefusesABadValue(t *testing.T) {
-	// Flags whose every word is a value: a list of names, a relative cgroup path.
-	anyText := map[string]bool{"idle-exempt-qos": true, "idle-exempt-accounts": true, "fence-cgroup-scope": true}
+	// Flags whose every word is a value: a list of names, a relative cgroup path, a node
+	// name, a command.
+	anyText := map[string]bool{"idle-exempt-qos": true, "idle-exempt-accounts": true, "fence-cgroup-scope": true,
+		"node": true, "gres-hook": true, "scontrol": true, "mig-reload": true}
 	var o options
 	n := 0
 	newFlags(&o, io.Discard).VisitAll(func(f *pflag.Flag) {

@@ -16,6 +16,7 @@ import (
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/units"
 )
 
 // Pool routes requests by size when a job names no partition: a request of per-GPU memory
@@ -201,7 +202,7 @@ func (e noFit) Unwrap() error        { return e.error }
 func explain(q *ask, t target) string {
 	b := make([]byte, 0, 128)
 	b = append(b, "gpu:mem:"...)
-	b = request.AppendSize(b, q.mib)
+	b = units.AppendSize(b, q.mib)
 	b = append(b, " x"...)
 	b = strconv.AppendInt(b, q.gpus, 10)
 	if q.perJob {

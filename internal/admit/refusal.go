@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/placement"
-	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/units"
 )
 
 // refusal explains, in the user's own words, why no native form can serve the request:
@@ -108,7 +108,7 @@ func (a *Admitter) why(q *ask, sh *shape, name string) string {
 	plain := q.shardable() && sh.nodes == 1 && len(sh.exc) == 0 && sh.feat == nil
 	switch {
 	case m > 0 && plain:
-		s := "the largest GPU in partition " + name + " has " + human(p.largest) + " (" + p.largestBy + "); up to gpu:mem:" + request.FormatSize(m) + " per GPU fits there"
+		s := "the largest GPU in partition " + name + " has " + units.GiBAndMiB(p.largest) + " (" + p.largestBy + "); up to gpu:mem:" + units.FormatSize(m) + " per GPU fits there"
 		if by != p.largestBy {
 			// The most that fits is not all of the largest GPU (a MIG instance of it, or
 			// another GPU): name what holds it, or the two figures seem to disagree.
@@ -116,7 +116,7 @@ func (a *Admitter) why(q *ask, sh *shape, name string) string {
 		}
 		return s
 	case m > 0:
-		s := "in partition " + name + ", the most that fits " + q.countWords(sh) + " is gpu:mem:" + request.FormatSize(m) + " per GPU (" + by + ")"
+		s := "in partition " + name + ", the most that fits " + q.countWords(sh) + " is gpu:mem:" + units.FormatSize(m) + " per GPU (" + by + ")"
 		if k := a.nodesHolding(q, sh, p); sh.nodes > 1 && k > 0 && k < sh.nodes {
 			s += "; only " + strconv.FormatInt(k, 10) + " of its nodes can hold gpu:mem:" + q.size
 			if n := a.mostNodes(q, sh, p); n > 0 {
@@ -162,15 +162,6 @@ func (q *ask) countWords(sh *shape) string {
 	return strings.Join(w, " ")
 }
 
-// human writes a size for people: whole GiB, or GiB to one decimal with the exact MiB, so
-// that two sizes never read alike when they differ.
-func human(mib int64) string {
-	if mib%1024 == 0 {
-		return request.GiB(mib)
-	}
-	return request.GiB(mib) + " = " + strconv.FormatInt(mib, 10) + " MiB"
-}
-
 // holdsOn says whether one node of config c can hold q by itself.
 func (a *Admitter) holdsOn(q *ask, c *config) bool {
 	for _, o := range a.nodeOptions(q, c) {
@@ -208,9 +199,9 @@ func (a *Admitter) mostOn(q *ask, c *config) string {
 		}
 	}
 	if m == 0 {
-		return "there are no " + strconv.FormatInt(q.gpus, 10) + " GPUs" + modelWords(q.model) + " (the largest is " + by + ", " + human(c.largest) + ")"
+		return "there are no " + strconv.FormatInt(q.gpus, 10) + " GPUs" + modelWords(q.model) + " (the largest is " + by + ", " + units.GiBAndMiB(c.largest) + ")"
 	}
-	return "the GPUs are " + by + " with " + human(c.largest) + "; up to gpu:mem:" + request.FormatSize(m) + " per GPU fits there"
+	return "the GPUs are " + by + " with " + units.GiBAndMiB(c.largest) + "; up to gpu:mem:" + units.FormatSize(m) + " per GPU fits there"
 }
 
 func modelWords(m string) string {

@@ -21,8 +21,11 @@ func Explain(err error) error {
 		return err
 	}
 	f := iv.GetFlag()
-	want := ""
-	switch f.Value.Type() {
+	want, typ := "", f.Value.Type()
+	if _, own := f.Value.(SaysWhy); own {
+		typ = ""
+	}
+	switch typ {
 	case "int", "int8", "int16", "int32", "int64":
 		want = "a whole number such as 3"
 	case "uint", "uint8", "uint16", "uint32", "uint64":
@@ -46,6 +49,11 @@ func Explain(err error) error {
 	}
 	return fmt.Errorf("--%s %q: want %s", f.Name, iv.GetValue(), want)
 }
+
+// SaysWhy is a flag value whose refusals already say what it takes, in the words of the
+// gpumem.conf key it sets: Explain passes them on with the flag and the value, whatever
+// its type is called in the help.
+type SaysWhy interface{ SaysWhy() }
 
 // Choice is a flag that takes one of a fixed set of words.
 type Choice struct {
@@ -110,7 +118,10 @@ func NewParsed[T any](p *T, typ string, parse func(string) (T, error)) *Parsed[T
 }
 
 func (v *Parsed[T]) String() string { return fmt.Sprint(*v.p) }
-func (v *Parsed[T]) Type() string   { return v.typ }
+
+// SaysWhy: parse is gpumem's own, and its refusal says what the flag takes.
+func (*Parsed[T]) SaysWhy()       {}
+func (v *Parsed[T]) Type() string { return v.typ }
 
 func (v *Parsed[T]) Set(s string) error {
 	x, err := v.parse(s)

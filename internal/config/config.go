@@ -11,11 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/units"
 )
 
 // DefaultPath is where Slurm's own configuration lives on Debian.
@@ -100,7 +100,7 @@ func Default() Config {
 		ShardUnitMiB:   shard.DefaultUnitMiB,
 		Policy:         "first-fit",
 		PreferMIG:      false,
-		InventoryPath:  "/etc/slurm/gpumem.d",
+		InventoryPath:  DefaultInventoryDir,
 		SlurmConf:      "/etc/slurm/slurm.conf",
 		OnError:        Open,
 		LogLevel:       LevelInfo,
@@ -127,22 +127,24 @@ var topLevel = section[Config]{def: Default, setters: setters, known: knownKeys}
 // setters are keyed by lower-case name because the file is read case-insensitively,
 // so ShardUnit, shardunit and SHARDUNIT all work.
 var setters = map[string]func(*Config, string) error{
-	"shardunit":      func(c *Config, v string) error { return assign(&c.ShardUnitMiB, v, ParseMiB) },
+	"shardunit":      func(c *Config, v string) error { return assign(&c.ShardUnitMiB, v, parseSize) },
 	"policy":         func(c *Config, v string) error { return assign(&c.Policy, v, parsePolicy) },
 	"prefermig":      func(c *Config, v string) error { return assign(&c.PreferMIG, v, parseBool) },
 	"inventorypath":  func(c *Config, v string) error { return assign(&c.InventoryPath, v, parsePath) },
 	"slurmconf":      func(c *Config, v string) error { return assign(&c.SlurmConf, v, parsePath) },
 	"onerror":        func(c *Config, v string) error { return assign(&c.OnError, v, parseOnError) },
 	"loglevel":       func(c *Config, v string) error { return assign(&c.LogLevel, v, parseLevel) },
-	"reloadinterval": func(c *Config, v string) error { return assign(&c.ReloadInterval, v, parseInterval) },
+	"reloadinterval": func(c *Config, v string) error { return assign(&c.ReloadInterval, v, durationIn(0, time.Hour)) },
 	"pools":          func(c *Config, v string) error { return assign(&c.Pools, v, parsePools) },
 	"targetsizes":    func(c *Config, v string) error { return assign(&c.TargetSizesMiB, v, parseTargetSizes) },
 	"shardtypes":     func(c *Config, v string) error { return assign(&c.ShardTypes, v, parseShardTypes) },
 	"pinpolicy":      func(c *Config, v string) error { return assign(&c.PinPolicy, v, parsePolicy) },
 	"usagesnapshot":  func(c *Config, v string) error { return assign(&c.UsageSnapshot, v, parsePath) },
 	"refusalcounts":  func(c *Config, v string) error { return assign(&c.RefusalCounts, v, parsePathOrNone) },
-	"usagemaxage":    func(c *Config, v string) error { return assign(&c.UsageMaxAge, v, parseMaxAge) },
-	"fence":          func(c *Config, v string) error { return assign(&c.Fence, v, parseFence) },
+	"usagemaxage": func(c *Config, v string) error {
+		return assign(&c.UsageMaxAge, v, durationIn(units.AboveZero, time.Hour))
+	},
+	"fence": func(c *Config, v string) error { return assign(&c.Fence, v, parseFence) },
 }
 
 // assign stores a parsed value only when it is good, so a bad key keeps its default.
@@ -172,9 +174,11 @@ func parsePolicy(v string) (string, error) {
 
 func parseBool(v string) (bool, error) {
 	switch strings.ToLower(v) {
-	case "yes", "true", "on", "1":
+	// t and f too, so that every value a gpumemd flag took before it was read by
+	// this parser (Go's strconv.ParseBool) is still taken.
+	case "yes", "true", "on", "1", "t":
 		return true, nil
-	case "no", "false", "off", "0":
+	case "no", "false", "off", "0", "f":
 		return false, nil
 	}
 	return false, errors.New("want yes or no")
@@ -215,31 +219,12 @@ func parseLevel(v string) (Level, error) {
 	return 0, fmt.Errorf("want one of %s", strings.Join(levelNames, ", "))
 }
 
-// duration reads a Go duration such as 10s, or a plain number of seconds.
-func duration(v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		if n, err2 := strconv.Atoi(v); err2 == nil {
-			d, err = time.Duration(n)*time.Second, nil
-		}
-	}
-	return d, err
-}
-
-func parseInterval(v string) (time.Duration, error) {
-	d, err := duration(v)
-	if err != nil || d < 0 || d > time.Hour {
-		return 0, errors.New("want a duration from 0s to 1h, e.g. 10s (0 looks on every job)")
-	}
-	return d, nil
-}
-
 // parseTargetSizes reads a list such as 5g,10g,20g; empty keeps the core's default.
 func parseTargetSizes(v string) ([]int64, error) {
 	if strings.TrimSpace(v) == "" {
 		return nil, nil
 	}
-	return ParseSizes(v)
+	return parseSizes(v)
 }
 
 func parseShardTypes(v string) (ShardTypes, error) {
@@ -248,12 +233,4 @@ func parseShardTypes(v string) (ShardTypes, error) {
 		return t, nil
 	}
 	return "", errors.New("want none (untyped shards) or per-gpu (a shard Type per GPU, jobs pinned to one)")
-}
-
-func parseMaxAge(v string) (time.Duration, error) {
-	d, err := duration(v)
-	if err != nil || d <= 0 || d > time.Hour {
-		return 0, errors.New("want a duration above 0s and at most 1h, e.g. 30s")
-	}
-	return d, nil
 }

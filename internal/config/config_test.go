@@ -83,26 +83,6 @@ func TestParseNotINI(t *testing.T) {
 	}
 }
 
-func TestParseMiB(t *testing.T) {
-	for in, want := range map[string]int64{"1GiB": 1024, "1g": 1024, "512MiB": 512, "512": 512, "1T": 1 << 20, " 2 GiB ": 0} {
-		got, err := ParseMiB(in)
-		if want == 0 {
-			if err == nil {
-				t.Errorf("ParseMiB(%q) = %d, want an error", in, got)
-			}
-			continue
-		}
-		if err != nil || got != want {
-			t.Errorf("ParseMiB(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "g", "-1g", "1.5g", "2t", "1kb", "99999999999999999999"} {
-		if got, err := ParseMiB(bad); err == nil {
-			t.Errorf("ParseMiB(%q) = %d, want an error", bad, got)
-		}
-	}
-}
-
 func TestReloadIntervalPlainSeconds(t *testing.T) {
 	c, err := Parse([]byte("ReloadInterval = 5\n"))
 	if err != nil || c.ReloadInterval != 5*time.Second {
@@ -184,19 +164,6 @@ func TestShardTypesAndPinning(t *testing.T) {
 		c, err := Parse([]byte(in + "\n"))
 		if err == nil || !strings.Contains(err.Error(), msg) || !reflect.DeepEqual(c, Default()) {
 			t.Errorf("%s: got %+v, %v; want an error containing %q and the defaults kept", in, c, err, msg)
-		}
-	}
-}
-
-func TestParseSizeMiBWantsAUnit(t *testing.T) {
-	for in, want := range map[string]int64{"20g": 20 << 10, "512MiB": 512, "1T": 1 << 20} {
-		if got, err := ParseSizeMiB(in); err != nil || got != want {
-			t.Errorf("ParseSizeMiB(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"20", "1024", "", " 7 "} {
-		if got, err := ParseSizeMiB(bad); err == nil || !strings.Contains(err.Error(), "20g") {
-			t.Errorf("ParseSizeMiB(%q) = %d, %v; want a refusal naming what is accepted", bad, got, err)
 		}
 	}
 }

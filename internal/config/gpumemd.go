@@ -72,39 +72,9 @@ type Gpumemd struct {
 }
 
 // DefaultGpumemd is what gpumemd runs with when neither file nor flag says otherwise:
-// it measures and reports, and changes nothing in Slurm until told to.
-func DefaultGpumemd() Gpumemd {
-	return Gpumemd{
-		NVML:                  "real",
-		Listen:                "127.0.0.1:9402",
-		PollInterval:          10 * time.Second,
-		GresConf:              "/etc/slurm/gres.conf",
-		InventoryDir:          Default().InventoryPath,
-		GresInterval:          time.Minute,
-		SlurmVersion:          "auto",
-		UsagePolicy:           "record",
-		UsageGrace:            time.Minute,
-		UsageNotify:           true,
-		DrainAfter:            3,
-		ResumeAfter:           3,
-		HealthState:           "/var/lib/gpumem/health.json",
-		Scontrol:              "scontrol",
-		HistoryDB:             "/var/lib/gpumem/history.db",
-		HistoryBucket:         time.Minute,
-		HistoryKeepSamples:    7 * 24 * time.Hour,
-		HistoryKeepJobs:       90 * 24 * time.Hour,
-		FragmentationSizesMiB: []int64{5 << 10, 10 << 10, 20 << 10, 40 << 10},
-		IdlePolicy:            "record",
-		IdleAfter:             30 * time.Minute,
-		IdleGrace:             10 * time.Minute,
-		IdleInterval:          time.Minute,
-		FenceCgroupRoot:       "/sys/fs/cgroup",
-		FenceCgroupScope:      "system.slice/slurmstepd.scope",
-		FenceFailure:          "fail",
-		FenceFailures:         "/var/lib/gpumem/fence-failures.log",
-		FenceState:            "/run/gpumem/fence",
-	}
-}
+// it measures and reports, and changes nothing in Slurm until told to. The defaults are
+// those of GpumemdKeys.
+func DefaultGpumemd() Gpumemd { return defaults(gpumemdKeys) }
 
 // LoadGpumemd reads the [gpumemd] section of path; a missing file gives the defaults.
 // Unlike the plugins' keys, a bad key here is returned as an error for gpumemd to stop
@@ -114,71 +84,95 @@ func LoadGpumemd(path string) (Gpumemd, error) { return gpumemdSection.load(path
 // ParseGpumemd reads the [gpumemd] section of an INI document.
 func ParseGpumemd(b []byte) (Gpumemd, error) { return gpumemdSection.parse(b) }
 
-var gpumemdSection = section[Gpumemd]{name: "gpumemd", def: DefaultGpumemd, setters: gpumemdSetters,
-	known: func() string { return gpumemdKeys }}
+var gpumemdSection = sectionOf("gpumemd", gpumemdKeys)
 
-const gpumemdKeys = "NVML, Listen, APIPublic, WebConfigFile, NodeName, PollInterval, WriteGres, GresConf, " +
-	"WriteInventory, InventoryDir, GresInterval, GresHook, GresDevPrefix, SlurmVersion, UsagePolicy, UsageGrace, UsageNotify, " +
-	"Drain, Resume, CriticalXIDs, XIDHold, DrainAfter, ResumeAfter, HealthState, Scontrol, HistoryDB, HistoryBucket, HistoryKeepSamples, " +
-	"HistoryKeepJobs, FragmentationSizes, IdlePolicy, IdleAfter, IdleGrace, IdleUtilization, IdleInterval, IdleExemptQOS, " +
-	"IdleExemptAccounts, IdleInteractive, FenceCgroupRoot, FenceCgroupScope, FenceFailure, FenceFailures, FenceState"
+// GpumemdKeys are the [gpumemd] keys, each with the gpumemd flag that sets it.
+func GpumemdKeys() []Key[Gpumemd] { return gpumemdKeys }
 
-var gpumemdSetters = map[string]func(*Gpumemd, string) error{
-	"nvml":          func(c *Gpumemd, v string) error { return assign(&c.NVML, v, nonEmpty) },
-	"listen":        func(c *Gpumemd, v string) error { return assign(&c.Listen, v, ParseListen) },
-	"apipublic":     func(c *Gpumemd, v string) error { return assign(&c.APIPublic, v, parseBool) },
-	"webconfigfile": func(c *Gpumemd, v string) error { return assign(&c.WebConfigFile, v, optionalPath) },
-	"nodename":      func(c *Gpumemd, v string) error { c.NodeName = v; return nil },
-	"pollinterval": func(c *Gpumemd, v string) error {
-		return assign(&c.PollInterval, v, durationIn(time.Second, time.Hour))
-	},
-	"writegres":      func(c *Gpumemd, v string) error { return assign(&c.WriteGres, v, parseBool) },
-	"gresconf":       func(c *Gpumemd, v string) error { return assign(&c.GresConf, v, parsePath) },
-	"writeinventory": func(c *Gpumemd, v string) error { return assign(&c.WriteInventory, v, parseBool) },
-	"inventorydir":   func(c *Gpumemd, v string) error { return assign(&c.InventoryDir, v, parsePath) },
-	"gresinterval": func(c *Gpumemd, v string) error {
-		return assign(&c.GresInterval, v, durationIn(time.Second, 24*time.Hour))
-	},
-	"greshook":      func(c *Gpumemd, v string) error { c.GresHook = v; return nil },
-	"gresdevprefix": func(c *Gpumemd, v string) error { return assign(&c.GresDevPrefix, v, optionalPath) },
-	"slurmversion":  func(c *Gpumemd, v string) error { return assign(&c.SlurmVersion, v, nonEmpty) },
-	"usagepolicy":   func(c *Gpumemd, v string) error { return assign(&c.UsagePolicy, v, ParseUsagePolicy) },
-	"usagegrace":    func(c *Gpumemd, v string) error { return assign(&c.UsageGrace, v, durationIn(0, 24*time.Hour)) },
-	"usagenotify":   func(c *Gpumemd, v string) error { return assign(&c.UsageNotify, v, parseBool) },
-	"drain":         func(c *Gpumemd, v string) error { return assign(&c.Drain, v, parseBool) },
-	"resume":        func(c *Gpumemd, v string) error { return assign(&c.Resume, v, parseBool) },
-	"criticalxids":  func(c *Gpumemd, v string) error { return assign(&c.CriticalXIDs, v, ParseXIDs) },
-	"xidhold":       func(c *Gpumemd, v string) error { return assign(&c.XIDHold, v, durationIn(0, 30*24*time.Hour)) },
-	"drainafter":    func(c *Gpumemd, v string) error { return assign(&c.DrainAfter, v, polls) },
-	"resumeafter":   func(c *Gpumemd, v string) error { return assign(&c.ResumeAfter, v, polls) },
-	"healthstate":   func(c *Gpumemd, v string) error { return assign(&c.HealthState, v, optionalPath) },
-	"scontrol":      func(c *Gpumemd, v string) error { return assign(&c.Scontrol, v, nonEmpty) },
-	"historydb":     func(c *Gpumemd, v string) error { return assign(&c.HistoryDB, v, optionalPath) },
-	"historybucket": func(c *Gpumemd, v string) error {
-		return assign(&c.HistoryBucket, v, durationIn(time.Second, 24*time.Hour))
-	},
-	"historykeepsamples": func(c *Gpumemd, v string) error {
-		return assign(&c.HistoryKeepSamples, v, durationIn(time.Minute, 3650*24*time.Hour))
-	},
-	"historykeepjobs": func(c *Gpumemd, v string) error {
-		return assign(&c.HistoryKeepJobs, v, durationIn(time.Minute, 3650*24*time.Hour))
-	},
-	"fragmentationsizes": func(c *Gpumemd, v string) error { return assign(&c.FragmentationSizesMiB, v, ParseSizes) },
-	"idlepolicy":         func(c *Gpumemd, v string) error { return assign(&c.IdlePolicy, v, ParseIdlePolicy) },
-	"idleafter":          func(c *Gpumemd, v string) error { return assign(&c.IdleAfter, v, durationIn(0, 30*24*time.Hour)) },
-	"idlegrace":          func(c *Gpumemd, v string) error { return assign(&c.IdleGrace, v, durationIn(0, 30*24*time.Hour)) },
-	"idleutilization":    func(c *Gpumemd, v string) error { return assign(&c.IdleUtilization, v, ParseRatio) },
-	"idleinterval": func(c *Gpumemd, v string) error {
-		return assign(&c.IdleInterval, v, durationIn(time.Second, time.Hour))
-	},
-	"idleexemptqos":      func(c *Gpumemd, v string) error { c.IdleExemptQOS = ParseList(v); return nil },
-	"idleexemptaccounts": func(c *Gpumemd, v string) error { c.IdleExemptAccounts = ParseList(v); return nil },
-	"idleinteractive":    func(c *Gpumemd, v string) error { return assign(&c.IdleInteractive, v, parseBool) },
-	"fencecgrouproot":    func(c *Gpumemd, v string) error { return assign(&c.FenceCgroupRoot, v, parsePath) },
-	"fencecgroupscope":   func(c *Gpumemd, v string) error { return assign(&c.FenceCgroupScope, v, ParseCgroupScope) },
-	"fencefailure":       func(c *Gpumemd, v string) error { return assign(&c.FenceFailure, v, ParseFenceFailure) },
-	"fencefailures":      func(c *Gpumemd, v string) error { return assign(&c.FenceFailures, v, optionalPath) },
-	"fencestate":         func(c *Gpumemd, v string) error { return assign(&c.FenceState, v, parsePath) },
+// DefaultInventoryDir is where the per-node inventory files are, for the plugins
+// (InventoryPath) and gpumemd (InventoryDir) alike.
+const DefaultInventoryDir = "/etc/slurm/gpumem.d"
+
+type gk = Key[Gpumemd]
+
+// gpumemdKeys: one row per key, in the order the error for an unknown key lists them.
+var gpumemdKeys = []gk{
+	text("NVML", "nvml", "real", "NVML backend", func(c *Gpumemd) *string { return &c.NVML }, nonEmpty),
+	text("Listen", "listen", "127.0.0.1:9402", "address for /metrics and /api (HOST:PORT or :PORT); loopback by default, :9402 for a Prometheus elsewhere",
+		func(c *Gpumemd) *string { return &c.Listen }, ParseListen),
+	boolean("APIPublic", "api-public", "no", "serve /api (per-job history) on a non-loopback --listen without --web.config.file",
+		func(c *Gpumemd) *bool { return &c.APIPublic }),
+	text("WebConfigFile", "web.config.file", "", "Prometheus exporter-toolkit web config for TLS and basic auth",
+		func(c *Gpumemd) *string { return &c.WebConfigFile }, optionalPath),
+	text("NodeName", "node", "", "Slurm NodeName of this node (default: the short host name)", func(c *Gpumemd) *string { return &c.NodeName }, nil),
+	duration("PollInterval", "poll-interval", "10s", "how often NVML is read", func(c *Gpumemd) *time.Duration { return &c.PollInterval },
+		10*time.Millisecond, time.Hour),
+	boolean("WriteGres", "write-gres", "no", "keep --gres-conf in step with the GPUs", func(c *Gpumemd) *bool { return &c.WriteGres }),
+	text("GresConf", "gres-conf", "/etc/slurm/gres.conf", "gres.conf to write", func(c *Gpumemd) *string { return &c.GresConf }, parsePath),
+	boolean("WriteInventory", "write-inventory", "no", "write this node's inventory to --inventory-dir/NODE.json for the plugins",
+		func(c *Gpumemd) *bool { return &c.WriteInventory }),
+	text("InventoryDir", "inventory-dir", DefaultInventoryDir, "per-node inventory directory", func(c *Gpumemd) *string { return &c.InventoryDir }, parsePath),
+	duration("GresInterval", "gres-interval", "1m", "how often GPUs are re-discovered for gres.conf",
+		func(c *Gpumemd) *time.Duration { return &c.GresInterval }, 10*time.Millisecond, 24*time.Hour),
+	text("GresHook", "gres-hook", "", "shell command run after gres.conf changed, e.g. 'systemctl restart slurmd'",
+		func(c *Gpumemd) *string { return &c.GresHook }, nil),
+	text("GresDevPrefix", "dev-prefix", "", "replaces /dev in gres.conf File= lines (a lab's fake device nodes)",
+		func(c *Gpumemd) *string { return &c.GresDevPrefix }, optionalPath),
+	text("SlurmVersion", "slurm-version", "auto", "Slurm release gres.conf is for (22.05.8, 24.11, ...); auto asks slurmd -V",
+		func(c *Gpumemd) *string { return &c.SlurmVersion }, nonEmpty),
+	text("UsagePolicy", "usage-policy", "record", "what to do with a job over its slice: record, warn or kill",
+		func(c *Gpumemd) *string { return &c.UsagePolicy }, ParseUsagePolicy),
+	duration("UsageGrace", "usage-grace", "1m", "how long a job may stay over its slice before kill",
+		func(c *Gpumemd) *time.Duration { return &c.UsageGrace }, 0, 24*time.Hour),
+	boolean("UsageNotify", "usage-notify", "yes", "also tell the job through scontrol notify", func(c *Gpumemd) *bool { return &c.UsageNotify }),
+	boolean("Drain", "drain", "no", "drain the node on NVML failure, a lost GPU or a critical XID", func(c *Gpumemd) *bool { return &c.Drain }),
+	boolean("Resume", "resume", "no", "resume a node gpumemd drained once it is healthy", func(c *Gpumemd) *bool { return &c.Resume }),
+	keyOf("CriticalXIDs", "critical-xids", "", "list", "comma-separated XIDs that drain (default: the built-in list)",
+		func(c *Gpumemd) *[]int { return &c.CriticalXIDs }, ParseXIDs, showInts),
+	duration("XIDHold", "xid-hold", "0s", "how long a critical XID counts as a problem; 0 until an admin resumes the node",
+		func(c *Gpumemd) *time.Duration { return &c.XIDHold }, 0, 30*24*time.Hour),
+	keyOf("DrainAfter", "drain-after", "3", "int", "consecutive bad polls before a drain", func(c *Gpumemd) *int { return &c.DrainAfter }, polls, strconv.Itoa),
+	keyOf("ResumeAfter", "resume-after", "3", "int", "consecutive good polls before a resume", func(c *Gpumemd) *int { return &c.ResumeAfter }, polls, strconv.Itoa),
+	text("HealthState", "health-state", "/var/lib/gpumem/health.json", "file that keeps held XIDs, the GPUs seen and gpumemd's drain across restarts; empty keeps nothing",
+		func(c *Gpumemd) *string { return &c.HealthState }, optionalPath),
+	text("Scontrol", "scontrol", "scontrol", "scontrol binary used to drain and resume, and to read what Slurm allocated each job",
+		func(c *Gpumemd) *string { return &c.Scontrol }, nonEmpty),
+	text("HistoryDB", "history-db", "/var/lib/gpumem/history.db", "SQLite history file; empty keeps no history",
+		func(c *Gpumemd) *string { return &c.HistoryDB }, optionalPath),
+	duration("HistoryBucket", "history-bucket", "1m", "one history sample per job per bucket",
+		func(c *Gpumemd) *time.Duration { return &c.HistoryBucket }, time.Second, 24*time.Hour),
+	duration("HistoryKeepSamples", "history-keep-samples", "168h", "how long samples are kept",
+		func(c *Gpumemd) *time.Duration { return &c.HistoryKeepSamples }, time.Minute, 3650*24*time.Hour),
+	duration("HistoryKeepJobs", "history-keep-jobs", "2160h", "how long ended jobs are kept",
+		func(c *Gpumemd) *time.Duration { return &c.HistoryKeepJobs }, time.Minute, 3650*24*time.Hour),
+	keyOf("FragmentationSizes", "fragmentation-sizes", "5G,10G,20G,40G", "sizes", "request sizes fragmentation is measured against (a bare number is MiB)",
+		func(c *Gpumemd) *[]int64 { return &c.FragmentationSizesMiB }, parseSizes, showSizes),
+	text("IdlePolicy", "idle-policy", "record", "what to do with a job holding GPU memory it does not use: off, record, warn, requeue or cancel",
+		func(c *Gpumemd) *string { return &c.IdlePolicy }, ParseIdlePolicy),
+	duration("IdleAfter", "idle-after", "30m", "how long a job may hold GPU memory idle before the idle policy acts",
+		func(c *Gpumemd) *time.Duration { return &c.IdleAfter }, 0, 30*24*time.Hour),
+	duration("IdleGrace", "idle-grace", "10m", "from the idle warning to requeue or cancel",
+		func(c *Gpumemd) *time.Duration { return &c.IdleGrace }, 0, 30*24*time.Hour),
+	keyOf("IdleUtilization", "idle-utilization", "0", "ratio", "a job with GPU processes counts as idle when its GPUs are busy less than this fraction (0: never)",
+		func(c *Gpumemd) *float64 { return &c.IdleUtilization }, ParseRatio, showFloat),
+	duration("IdleInterval", "idle-interval", "1m", "how often the jobs running here are listed for the idle policy",
+		func(c *Gpumemd) *time.Duration { return &c.IdleInterval }, time.Second, time.Hour),
+	keyOf("IdleExemptQOS", "idle-exempt-qos", "", "list", "comma-separated QOS whose jobs the idle policy never acts on",
+		func(c *Gpumemd) *[]string { return &c.IdleExemptQOS }, parseNames, showNames),
+	keyOf("IdleExemptAccounts", "idle-exempt-accounts", "", "list", "comma-separated accounts whose jobs the idle policy never acts on",
+		func(c *Gpumemd) *[]string { return &c.IdleExemptAccounts }, parseNames, showNames),
+	boolean("IdleInteractive", "idle-interactive", "no", "let the idle policy act on interactive jobs (salloc, srun) too",
+		func(c *Gpumemd) *bool { return &c.IdleInteractive }),
+	text("FenceCgroupRoot", "fence-cgroup-root", "/sys/fs/cgroup", "the cgroup2 mount (Slurm's CgroupMountpoint), where the dmem controller must be offered for the driver fence",
+		func(c *Gpumemd) *string { return &c.FenceCgroupRoot }, parsePath),
+	text("FenceCgroupScope", "fence-cgroup-scope", "system.slice/slurmstepd.scope", "below --fence-cgroup-root, the directory Slurm's cgroup/v2 puts job_ID in",
+		func(c *Gpumemd) *string { return &c.FenceCgroupScope }, ParseCgroupScope),
+	text("FenceFailure", "fence-failure", "fail", "when the prolog cannot set a job's driver fence: fail (the prolog fails) or drain (gpumemd's drain reason first)",
+		func(c *Gpumemd) *string { return &c.FenceFailure }, ParseFenceFailure),
+	text("FenceFailures", "fence-failures", "/var/lib/gpumem/fence-failures.log", "file that counts failed driver fences, one line each; empty counts nowhere",
+		func(c *Gpumemd) *string { return &c.FenceFailures }, optionalPath),
+	text("FenceState", "fence-state", "/run/gpumem/fence", "directory where the prolog records each job's fence for the task prolog",
+		func(c *Gpumemd) *string { return &c.FenceState }, parsePath),
 }
 
 // ParseFenceFailure checks FenceFailure: fail, or drain.
@@ -220,6 +214,20 @@ func ParseRatio(v string) (float64, error) {
 	}
 	return f, nil
 }
+
+func parseNames(v string) ([]string, error) { return ParseList(v), nil }
+
+func showNames(xs []string) string { return strings.Join(xs, ",") }
+
+func showInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ",")
+}
+
+func showFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // ParseList reads a comma-separated list of names; empty gives none.
 func ParseList(v string) []string {
@@ -269,42 +277,14 @@ func ParseXIDs(v string) ([]int, error) {
 	return out, nil
 }
 
-// ParseSizes reads a comma-separated list of sizes (10G,20G,40G) into MiB; a bare
-// number is MiB, as gpumem.conf reads every size.
-func ParseSizes(v string) ([]int64, error) { return sizeList(v, ParseMiB) }
-
-// ParseSizesWithUnit is ParseSizes for command lines, where each size takes its unit
-// as in the request language (ParseSizeMiB).
-func ParseSizesWithUnit(v string) ([]int64, error) { return sizeList(v, ParseSizeMiB) }
-
-func sizeList(v string, parse func(string) (int64, error)) ([]int64, error) {
-	var out []int64
-	for _, f := range strings.Split(v, ",") {
-		n, err := parse(f)
-		if err != nil {
-			return nil, fmt.Errorf("%q: %w", strings.TrimSpace(f), err)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// durationIn reads a Go duration (90s, 5m, 168h) within [lo, hi].
-func durationIn(lo, hi time.Duration) func(string) (time.Duration, error) {
-	return func(v string) (time.Duration, error) {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < lo || d > hi {
-			return 0, fmt.Errorf("want a duration from %s to %s, e.g. 30s, 5m or 168h", lo, hi)
-		}
-		return d, nil
-	}
-}
-
 // polls checks a count of consecutive polls: 1 (act at once) to 100.
 func polls(v string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 1 || n > 100 {
-		return 0, errors.New("want a number of polls from 1 to 100")
+	switch {
+	case err != nil:
+		return 0, errors.New("want a whole number of polls from 1 to 100")
+	case n < 1 || n > 100:
+		return 0, errors.New("want at least 1 poll each and at most 100")
 	}
 	return n, nil
 }

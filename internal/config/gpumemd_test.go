@@ -42,7 +42,7 @@ FragmentationSizes = 10G,20G
 func TestParseGpumemdErrorsNameKeyAndChoices(t *testing.T) {
 	c, err := ParseGpumemd([]byte("[gpumemd]\nDrain = yse\nUsagePolicy = nuke\nPollInterval = 0s\nListen = 9402\nColour = blue\nCriticalXIDs = 48,x\n"))
 	for _, want := range []string{`Drain = "yse": want yes or no`, `UsagePolicy = "nuke": want record, warn or kill`,
-		`PollInterval = "0s": want a duration from 1s`, `Listen = "9402": want HOST:PORT`, `unknown key "colour"`, `"x" is not an XID`} {
+		`PollInterval = "0s": want a duration from 10ms`, `Listen = "9402": want HOST:PORT`, `unknown key "colour"`, `"x" is not an XID`} {
 		// Keys are read case-insensitively and reported as ini.v1 folds them.
 		if err == nil || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(want)) {
 			t.Errorf("error %v\nlacks %q", err, want)
@@ -89,5 +89,23 @@ func TestFenceKeys(t *testing.T) {
 		if _, err := ParseGpumemd([]byte("[gpumemd]\n" + bad + "\n")); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
+	}
+}
+
+// TestOneGrammarInEverySection: a duration reads alike in every section (a bare number
+// is seconds in [gpumemd] as at the top level) and a size as the request language reads
+// it (1.5g, 1gb), wherever gpumem.conf takes one.
+func TestOneGrammarInEverySection(t *testing.T) {
+	doc := "ShardUnit = 1.5g\nReloadInterval = 30\nTargetSizes = 1gb,20\n[gpumemd]\nPollInterval = 30\nFragmentationSizes = 1.5g,2048\n[mig]\nIdleTimeout = 90\n"
+	c, err := Parse([]byte(doc))
+	if err != nil || c.ShardUnitMiB != 1536 || c.ReloadInterval != 30*time.Second || !reflect.DeepEqual(c.TargetSizesMiB, []int64{954, 20}) {
+		t.Errorf("top level: %+v, %v", c, err)
+	}
+	g, err := ParseGpumemd([]byte(doc))
+	if err != nil || g.PollInterval != 30*time.Second || !reflect.DeepEqual(g.FragmentationSizesMiB, []int64{1536, 2048}) {
+		t.Errorf("[gpumemd]: %+v, %v", g, err)
+	}
+	if m, err := ParseMIG([]byte(doc)); err != nil || m.IdleTimeout != 90*time.Second {
+		t.Errorf("[mig]: %+v, %v", m, err)
 	}
 }

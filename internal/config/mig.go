@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/units"
 )
 
 // MIG is the [mig] section of gpumem.conf: where desired MIG layouts live, whether
@@ -20,9 +22,7 @@ type MIG struct {
 }
 
 // DefaultMIG changes nothing: no desired layouts, no apply.
-func DefaultMIG() MIG {
-	return MIG{Journal: "/var/lib/gpumem/mig-journal.json", IdleTimeout: 10 * time.Minute, KeepWhole: 0.25}
-}
+func DefaultMIG() MIG { return defaults(migKeys) }
 
 // LoadMIG reads the [mig] section of path; a missing file gives the defaults. A bad key
 // is an error, as for [gpumemd]: an apply must not run on a setting nobody meant.
@@ -31,18 +31,31 @@ func LoadMIG(path string) (MIG, error) { return migSection.load(path) }
 // ParseMIG reads the [mig] section of an INI document.
 func ParseMIG(b []byte) (MIG, error) { return migSection.parse(b) }
 
-var migSection = section[MIG]{name: "mig", def: DefaultMIG, setters: migSetters,
-	known: func() string { return "Desired, Apply, Journal, IdleTimeout, Reload, KeepWhole" }}
+var migSection = sectionOf("mig", migKeys)
 
-var migSetters = map[string]func(*MIG, string) error{
-	"desired": func(c *MIG, v string) error { return assign(&c.Desired, v, optionalPath) },
-	"apply":   func(c *MIG, v string) error { return assign(&c.Apply, v, parseBool) },
-	"journal": func(c *MIG, v string) error { return assign(&c.Journal, v, parsePath) },
-	"idletimeout": func(c *MIG, v string) error {
-		return assign(&c.IdleTimeout, v, durationIn(time.Second, 7*24*time.Hour))
-	},
-	"reload":    func(c *MIG, v string) error { c.Reload = v; return nil },
-	"keepwhole": func(c *MIG, v string) error { return assign(&c.KeepWhole, v, ParseShare) },
+// MIGKeys are the [mig] keys, with the gpumemd flags that set them (KeepWhole is
+// gpumemctl mig plan's alone: Flag "").
+func MIGKeys() []Key[MIG] { return migKeys }
+
+var migKeys = []Key[MIG]{
+	text("Desired", "mig-desired", "", "directory of desired MIG layout files (NODE.json, from gpumemctl mig plan --out); empty leaves MIG alone",
+		func(c *MIG) *string { return &c.Desired }, optionalPath),
+	boolean("Apply", "mig-apply", "no", "really repartition this node's GPUs to --mig-desired (drain, wait, apply, resume); without it the steps are only logged",
+		func(c *MIG) *bool { return &c.Apply }),
+	text("Journal", "mig-journal", "/var/lib/gpumem/mig-journal.json", "journal of a MIG apply, so a restart finishes or rolls it back",
+		func(c *MIG) *string { return &c.Journal }, parsePath),
+	keyOf("IdleTimeout", "mig-idle-timeout", "10m", "duration", "how long a MIG apply waits for the node's jobs before it gives up and resumes the node",
+		func(c *MIG) *time.Duration { return &c.IdleTimeout }, ParseIdleTimeout, showDuration),
+	text("Reload", "mig-reload", "", "shell command run after a MIG apply rewrote gres.conf, to make slurmd and slurmctld read it (e.g. 'systemctl restart slurmd && scontrol reconfigure')",
+		func(c *MIG) *string { return &c.Reload }, nil),
+	keyOf("KeepWhole", "", "0.25", "share", "share of MIG GPUs a plan keeps as one full instance",
+		func(c *MIG) *float64 { return &c.KeepWhole }, ParseShare, showFloat),
+}
+
+// ParseIdleTimeout reads IdleTimeout, for gpumemctl mig apply --idle-timeout too: 1s to
+// 168h.
+func ParseIdleTimeout(v string) (time.Duration, error) {
+	return units.DurationIn(v, time.Second, 7*24*time.Hour)
 }
 
 // ParseShare reads a share from 0 to 1, e.g. 0.25.

@@ -44,12 +44,12 @@ func parsePools(v string) ([]Pool, error) {
 	return pools, nil
 }
 
-// poolSize is ParseMiB that also takes 0 and empty (no bound).
+// poolSize is parseSize that also takes 0 and empty (no bound).
 func poolSize(v string) (int64, error) {
 	if v = strings.TrimSpace(v); v == "" || v == "0" {
 		return 0, nil
 	}
-	n, err := ParseMiB(v)
+	n, err := parseSize(v)
 	if err != nil {
 		return 0, errors.New("want 0, empty, or a size such as 24g")
 	}

@@ -2,6 +2,7 @@ package mig
 
 import (
 	"fmt"
+	"github.com/gpumem/gpumem/internal/units"
 	"math"
 	"sort"
 	"strconv"
@@ -337,7 +338,7 @@ func (p ClusterPlan) Explain() []string {
 	for s, a := range p.BySize {
 		name, mib := "more than any MIG instance", s
 		if pr, err := first.Smallest(s); err == nil {
-			name, mib = "≤ "+sizeName(pr.MiB)+" ("+pr.Name+")", pr.MiB
+			name, mib = "≤ "+units.Exact(pr.MiB)+" ("+pr.Name+")", pr.MiB
 		}
 		b := buckets[name]
 		if b == nil {
@@ -384,13 +385,6 @@ func (p ClusterPlan) summary(model, layout string) string {
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
-
-func sizeName(mib int64) string {
-	if mib%1024 == 0 {
-		return fmt.Sprintf("%d GiB", mib/1024)
-	}
-	return fmt.Sprintf("%d MiB", mib)
-}
 
 func sortedKeys(m map[string]Model) []string {
 	keys := make([]string, 0, len(m))

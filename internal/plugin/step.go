@@ -7,6 +7,7 @@ import (
 	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmgres"
+	"github.com/gpumem/gpumem/internal/units"
 )
 
 // Step rewrites the gpu:mem request of a job step (srun inside an sbatch or salloc
@@ -37,14 +38,14 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64, memO
 	// The step's own GPU count is folded into the GRES it gets.
 	drop := [3]bool{request.GPUMem: true, request.GPUCount: true}
 	if shards, ok := shardsOf(jt); ok {
-		units := shard.For(mib, shardUnitMiB)
+		need := shard.For(mib, shardUnitMiB)
 		switch {
 		case gpus > 1:
 			return "", fmt.Errorf("job %d holds a memory slice of one GPU (%s); a step cannot ask for %d GPUs", jobID, slurmgres.Of(slurmgres.Shard, "", shards), gpus)
-		case units > shards:
-			return "", fmt.Errorf("step asks for %s of GPU memory but job %d holds %s (%s)", request.GiB(mib), jobID, request.GiB(shards*shardUnitMiB), slurmgres.Of(slurmgres.Shard, "", shards))
+		case need > shards:
+			return "", fmt.Errorf("step asks for %s of GPU memory but job %d holds %s (%s)", units.GiB(mib), jobID, units.GiB(shards*shardUnitMiB), slurmgres.Of(slurmgres.Shard, "", shards))
 		}
-		return st.Rewrite(drop, slurmgres.Of(slurmgres.Shard, "", units).String(), st.Prefix()), nil
+		return st.Rewrite(drop, slurmgres.Of(slurmgres.Shard, "", need).String(), st.Prefix()), nil
 	}
 	if k := jt.Find(request.GPUCount); k >= 0 {
 		held := jt.Entries[k]
@@ -52,7 +53,7 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64, memO
 			return "", fmt.Errorf("step asks for %d GPUs but job %d holds %d", gpus, jobID, held.GPUs)
 		}
 		if has, ok := memOf(held.Type); ok && held.Type != "" && mib > has {
-			return "", fmt.Errorf("step asks for %s of GPU memory per GPU but job %d holds %s per GPU (%s)", request.GiB(mib), jobID, request.GiB(has), slurmgres.Of(slurmgres.GPU, held.Type, held.GPUs))
+			return "", fmt.Errorf("step asks for %s of GPU memory per GPU but job %d holds %s per GPU (%s)", units.GiB(mib), jobID, units.GiB(has), slurmgres.Of(slurmgres.GPU, held.Type, held.GPUs))
 		}
 		return st.Rewrite(drop, slurmgres.Of(slurmgres.GPU, held.Type, gpus).String(), st.Prefix()), nil
 	}

@@ -1,6 +1,10 @@
 package request
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gpumem/gpumem/internal/units"
+)
 
 func TestParseSize(t *testing.T) {
 	ok := []struct {
@@ -54,27 +58,6 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-func TestFormatSizeRoundTrips(t *testing.T) {
-	for _, mib := range []int64{1, 1023, 1024, 1536, 20480, 19074, 1 << 20, 3 << 20, 1 << 30} {
-		s := FormatSize(mib)
-		got, err := ParseSize(s)
-		if err != nil || got != mib {
-			t.Errorf("ParseSize(FormatSize(%d)=%q) = %d, %v", mib, s, got, err)
-		}
-	}
-	if s := FormatSize(20480); s != "20g" {
-		t.Errorf("FormatSize(20480) = %q, want 20g", s)
-	}
-}
-
-func TestGiB(t *testing.T) {
-	for mib, want := range map[int64]string{81559: "79.6 GiB", 102400: "100 GiB", 20096: "19.6 GiB", 1023: "0.9 GiB"} {
-		if got := GiB(mib); got != want {
-			t.Errorf("GiB(%d) = %q, want %q", mib, got, want)
-		}
-	}
-}
-
 // FuzzParseSize: any size either fails with a SizeError or lands in 1..MaxMiB MiB and
 // survives FormatSize unchanged.
 func FuzzParseSize(f *testing.F) {
@@ -92,8 +75,8 @@ func FuzzParseSize(f *testing.F) {
 		if mib < 1 || mib > MaxMiB {
 			t.Fatalf("ParseSize(%q) = %d MiB, out of range", s, mib)
 		}
-		if back, err := ParseSize(FormatSize(mib)); err != nil || back != mib {
-			t.Fatalf("FormatSize(%d) = %q reads back as %d, %v", mib, FormatSize(mib), back, err)
+		if back, err := ParseSize(units.FormatSize(mib)); err != nil || back != mib {
+			t.Fatalf("FormatSize(%d) = %q reads back as %d, %v", mib, units.FormatSize(mib), back, err)
 		}
 	})
 }

@@ -3,6 +3,8 @@ package request
 import (
 	"reflect"
 	"testing"
+
+	"github.com/gpumem/gpumem/internal/units"
 )
 
 func TestParseForms(t *testing.T) {
@@ -117,7 +119,7 @@ func FuzzParse(f *testing.F) {
 				if e.MiB < 1 || e.MiB > MaxMiB {
 					t.Fatalf("%q: size %d MiB out of range", s, e.MiB)
 				}
-				back, err := ParseSize(FormatSize(e.MiB))
+				back, err := ParseSize(units.FormatSize(e.MiB))
 				if err != nil || back != e.MiB {
 					t.Fatalf("%q: FormatSize(%d) does not read back: %d, %v", s, e.MiB, back, err)
 				}

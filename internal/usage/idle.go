@@ -236,10 +236,10 @@ func (r *Reclaimer) apply(ctx context.Context, j IdleJob, now time.Time) {
 		return
 	}
 	what := fmt.Sprintf("gpumem: job %s holds %s of GPU memory on %s (GPU %s) with no GPU process for %s",
-		j.ID, GiB(j.Alloc), r.Node, ints(j.GPUs), idleFor.Truncate(time.Second))
+		j.ID, gibOf(j.Alloc), r.Node, ints(j.GPUs), idleFor.Truncate(time.Second))
 	if r.UtilBelow > 0 {
 		what = fmt.Sprintf("gpumem: job %s holds %s of GPU memory on %s (GPU %s) and has used less than %.0f%% of it for %s",
-			j.ID, GiB(j.Alloc), r.Node, ints(j.GPUs), r.UtilBelow*100, idleFor.Truncate(time.Second))
+			j.ID, gibOf(j.Alloc), r.Node, ints(j.GPUs), r.UtilBelow*100, idleFor.Truncate(time.Second))
 	}
 	if !r.warned[j.ID] {
 		r.warned[j.ID] = true

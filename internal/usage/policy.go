@@ -2,6 +2,7 @@ package usage
 
 import (
 	"fmt"
+	"github.com/gpumem/gpumem/internal/units"
 	"syscall"
 	"time"
 )
@@ -78,9 +79,9 @@ func (e *Enforcer) Step(jobs []Job, now time.Time) []Action {
 }
 
 func (e *Enforcer) warn(j *Job) Action {
-	msg := fmt.Sprintf("gpumem: job %s uses %s of GPU memory but was allocated %s", j.ID, GiB(j.Used), GiB(j.Alloc))
+	msg := fmt.Sprintf("gpumem: job %s uses %s of GPU memory but was allocated %s", j.ID, gibOf(j.Used), gibOf(j.Alloc))
 	if j.Stray > 0 {
-		msg = fmt.Sprintf("gpumem: job %s holds %s of GPU memory on GPUs it was not given %v (allocated %s, using %s there)", j.ID, GiB(j.Stray), strayGPUs(j), GiB(j.Alloc), GiB(j.Used))
+		msg = fmt.Sprintf("gpumem: job %s holds %s of GPU memory on GPUs it was not given %v (allocated %s, using %s there)", j.ID, gibOf(j.Stray), strayGPUs(j), gibOf(j.Alloc), gibOf(j.Used))
 	}
 	if e.Policy == PolicyKill {
 		msg += fmt.Sprintf("; its GPU processes will be killed in %s unless it frees memory", e.Grace)
@@ -104,15 +105,12 @@ func (e *Enforcer) kill(j *Job) (a Action, did bool) {
 	}
 	killed, failed := signalConfirmed(j.ID, pids, confirm, syscall.SIGKILL)
 	a.PIDs = killed
-	a.Detail = fmt.Sprintf("gpumem: killed job %s's GPU processes %v: %s used, %s allocated, %s on GPUs not given, over for more than %s", j.ID, a.PIDs, GiB(j.Used), GiB(j.Alloc), GiB(j.Stray), e.Grace)
+	a.Detail = fmt.Sprintf("gpumem: killed job %s's GPU processes %v: %s used, %s allocated, %s on GPUs not given, over for more than %s", j.ID, a.PIDs, gibOf(j.Used), gibOf(j.Alloc), gibOf(j.Stray), e.Grace)
 	if len(failed) > 0 {
 		a.Detail += fmt.Sprintf("; could not kill %v", failed)
 	}
 	return a, len(a.PIDs)+len(failed) > 0
 }
-
-// GiB formats bytes for people.
-func GiB(b uint64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
 
 // strayGPUs are the GPUs where the job holds memory it was not given.
 func strayGPUs(j *Job) []int {
@@ -124,3 +122,6 @@ func strayGPUs(j *Job) []int {
 	}
 	return out
 }
+
+// gibOf writes bytes for people, as every gpumem message does.
+func gibOf(b uint64) string { return units.BytesGiB(float64(b)) }

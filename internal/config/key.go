@@ -1,0 +1,90 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpumem/gpumem/internal/units"
+)
+
+// Key is one setting of a gpumem.conf section whose keys are also flags ([gpumemd],
+// [mig]): its name in the file, the flag that sets the same value, its default, and the
+// one setter the file, the flag and the default all go through, so that a value is taken
+// on the command line exactly when it is taken in the file, and means the same.
+type Key[C any] struct {
+	Name    string // in gpumem.conf, e.g. PollInterval (read in any case)
+	Flag    string // gpumemd's flag, e.g. poll-interval
+	Default string // read by Set like any value, so a default is always one the key takes
+	Type    string // the value's name in the flag help: duration, string, bool, int, sizes...
+	Help    string
+	Set     func(*C, string) error
+	Get     func(*C) string // the value as a flag shows it
+}
+
+// defaults applies every key's Default to a zero C: a section's defaults.
+func defaults[C any](keys []Key[C]) C {
+	var c C
+	for _, k := range keys {
+		if err := k.Set(&c, k.Default); err != nil {
+			panic(fmt.Sprintf("gpumem.conf key %s: default %q: %v", k.Name, k.Default, err))
+		}
+	}
+	return c
+}
+
+// sectionOf is the section[C] a key table reads.
+func sectionOf[C any](name string, keys []Key[C]) section[C] {
+	setters := map[string]func(*C, string) error{}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		setters[strings.ToLower(k.Name)] = k.Set
+		names[i] = k.Name
+	}
+	known := strings.Join(names, ", ")
+	return section[C]{name: name, def: func() C { return defaults(keys) }, setters: setters,
+		known: func() string { return known }}
+}
+
+// The key makers below pair a field with how it is read and shown. field returns the
+// field of *C the key sets.
+
+func keyOf[C, T any](name, flag, def, typ, help string, field func(*C) *T, parse func(string) (T, error), show func(T) string) Key[C] {
+	return Key[C]{Name: name, Flag: flag, Default: def, Type: typ, Help: help,
+		Set: func(c *C, v string) error { return assign(field(c), v, parse) },
+		Get: func(c *C) string { return show(*field(c)) }}
+}
+
+// text is a string key; check may be nil for free text (a name, a shell command).
+func text[C any](name, flag, def, help string, field func(*C) *string, check func(string) (string, error)) Key[C] {
+	if check == nil {
+		check = func(v string) (string, error) { return v, nil }
+	}
+	return keyOf(name, flag, def, "string", help, field, check, func(s string) string { return s })
+}
+
+func boolean[C any](name, flag, def, help string, field func(*C) *bool) Key[C] {
+	return keyOf(name, flag, def, "bool", help, field, parseBool, strconv.FormatBool)
+}
+
+// duration is a duration key from lo to hi (units.DurationIn).
+func duration[C any](name, flag, def, help string, field func(*C) *time.Duration, lo, hi time.Duration) Key[C] {
+	return keyOf(name, flag, def, "duration", help, field, durationIn(lo, hi), showDuration)
+}
+
+// showDuration is how pflag showed a duration flag's default, 0 as no default at all.
+func showDuration(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	return d.String()
+}
+
+func showSizes(mib []int64) string {
+	parts := make([]string, len(mib))
+	for i, m := range mib {
+		parts[i] = units.FormatFlag(m)
+	}
+	return strings.Join(parts, ",")
+}
