@@ -116,24 +116,13 @@ func (m *migReconciler) maybeStart(now time.Time) {
 		}
 		m.deferred = ""
 		if err != nil {
-			wait := retryAfter(int(m.failures.Add(1)))
+			wait := migapply.RetryAfter(int(m.failures.Add(1)))
 			m.retryAt.Store(time.Now().Add(wait).UnixNano())
 			m.log.Error("MIG apply failed", "err", err, "retry_in", wait)
 			return
 		}
 		m.failures.Store(0)
 	}()
-}
-
-// retryAfter is how long gpumemd waits before it tries a failed apply again: a failure
-// a person must fix (slurm.conf, a device) is not retried, drained again and logged
-// every gres interval, yet a passing one (slurmctld restarting) is soon retried.
-func retryAfter(failures int) time.Duration {
-	d := 30 * time.Second
-	for i := 1; i < failures && d < 30*time.Minute; i++ {
-		d *= 2
-	}
-	return min(d, 30*time.Minute)
 }
 
 // dryRun logs the steps an apply would take, once per plan: without --mig-apply gpumemd
@@ -166,15 +155,7 @@ func (m *migReconciler) desired() (map[int]mig.Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := mig.DecodeDesired(b)
-	if err != nil {
-		return nil, err
-	}
-	if d.Node != m.node {
-		return nil, errors.New("desired layout file " + m.node + ".json names node " + d.Node)
-	}
-	want, _, err := d.Layouts()
-	return want, err
+	return mig.NodeLayouts(b, m.node)
 }
 
 // wait lets a running apply finish, up to d, so shutdown does not cut it short where

@@ -90,14 +90,6 @@ func TestMIGKeysFromConfigFlagsWin(t *testing.T) {
 	}
 }
 
-func TestRetryAfterBacksOff(t *testing.T) {
-	for n, want := range map[int]time.Duration{1: 30 * time.Second, 2: time.Minute, 3: 2 * time.Minute, 7: 30 * time.Minute, 50: 30 * time.Minute} {
-		if got := retryAfter(n); got != want {
-			t.Errorf("after %d failures: %v, want %v", n, got, want)
-		}
-	}
-}
-
 // TestMIGApplyWaitsForAnotherApply: while another process's apply holds the node's lock
 // (an flock on the journal's .lock file), gpumemd changes neither the GPU nor the node;
 // once the lock is let go it applies.

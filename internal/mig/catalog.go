@@ -1,6 +1,11 @@
 // Package mig knows the MIG profiles of the GPUs gpumem plans for: their compute slices,
 // memory slots, real memory and valid placements, and checks and plans layouts for one
 // GPU. At run time NVML's own numbers win; this catalog serves planning and tests.
+//
+// It holds every MIG decision, without I/O: an inventory GPU's layout (LayoutOf),
+// demand from the queue, history or a file, the cluster plan, the desired-layout files,
+// a new layout's check against a node and desired against actual. Applying a layout is
+// migapply's; the commands only gather inputs and print.
 package mig
 
 import (

@@ -3,6 +3,7 @@ package mig
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -119,4 +120,19 @@ func DecodeDesired(b []byte) (Desired, error) {
 		return Desired{}, err
 	}
 	return d, nil
+}
+
+// NodeLayouts reads node's desired-layout file (DecodeDesired) and returns its layouts
+// per GPU index. The file must name node: one copied under another node's name would
+// repartition the wrong GPUs.
+func NodeLayouts(b []byte, node string) (map[int]Layout, error) {
+	d, err := DecodeDesired(b)
+	if err != nil {
+		return nil, err
+	}
+	if d.Node != node {
+		return nil, errors.New("desired layout file " + node + ".json names node " + d.Node)
+	}
+	want, _, err := d.Layouts()
+	return want, err
 }

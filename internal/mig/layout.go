@@ -78,6 +78,19 @@ func (m Model) Validate(l Layout) error {
 	return nil
 }
 
+// LayoutMiB validates l for m and adds up the real memory of its instances.
+func (m Model) LayoutMiB(l Layout) (int64, error) {
+	if err := m.Validate(l); err != nil {
+		return 0, err
+	}
+	var mib int64
+	for _, pl := range l {
+		p, _ := m.Profile(pl.Profile) // Validate found it
+		mib += p.MiB
+	}
+	return mib, nil
+}
+
 // Plan packs requests (MiB each) into as few GPUs of model m as it can: each request gets
 // its Smallest profile, the biggest are placed first, each at the first GPU and start slot
 // that keeps the layout valid. Layouts come back in the order the GPUs were opened.

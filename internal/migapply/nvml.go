@@ -22,11 +22,7 @@ func (n NVML) Layout(gpu int) (mig.Layout, error) {
 	if gpu < 0 || gpu >= len(gpus) {
 		return nil, fmt.Errorf("this node has %d GPUs", len(gpus))
 	}
-	l := mig.Layout{}
-	for _, in := range gpus[gpu].Instances {
-		l = append(l, mig.Placement{Profile: in.Profile, Start: in.Start})
-	}
-	return l, nil
+	return mig.LayoutOf(gpus[gpu]), nil
 }
 
 func (n NVML) device(gpu int) (nvml.Device, error) {
