@@ -268,6 +268,7 @@ func printPlan(w io.Writer, m mig.Model, layouts []mig.Layout) error {
 			return fmt.Errorf("plan produced an invalid layout for GPU %d: %w", i, err)
 		}
 		fmt.Fprintf(w, "--layout %d=%s\t# %d instance(s), %d MiB\n", i, l, len(l), mib)
+		fmt.Fprintf(w, "#   %s\n", m.Draw(l))
 	}
 	return nil
 }

@@ -91,6 +91,9 @@ lacks the node or GPU.`,
 			if err := r.write(w, out.format); err != nil {
 				return err
 			}
+			if out.format == formatTable {
+				drawStatus(w, status)
+			}
 			return notAsDesired(w, differ, out.format == formatTable)
 		},
 	}
@@ -98,6 +101,25 @@ lacks the node or GPU.`,
 	cmd.Flags().StringVar(&desired, "desired", "/etc/slurm/gpumem-mig.d", "directory of desired-layout files (NODE.json); [mig] Desired")
 	cmd.Flags().StringVar(&inv, "inventory", "/etc/slurm/gpumem.d", "the inventory gpumemd writes (file or directory of NODE.json)")
 	return cmd
+}
+
+// drawStatus draws each GPU's memory slots below the table, desired over actual.
+func drawStatus(w io.Writer, status []mig.GPUState) {
+	drawn := false
+	for _, st := range status {
+		pic := st.Picture()
+		if pic == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s GPU %d (%s), memory slots:\n", st.Node, st.GPU, st.Model)
+		for _, l := range pic {
+			fmt.Fprintln(w, l)
+		}
+		drawn = true
+	}
+	if drawn {
+		fmt.Fprintln(w)
+	}
 }
 
 func show(l string) string {

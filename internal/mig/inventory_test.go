@@ -77,10 +77,10 @@ func TestStatus(t *testing.T) {
 	}}, {Version: DesiredVersion, Node: "n9", GPUs: []DesiredGPU{{Index: 0, Model: "a100-40gb", Layout: "7g.40gb@0"}}}}
 	got, differ := Status(ds, c)
 	want := []GPUState{
-		{"n1", 0, "ok", "3g.20gb@0,3g.20gb@4", "3g.20gb@4,3g.20gb@0"}, // instance order aside
-		{"n1", 1, "differs", "", "7g.40gb@0"},
-		{"n1", 2, "unknown", "7g.40gb@0", ""},
-		{"n9", 0, "unknown", "7g.40gb@0", ""},
+		{"n1", 0, "ok", "3g.20gb@0,3g.20gb@4", "3g.20gb@4,3g.20gb@0", "a100-40gb"}, // instance order aside
+		{"n1", 1, "differs", "", "7g.40gb@0", "a100-40gb"},
+		{"n1", 2, "unknown", "7g.40gb@0", "", "a100-40gb"},
+		{"n9", 0, "unknown", "7g.40gb@0", "", "a100-40gb"},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) || differ != 3 {
 		t.Errorf("Status = %v, %d not ok;\nwant %v, 3", got, differ, want)

@@ -10,6 +10,24 @@ type GPUState struct {
 	State   string `json:"state"` // ok, differs or unknown
 	Desired string `json:"desired"`
 	Actual  string `json:"actual,omitempty"` // empty when unknown
+	Model   string `json:"-"`                // the desired file's catalog key, for Picture
+}
+
+// Picture draws the GPU's desired and actual layouts slot by slot (Model.Draw), for
+// people; nil when its model is not in the catalog.
+func (st GPUState) Picture() []string {
+	m, err := Lookup(st.Model)
+	if err != nil {
+		return nil
+	}
+	lines := []string{"          " + SlotRuler()}
+	want, _ := ParseLayout(st.Desired)
+	lines = append(lines, "  desired "+m.Draw(want))
+	if st.State != "unknown" {
+		have, _ := ParseLayout(st.Actual)
+		lines = append(lines, "  actual  "+m.Draw(have))
+	}
+	return lines
 }
 
 // Status compares each desired GPU with the inventory, in the order of ds and their
@@ -27,7 +45,7 @@ func Status(ds []Desired, c inventory.Cluster) (states []GPUState, differ int) {
 	for _, d := range ds {
 		want, _, _ := d.Layouts() // checked by the caller
 		for _, g := range d.GPUs {
-			st := GPUState{Node: d.Node, GPU: g.Index, State: "unknown", Desired: g.Layout}
+			st := GPUState{Node: d.Node, GPU: g.Index, State: "unknown", Desired: g.Layout, Model: g.Model}
 			if gpu, ok := actual[d.Node][g.Index]; ok {
 				cur := LayoutOf(gpu)
 				st.Actual, st.State = cur.String(), "ok"
