@@ -255,10 +255,14 @@ func writeSteerReport(w io.Writer, format string, v *steer.View, sizes []int64) 
 	}
 	r := rows{head: []string{"node", "gpu", "used_shards", "free_shards"}}
 	if format == formatTable {
-		r.head = []string{"NODE", "GPU", "USED", "FREE"}
+		r.head = []string{"NODE", "GPU", "USED", "FREE", "SHARDS (# used)"}
 	}
 	for _, g := range rep.GPUs {
-		r.add(g.Node, strconv.Itoa(g.GPU), strconv.FormatInt(g.Used, 10), strconv.FormatInt(g.Free, 10))
+		if format == formatTable {
+			r.add(g.Node, strconv.Itoa(g.GPU), strconv.FormatInt(g.Used, 10), strconv.FormatInt(g.Free, 10), bar(g.Used, g.Used+g.Free))
+		} else {
+			r.add(g.Node, strconv.Itoa(g.GPU), strconv.FormatInt(g.Used, 10), strconv.FormatInt(g.Free, 10))
+		}
 	}
 	if err := r.write(w, format); err != nil || format == formatCSV {
 		return err
