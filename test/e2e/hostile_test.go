@@ -104,9 +104,10 @@ func outsider(t *testing.T, env ...string) *exec.Cmd {
 
 // forgeCgroup moves pid into a cgroup whose path holds job_ID, as a user's own
 // delegated tree could (user@UID.service/job_ID/step_0), on this host's cgroup v2
-// hierarchy. It returns the process's cgroup line, or "" when there is no cgroup v2
-// mounted to do it in.
+// hierarchy, mounting one for the test where none is mounted. It returns the process's
+// cgroup line; a forgery it cannot make fails the test, so the check is never dropped.
 func forgeCgroup(t *testing.T, pid int, job string) string {
+	t.Helper()
 	mounts, _ := os.ReadFile("/proc/self/mounts")
 	var v2 string
 	for _, l := range strings.Split(string(mounts), "\n") {
@@ -116,12 +117,17 @@ func forgeCgroup(t *testing.T, pid int, job string) string {
 		}
 	}
 	if v2 == "" {
-		return ""
+		// The kernel's cgroup v2 hierarchy can be mounted again anywhere.
+		v2 = t.TempDir()
+		if err := syscall.Mount("none", v2, "cgroup2", 0, ""); err != nil {
+			t.Fatalf("no cgroup v2 mounted and none could be (%v): the forger's cgroup cannot be made", err)
+		}
+		t.Cleanup(func() { syscall.Unmount(v2, syscall.MNT_DETACH) })
 	}
 	base := filepath.Join(v2, "gpumem-e2e.slice")
 	dir := filepath.Join(base, "user@2001.service", "job_"+job, "step_0")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return ""
+		t.Fatalf("the forger's cgroup: %v", err)
 	}
 	t.Cleanup(func() {
 		// Back to the root cgroup, then the empty cgroups go, deepest first.
@@ -131,7 +137,7 @@ func forgeCgroup(t *testing.T, pid int, job string) string {
 		}
 	})
 	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
-		return ""
+		t.Fatalf("moving the forger into %s: %v", dir, err)
 	}
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	for _, l := range strings.Split(string(b), "\n") {
@@ -139,6 +145,7 @@ func forgeCgroup(t *testing.T, pid int, job string) string {
 			return l
 		}
 	}
+	t.Fatalf("the forger %d is not in its job_%s cgroup: %s", pid, job, b)
 	return ""
 }
 
@@ -193,11 +200,7 @@ func TestHostileUsers(t *testing.T) {
 		"F="+outDir+"/fifo-$SLURM_JOB_ID; mkfifo $F; sh -c \"exec 3<$F\" & exec 2>$F; exec sleep 300")
 	pids := map[string]int{victim: runningAs(t, victim), readonly: runningAs(t, readonly), fifo: runningAs(t, fifo)}
 	forger := outsider(t, "SLURM_JOB_ID="+victim, "SLURM_JOBID="+victim, "SLURM_SHARDS_ON_NODE=80")
-	if cg := forgeCgroup(t, forger.Process.Pid, victim); cg != "" {
-		t.Logf("forger %d in cgroup %s", forger.Process.Pid, cg)
-	} else {
-		t.Logf("no writable cgroup v2 here: the forger has only its environment")
-	}
+	t.Logf("forger %d in cgroup %s", forger.Process.Pid, forgeCgroup(t, forger.Process.Pid, victim))
 	liar := outsider(t, "SLURM_JOB_ID="+readonly, "SLURM_SHARDS_ON_NODE=lol")
 	confHash := fileHash(t, hostPath("/etc/slurm/slurm.conf"))
 
