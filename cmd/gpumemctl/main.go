@@ -43,6 +43,7 @@ gres check exit as diff(1): 0 same or accepted, 1 different or refused, 2 troubl
 		return usageError(fmt.Errorf("%w (%s --help lists its flags)", cliflag.Explain(err), c.CommandPath()))
 	})
 	strictArgs(root)
+	completeValues(root)
 	return root
 }
 

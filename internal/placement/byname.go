@@ -8,6 +8,9 @@ import (
 // names are the policies ByName makes, for its error message.
 var names = []string{"first-fit", "best-fit", "spread", "random", "gpu-packing", "fgd", OursName}
 
+// Names lists the policies ByName makes (shell completion, help).
+func Names() []string { return append([]string(nil), names...) }
+
 // ByName returns the policy called name. seed feeds the policies that draw random numbers
 // (random, gpu-packing, fgd's ties among idle nodes), so a replay is repeatable. target is
 // the workload the fragmentation-aware policies (fgd, gpumem) keep room for, as
