@@ -36,7 +36,7 @@ func DurationIn(v string, lo, hi time.Duration) (time.Duration, error) {
 		return 0, errors.New("want a duration with its unit such as 30s, 10m or 1h, or a whole number of seconds; " + span(lo, hi))
 	}
 	if d < lo || d > hi {
-		return 0, errors.New("want a duration " + span(lo, hi) + ", e.g. 30s, 5m or 168h")
+		return 0, errors.New("want a duration " + span(lo, hi))
 	}
 	return d, nil
 }
