@@ -10,7 +10,7 @@ import (
 // Policies for a job that holds more GPU memory than its slice. gpumem.conf and
 // gpumemd's flags read them with config.ParseUsagePolicy, case-insensitively.
 const (
-	PolicyRecord = "record" // only measure: metrics and history
+	PolicyRecord = "record" // only measure: metrics, history and one log line per episode
 	PolicyWarn   = "warn"   // log, count, and optionally tell the job on its stderr
 	PolicyKill   = "kill"   // warn, then kill its GPU processes once the grace is over
 )
@@ -18,7 +18,7 @@ const (
 // Action is one thing the enforcer did, for logs and metrics.
 type Action struct {
 	Job    string
-	Kind   string // "warn" or "kill"
+	Kind   string // "record" (logged only), "warn" or "kill"
 	PIDs   []int  // killed processes
 	Detail string
 }
@@ -50,7 +50,7 @@ func (e *Enforcer) Step(jobs []Job, now time.Time) []Action {
 	var acts []Action
 	for i := range jobs {
 		j := &jobs[i]
-		if !j.Over() || e.Policy == PolicyRecord {
+		if !j.Over() {
 			continue
 		}
 		seen[j.ID] = true
@@ -60,7 +60,16 @@ func (e *Enforcer) Step(jobs []Job, now time.Time) []Action {
 		}
 		if !e.warned[j.ID] {
 			e.warned[j.ID] = true
+			if e.Policy == PolicyRecord {
+				// Measured only, but an admin reading the log sees the job once per
+				// episode, not only a metric.
+				acts = append(acts, Action{Job: j.ID, Kind: "record", Detail: e.message(j) + " (UsagePolicy = record: nothing done)"})
+				continue
+			}
 			acts = append(acts, e.warn(j))
+		}
+		if e.Policy == PolicyRecord {
+			continue
 		}
 		if e.Policy == PolicyKill && now.Sub(since) >= e.Grace {
 			if a, did := e.kill(j); did {
@@ -78,11 +87,16 @@ func (e *Enforcer) Step(jobs []Job, now time.Time) []Action {
 	return acts
 }
 
-func (e *Enforcer) warn(j *Job) Action {
-	msg := fmt.Sprintf("gpumem: job %s uses %s of GPU memory but was allocated %s", j.ID, gibOf(j.Used), gibOf(j.Alloc))
+// message says how job j is over its allocation.
+func (e *Enforcer) message(j *Job) string {
 	if j.Stray > 0 {
-		msg = fmt.Sprintf("gpumem: job %s holds %s of GPU memory on GPUs it was not given %v (allocated %s, using %s there)", j.ID, gibOf(j.Stray), strayGPUs(j), gibOf(j.Alloc), gibOf(j.Used))
+		return fmt.Sprintf("gpumem: job %s holds %s of GPU memory on GPUs it was not given %v (allocated %s, using %s there)", j.ID, gibOf(j.Stray), strayGPUs(j), gibOf(j.Alloc), gibOf(j.Used))
 	}
+	return fmt.Sprintf("gpumem: job %s uses %s of GPU memory but was allocated %s", j.ID, gibOf(j.Used), gibOf(j.Alloc))
+}
+
+func (e *Enforcer) warn(j *Job) Action {
+	msg := e.message(j)
 	if e.Policy == PolicyKill {
 		msg += fmt.Sprintf("; its GPU processes will be killed in %s unless it frees memory", e.Grace)
 	}

@@ -277,3 +277,28 @@ func TestSpikeShorterThanGraceIsForgiven(t *testing.T) {
 		t.Fatalf("kill attempted %d times after a full minute over, want 1", confirmed)
 	}
 }
+
+// Under UsagePolicy = record a job over its slice is logged once per episode (an
+// action of kind record), never told or signalled; back under and over again is a new
+// episode.
+func TestRecordLogsEachEpisodeOnce(t *testing.T) {
+	told, confirmed := 0, 0
+	e := &Enforcer{Policy: PolicyRecord, Grace: time.Second,
+		Tell:    func(string, string) { told++ },
+		Confirm: func(string, []int) (map[int]bool, error) { confirmed++; return nil, nil }}
+	over := []Job{{ID: "7", Alloc: 20 * gib, Used: 22 * gib, GPUs: []JobGPU{{PIDs: []int{os.Getpid()}}}}}
+	fine := []Job{{ID: "7", Alloc: 20 * gib, Used: gib, GPUs: []JobGPU{{PIDs: []int{os.Getpid()}}}}}
+	t0 := time.Unix(0, 0)
+	var kinds []string
+	for i, jobs := range [][]Job{over, over, over, fine, over} {
+		for _, a := range e.Step(jobs, t0.Add(time.Duration(i)*time.Hour)) {
+			kinds = append(kinds, a.Kind)
+			if !strings.Contains(a.Detail, "job 7 uses 22.0 GiB of GPU memory but was allocated 20.0 GiB") || !strings.Contains(a.Detail, "UsagePolicy = record") {
+				t.Errorf("record line %q", a.Detail)
+			}
+		}
+	}
+	if strings.Join(kinds, ",") != "record,record" || told != 0 || confirmed != 0 {
+		t.Errorf("actions %v, told %d, kill checks %d; want one record per episode and nothing done", kinds, told, confirmed)
+	}
+}
