@@ -357,3 +357,33 @@ func TestAPIStaysOffPublicListeners(t *testing.T) {
 		}
 	}
 }
+
+// The start log says what each listener exposes, so an admin who opens a port sees
+// that /api stays refused there (and why) before anyone is turned away.
+func TestListenerSaysWhatItExposes(t *testing.T) {
+	for _, c := range []struct {
+		listen string
+		extra  []string
+		api    string
+	}{
+		{"127.0.0.1:0", nil, `api="open: loopback only"`},
+		{"0.0.0.0:0", nil, `api="refused (403): not loopback, no web config with TLS or auth, APIPublic = no"`},
+		{"0.0.0.0:0", []string{"--api-public"}, `api="open to anyone who reaches it (APIPublic = yes)"`},
+	} {
+		var logged syncBuffer
+		args := append([]string{"--config", "/dev/null", "--nvml", "mock:dgxh100", "--node", "t3", "--listen", c.listen,
+			"--history-db", filepath.Join(t.TempDir(), "h.db"), "--health-state", ""}, c.extra...)
+		addr := startLogging(t, &logged, args...)
+		var line string
+		for deadline := time.Now().Add(5 * time.Second); line == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			for _, l := range strings.Split(logged.String(), "\n") {
+				if strings.Contains(l, "msg=listening") {
+					line = l
+				}
+			}
+		}
+		if !strings.Contains(line, c.api) || !strings.Contains(line, "metrics=on") || !strings.Contains(line, addr) {
+			t.Errorf("--listen %s %v: start log %q; want %s and the address %s", c.listen, c.extra, line, c.api, addr)
+		}
+	}
+}

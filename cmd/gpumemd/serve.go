@@ -82,6 +82,29 @@ func serve(srv *http.Server, ln net.Listener, webConfig string, log *slog.Logger
 	return err
 }
 
+// exposes says, for the start log, what a listener on addr answers to whom, so that an
+// admin who opens a port sees what is behind it: /metrics to anyone who can reach it,
+// /inventory (GPUs, no jobs) likewise when written, and /api (every job's history)
+// only on loopback, with APIPublic, or under the web config's TLS or auth.
+func (d *daemon) exposes(addr net.Addr) []any {
+	tcp, ok := addr.(*net.TCPAddr)
+	loop := ok && tcp.IP.IsLoopback()
+	inv := "off (WriteInventory = no)"
+	if d.opt.WriteInventory {
+		inv = "on"
+	}
+	api := "open: loopback only"
+	switch {
+	case d.opt.APIPublic:
+		api = "open to anyone who reaches it (APIPublic = yes)"
+	case !loop && d.opt.WebConfigFile != "":
+		api = "only if the web config " + d.opt.WebConfigFile + " puts TLS or auth in force (checked per request)"
+	case !loop:
+		api = "refused (403): not loopback, no web config with TLS or auth, APIPublic = no"
+	}
+	return []any{"metrics", "on", "inventory", inv, "api", api, "tls_auth", d.opt.WebConfigFile != ""}
+}
+
 // serveHTTP serves /metrics, /inventory and /api on --listen until ctx ends. A port it
 // cannot have (another process bound it first, the address is not yet up) or a server
 // that stops on its own is a fault gpumemd lives through: it is logged and counted
@@ -98,6 +121,7 @@ func (d *daemon) serveHTTP(ctx context.Context, ready chan<- string) {
 		}
 		d.duties.up("listen")
 		b.reset()
+		d.log.Info("listening", append([]any{"addr", ln.Addr().String()}, d.exposes(ln.Addr())...)...)
 		srv := newServer(d, ln.Addr())
 		served := make(chan error, 1)
 		go func() { served <- serve(srv, ln, d.opt.WebConfigFile, d.log) }()
