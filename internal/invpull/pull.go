@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/inventory"
@@ -152,6 +153,10 @@ func (p Puller) fetch(ctx context.Context, t Target, url string) (inventory.Node
 	if err != nil {
 		if ctx.Err() != nil {
 			return inventory.Node{}, fmt.Errorf("no answer within %s (is gpumemd running there, listening beyond loopback?)", timeout)
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			// gpumemd's default Listen is loopback: the usual cause on a new cluster.
+			return inventory.Node{}, fmt.Errorf("%w (nothing listens there: gpumemd listens on loopback unless its Listen says otherwise, e.g. Listen = :9402)", err)
 		}
 		return inventory.Node{}, err
 	}

@@ -3,6 +3,7 @@ package invpull
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -83,6 +84,18 @@ func TestPullTakesGoodNodesAndSkipsHostileOnes(t *testing.T) {
 	for _, c := range cases {
 		targets = append(targets, Target{Node: c.node, Addr: serve(t, c.h)})
 	}
+	// A port where nothing listens (gpumemd on loopback only, seen from the controller).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	cases = append(cases, struct {
+		node, want string
+		h          http.HandlerFunc
+	}{"n12", "gpumemd listens on loopback unless its Listen says otherwise", nil})
+	targets = append(targets, Target{Node: "n12", Addr: closed})
 	p := Puller{URL: "http://{addr}/inventory", Timeout: 500 * time.Millisecond}
 	start := time.Now()
 	res := p.Pull(context.Background(), targets)
