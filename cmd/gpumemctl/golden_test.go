@@ -192,10 +192,10 @@ func TestGoldenSteerReport(t *testing.T) {
 }
 
 // TestGoldenQuota: a pending shard job, as the 22.05 lab's squeue prints it, under the
-// quotas of that lab's real assoc_mgr output (internal/policy/testdata).
+// quotas of that lab's real assoc_mgr output (internal/accounting/testdata).
 func TestGoldenQuota(t *testing.T) {
 	dir := t.TempDir()
-	assoc, _ := filepath.Abs("../../internal/policy/testdata/assoc_mgr-2205.txt")
+	assoc, _ := filepath.Abs("../../internal/accounting/testdata/assoc_mgr-2205.txt")
 	queue, _ := filepath.Abs("testdata/quota-squeue-22.05.txt")
 	squeue, scontrol := filepath.Join(dir, "squeue"), filepath.Join(dir, "scontrol")
 	for path, file := range map[string]string{squeue: queue, scontrol: assoc} {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpumem/gpumem/internal/accounting"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
-	"github.com/gpumem/gpumem/internal/policy"
 )
 
 func init() { subcommands = append(subcommands, newPolicyCmd) }
@@ -72,7 +72,7 @@ func (f *policyFlags) equivalents(cmd *cobra.Command) (map[string]float64, error
 	if err != nil {
 		return nil, err
 	}
-	list, err := policy.Equivalents(c, opt)
+	list, err := accounting.Equivalents(c, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -84,9 +84,9 @@ func (f *policyFlags) equivalents(cmd *cobra.Command) (map[string]float64, error
 }
 
 // options reads --shard-unit and --shard-types, whose defaults are gpumem.conf's.
-func (f *policyFlags) options(cmd *cobra.Command) (policy.Options, error) {
+func (f *policyFlags) options(cmd *cobra.Command) (accounting.Options, error) {
 	unit, perGPU, err := f.shards.settings(cmd)
-	return policy.Options{ShardUnitMiB: unit, ShardTypes: perGPU}, err
+	return accounting.Options{ShardUnitMiB: unit, ShardTypes: perGPU}, err
 }
 
 func (f *policyFlags) run(cmd *cobra.Command) error {
@@ -94,9 +94,9 @@ func (f *policyFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	var quotas []policy.Quota
+	var quotas []accounting.Quota
 	for _, s := range f.quotas {
-		q, err := policy.ParseQuota(s, units.WholeGiB)
+		q, err := accounting.ParseQuota(s, units.WholeGiB)
 		if err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func (f *policyFlags) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	eq, err := policy.Equivalents(c, opt)
+	eq, err := accounting.Equivalents(c, opt)
 	if err != nil {
 		return err
 	}
@@ -116,9 +116,9 @@ func (f *policyFlags) run(cmd *cobra.Command) error {
 	w := cmd.OutOrStdout()
 	switch f.print {
 	case "tres":
-		fmt.Fprintln(w, policy.AccountingTRES(eq))
+		fmt.Fprintln(w, accounting.AccountingTRES(eq))
 	case "weights":
-		fmt.Fprintln(w, policy.BillingWeights(eq))
+		fmt.Fprintln(w, accounting.BillingWeights(eq))
 	case "all":
 		writePolicy(w, eq, quotas)
 	default:
@@ -127,18 +127,18 @@ func (f *policyFlags) run(cmd *cobra.Command) error {
 	return nil
 }
 
-func writePolicy(w io.Writer, eq []policy.Equiv, quotas []policy.Quota) {
+func writePolicy(w io.Writer, eq []accounting.Equiv, quotas []accounting.Quota) {
 	fmt.Fprintln(w, "# GPU memory as Slurm's billing TRES: one billing unit = 1 GiB of GPU memory.")
 	fmt.Fprintln(w, "# GiB equivalents from the inventory:")
 	for _, e := range eq {
-		fmt.Fprintf(w, "#   %-24s %6s GiB  (%s)\n", e.TRES, policy.Num(e.GiB), e.Kind)
+		fmt.Fprintf(w, "#   %-24s %6s GiB  (%s)\n", e.TRES, accounting.Num(e.GiB), e.Kind)
 	}
 	fmt.Fprintln(w, "\n# slurm.conf")
 	fmt.Fprintln(w, "AccountingStorageType=accounting_storage/slurmdbd")
-	fmt.Fprintln(w, "AccountingStorageTRES="+policy.AccountingTRES(eq))
+	fmt.Fprintln(w, "AccountingStorageTRES="+accounting.AccountingTRES(eq))
 	fmt.Fprintln(w, "AccountingStorageEnforce=associations,limits,qos")
 	fmt.Fprintln(w, "# append to every GPU partition's PartitionName= line:")
-	fmt.Fprintf(w, "TRESBillingWeights=%q\n", policy.BillingWeights(eq))
+	fmt.Fprintf(w, "TRESBillingWeights=%q\n", accounting.BillingWeights(eq))
 	if len(quotas) > 0 {
 		fmt.Fprintln(w, "\n# GPU-memory quotas (limits on billing = GiB)")
 		for _, q := range quotas {

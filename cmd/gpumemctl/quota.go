@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gpumem/gpumem/internal/policy"
+	"github.com/gpumem/gpumem/internal/accounting"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/versioned"
 )
@@ -47,7 +47,7 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 				return err
 			}
 			user, uid, account, qos, state, reason := job.User, job.UID, job.Account, job.QOS, job.State, job.Reason
-			need := policy.GresGiB(job.TRESPerNode, eq) * max(job.Nodes, 1)
+			need := accounting.GresGiB(job.TRESPerNode, eq) * max(job.Nodes, 1)
 			sc := slurmcli.Runner{Path: scontrol}
 			assocOut, err := sc.Run(ctx, "show", "assoc_mgr", "flags=assoc")
 			if err != nil {
@@ -57,16 +57,16 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 			if err != nil {
 				return err
 			}
-			assocs, _, err := policy.ParseAssocMgr(assocOut)
+			assocs, _, err := accounting.ParseAssocMgr(assocOut)
 			if err != nil {
 				return err
 			}
-			_, users, err := policy.ParseAssocMgr(qosOut)
+			_, users, err := accounting.ParseAssocMgr(qosOut)
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			limits := policy.Applies(assocs, users, user, uid, account, qos)
+			limits := accounting.Applies(assocs, users, user, uid, account, qos)
 			if out.format == formatJSON {
 				return writeQuotaJSON(w, quotaJob{Version: quotaVersion, Job: id, User: user, Account: account, QOS: qos,
 					State: state, Reason: reason, NeedGiB: need}, limits)
@@ -76,7 +76,7 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 				fmt.Fprintln(w, "no GPU-memory quota applies to it")
 				return nil
 			}
-			for _, l := range policy.Explain(limits, need) {
+			for _, l := range accounting.Explain(limits, need) {
 				fmt.Fprintln(w, "  "+l)
 			}
 			return nil
@@ -114,7 +114,7 @@ type quotaJSON struct {
 	Verdict string `json:"verdict"` // fits, waits or never
 }
 
-func writeQuotaJSON(w io.Writer, j quotaJob, limits []policy.Limit) error {
+func writeQuotaJSON(w io.Writer, j quotaJob, limits []accounting.Limit) error {
 	j.Quotas = []quotaJSON{}
 	for _, l := range limits {
 		j.Quotas = append(j.Quotas, quotaJSON{What: l.What, SizeGiB: l.Quota, HeldGiB: l.Held, LeftGiB: l.Left(), Verdict: l.Verdict(j.NeedGiB)})

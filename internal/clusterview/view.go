@@ -14,8 +14,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/accounting"
 	"github.com/gpumem/gpumem/internal/inventory"
-	"github.com/gpumem/gpumem/internal/policy"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmjob"
 	"github.com/gpumem/gpumem/internal/steer"
@@ -28,7 +28,7 @@ type Input struct {
 	Running   []slurmcli.Job     // jobs that hold their allocation, with their GPU use
 	Pending   []slurmjob.Pending // pending jobs that ask for shards, in queue order
 	// GPUPending are pending jobs that ask for MIG instances or whole GPUs instead, with
-	// the GiB equivalent of their request (internal/policy): demand and wait only, since
+	// the GiB equivalent of their request (internal/accounting): demand and wait only, since
 	// fragmentation is about shards.
 	GPUPending []GPUDemand
 	Reasons    map[string]int // every pending job, by Slurm's reason for its wait
@@ -44,14 +44,14 @@ type GPUDemand struct {
 }
 
 // GPUDemands values pending typed-GPU jobs in GPU memory with the GiB equivalents the
-// accounting policy bills (policy.Equivalents: a MIG instance as its profile's size, a
+// accounting policy bills (accounting.Equivalents: a MIG instance as its profile's size, a
 // whole GPU as all its shards), under either shard-type naming, so gres.conf's names
 // are found whichever gpumem.conf chose. A GRES with no one size (an untyped gpu:2, or a
 // type the inventory does not know) is left out.
 func GPUDemands(jobs []slurmcli.PendingGRES, inv inventory.Cluster, unitMiB int64) ([]GPUDemand, error) {
 	eq := map[string]float64{}
 	for _, typed := range []bool{false, true} {
-		es, err := policy.Equivalents(inv, policy.Options{ShardUnitMiB: unitMiB, ShardTypes: typed})
+		es, err := accounting.Equivalents(inv, accounting.Options{ShardUnitMiB: unitMiB, ShardTypes: typed})
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +61,7 @@ func GPUDemands(jobs []slurmcli.PendingGRES, inv inventory.Cluster, unitMiB int6
 	}
 	var out []GPUDemand
 	for _, j := range jobs {
-		if gib := policy.GresGiB(j.TRES, eq); gib > 0 {
+		if gib := accounting.GresGiB(j.TRES, eq); gib > 0 {
 			out = append(out, GPUDemand{ID: j.ID, Bytes: uint64(gib) << 30, Submitted: j.Submitted})
 		}
 	}

@@ -1,5 +1,5 @@
 // Package report sums GPU-memory hours (GiB·h) from Slurm's accounting: what each job
-// held, as sacct records it, valued at the GiB equivalents of package policy, over a
+// held, as sacct records it, valued at the GiB equivalents of package accounting, over a
 // period, per account, user and partition — the basis for billing by GPU memory.
 //
 // Pure: sacct's text comes in, figures go out.
@@ -102,7 +102,7 @@ func ParseTRES(s string) (map[string]float64, error) {
 }
 
 // GiB is the GPU memory a run held, valued by eq (TRES name -> GiB of one, as
-// policy.Equivalents gives it). A gres/gpu count with no valued typed entry beside it
+// accounting.Equivalents gives it). A gres/gpu count with no valued typed entry beside it
 // (a GPU type missing from AccountingStorageTRES or from the inventory) cannot be
 // valued: ok is false and the caller says so.
 func GiB(tres map[string]float64, eq map[string]float64) (gib float64, ok bool) {

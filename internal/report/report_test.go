@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// eq is the test lab's GiB table, as policy.Equivalents gives it.
+// eq is the test lab's GiB table, as accounting.Equivalents gives it.
 var eq = map[string]float64{
 	"gres/shard": 1, "gres/gpu:h100": 80, "gres/gpu:l4": 22,
 	"gres/gpu:1g.5gb": 5, "gres/gpu:2g.10gb": 10, "gres/gpu:3g.20gb": 20,

@@ -1,4 +1,4 @@
-package policy
+package accounting
 
 import (
 	"strings"

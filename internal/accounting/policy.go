@@ -1,4 +1,4 @@
-// Package policy turns the GPU inventory into Slurm accounting policy that speaks GPU
+// Package accounting turns the GPU inventory into Slurm accounting policy that speaks GPU
 // memory: what each GPU GRES is worth in GiB (a shard, a MIG instance, a whole GPU), the
 // AccountingStorageTRES that tracks them, the TRESBillingWeights that bill them by GiB,
 // and the sacctmgr limits that make a GiB quota of Slurm's billing TRES. An admin never
@@ -6,7 +6,7 @@
 // escape a memory quota by asking for MIG instead of a slice.
 //
 // Pure: no I/O; the inventory comes in, Slurm configuration text goes out.
-package policy
+package accounting
 
 import (
 	"fmt"
