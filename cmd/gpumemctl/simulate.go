@@ -22,6 +22,7 @@ func init() { subcommands = append(subcommands, newSimulateCmd) }
 type simulateFlags struct {
 	data, nodes, curveCSV, plot, policies string
 	out                                   *output
+	progress                              func(done, total int) // nil: no progress line
 	workloads                             []string
 	seeds, workers                        int
 	firstSeed                             int64
@@ -58,7 +59,10 @@ leaves unallocated (bound), and each policy's gap to both (--limits=false omits 
 queue and backfill, as Slurm schedules by default, and reports queue wait per policy;
 --load and --copies make the queue fill.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd.OutOrStdout(), &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.progress = progressTo(cmd.ErrOrStderr())
+			return runSimulate(cmd.OutOrStdout(), &f)
+		},
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.data, "data", "", "trace folder (default: $"+trace.DirEnv+" or the shared data beside the repository)")
@@ -78,6 +82,25 @@ queue and backfill, as Slurm schedules by default, and reports queue wait per po
 	fl.StringVar(&f.curveCSV, "curve-csv", "", "write every run's allocation curve (per whole % arrived) to this CSV")
 	fl.StringVar(&f.plot, "plot", "", "draw the mean curves to this SVG file")
 	return c
+}
+
+// progressTo is a progress line on w ("simulate: 12/90 runs", rewritten in place) when
+// w is a terminal, nil otherwise: a log or a pipe gets only the result.
+func progressTo(w io.Writer) func(done, total int) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return func(done, total int) {
+		end := ""
+		if done == total {
+			end = "\n"
+		}
+		fmt.Fprintf(f, "\rsimulate: %d/%d runs%s", done, total, end)
+	}
 }
 
 func runSimulate(out io.Writer, f *simulateFlags) error {
@@ -131,6 +154,7 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 		spec.Workloads = append(spec.Workloads, sim.Workload{Name: trace.WorkloadName(path), Pods: pods})
 	}
 	spec.Seeds = seeds
+	spec.Progress = f.progress
 	start := time.Now()
 	results, err := sim.Run(spec)
 	if err != nil {

@@ -28,6 +28,9 @@ type Spec struct {
 	Coverage  float64 // share of tasks the target shapes cover; the paper uses 0.95
 	Workers   int     // parallel runs; 0 = the CPUs Go may use
 	Limits    bool    // also the offline reference and the bound, per workload and seed
+	// Progress, when set, is told after each run how many of all are done; it is
+	// called from the workers, one call at a time, done rising by one each call.
+	Progress func(done, total int)
 }
 
 // rows is the policies' names and, with Limits, the reference's and the bound's after
@@ -69,7 +72,17 @@ func Run(spec Spec) ([]Result, error) {
 	}
 	results := make([]Result, len(jobs))
 	errs := make([]error, len(jobs))
+	var mu sync.Mutex
+	done := 0
 	parallel(len(jobs), spec.Workers, func(i int) {
+		if spec.Progress != nil {
+			defer func() {
+				mu.Lock()
+				done++
+				spec.Progress(done, len(jobs))
+				mu.Unlock()
+			}()
+		}
 		j := jobs[i]
 		seed := spec.Seeds[j.s]
 		var err error

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -44,4 +45,38 @@ func TestQualityOnTrace(t *testing.T) {
 	if math.Abs(un["fgd"]-paper) > 0.3 {
 		t.Errorf("FGD leaves %.2f%% unallocated, the paper %.2f%%: more than 0.3 points apart", un["fgd"], paper)
 	}
+}
+
+// Progress hears every run once, done rising to the total.
+func TestRunTellsProgress(t *testing.T) {
+	spec := progressSpec(t)
+	var seen []int
+	total := 0
+	spec.Progress = func(done, n int) { seen = append(seen, done); total = n }
+	if _, err := Run(spec); err != nil {
+		t.Fatal(err)
+	}
+	if total == 0 || len(seen) != total {
+		t.Fatalf("progress %v of %d", seen, total)
+	}
+	for i, d := range seen {
+		if d != i+1 {
+			t.Fatalf("progress %v: not rising by one", seen)
+		}
+	}
+}
+
+// progressSpec is a tiny table: four nodes, two kinds of task, two policies, two seeds.
+func progressSpec(t *testing.T) Spec {
+	t.Helper()
+	var nodes []trace.Node
+	for i := 0; i < 4; i++ {
+		nodes = append(nodes, trace.Node{Name: fmt.Sprintf("n%d", i), CPUMilli: 32000, MemMiB: 128 << 10, GPUs: 2, Model: "T4"})
+	}
+	pods := []trace.Pod{
+		{Name: "share", CPUMilli: 2000, MemMiB: 4096, NumGPU: 1, GPUMilli: 500},
+		{Name: "whole", CPUMilli: 4000, MemMiB: 8192, NumGPU: 1, GPUMilli: 1000},
+	}
+	return Spec{Nodes: nodes, Workloads: []Workload{{Name: "tiny", Pods: pods}},
+		Policies: []string{"first-fit", "best-fit"}, Seeds: []int64{1, 2}, Tune: 1.3, Coverage: 0.95, Workers: 2}
 }
