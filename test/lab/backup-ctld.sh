@@ -8,7 +8,7 @@
 # process holds its pid file at start. So the backup runs in namespaces of its own: a
 # host name (BC_HOST) of its own, on its own loopback address (BC_ADDR), and its own
 # run/ and log/ bind-mounted over the lab's, so that its pid file and log are not the
-# primary's. Its pid file and log are $LAB/backup-ctld/{run,log} as the host sees them.
+# primary's, and an /etc/hosts that knows its name. Its pid file and log are $LAB/backup-ctld/{run,log} as the host sees them.
 BACKUP_CTLD=${LAB_BACKUP_CTLD:-0}
 BC_HOST=labctld2
 BC_ADDR=127.0.0.2
@@ -22,9 +22,13 @@ bc_conf() {
 		cat
 		return 0
 	fi
-	# Failover after 10 s without the primary, not Slurm's default 120 s.
+	# Failover after 10 s without the primary, not Slurm's default 120 s. NoCtldInAddrAny:
+	# each slurmctld listens on its own line's address only; 26.05's primary otherwise
+	# takes the port on every address, 127.0.0.2 too, answers the REQUEST_CONTROL it
+	# sends the backup at start itself, and shuts down.
 	sed -e "/^SlurmctldHost=/a SlurmctldHost=$BC_HOST($BC_ADDR)\\
-SlurmctldTimeout=10"
+SlurmctldTimeout=10\\
+CommunicationParameters=NoCtldInAddrAny"
 }
 
 bc_up() {
@@ -32,11 +36,17 @@ bc_up() {
 	cl_on && die "LAB_BACKUP_CTLD=1 with LAB_CONFIGLESS=1: the lab has no configless backup controller"
 	rm -rf "$ROOT$BC_DIR"
 	install -d "$ROOT$BC_DIR/run" "$ROOT$BC_DIR/log"
+	# With NoCtldInAddrAny slurmctld resolves its own host name: only the backup sees it.
+	{
+		cat "$ROOT/etc/hosts"
+		echo "$BC_ADDR $BC_HOST"
+	} >"$ROOT$BC_DIR/hosts"
 	# unshare's mount namespace is private: the bind mounts are the backup's alone.
 	unshare --uts --mount sh -c '
 		hostname "$1" &&
 		mount --bind "$2$3/run" "$2$4/run" &&
 		mount --bind "$2$3/log" "$2$4/log" &&
+		mount --bind "$2$3/hosts" "$2/etc/hosts" &&
 		if [ -n "$2" ]; then exec chroot "$2" env GPUMEM_CONF="$5" slurmctld -i; else exec env GPUMEM_CONF="$5" slurmctld -i; fi
 	' sh "$BC_HOST" "$ROOT" "$BC_DIR" "$LAB" "$CONF/gpumem.conf" ||
 		die "the backup slurmctld did not start; see $ROOT$BC_DIR/log/"
