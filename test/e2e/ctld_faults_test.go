@@ -216,7 +216,7 @@ func TestFaultBackupCtldTakesOver(t *testing.T) {
 	if os.Getenv("LAB_CONFIGLESS") == "1" {
 		t.Skip("the configless lab has no backup controller")
 	}
-	t.Cleanup(func() { labUp(t) })
+	t.Cleanup(func() { labUp(t, "LAB_BACKUP_CTLD=0") })
 	labUp(t, "LAB_BACKUP_CTLD=1")
 	if p := ping(); p["primary"] != "UP" || p["backup"] != "UP" {
 		t.Fatalf("scontrol ping with the backup started: %v", p)
