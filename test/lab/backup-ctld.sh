@@ -3,12 +3,13 @@
 # on this host on the same StateSaveLocation, as a backup controller on shared storage
 # does. Without the opt-in nothing here changes the lab.
 #
-# slurmctld takes its place in the SlurmctldHost list from its host name, binds its
-# port on that line's address (a name differing from its address), and kills whatever
-# process holds its pid file at start. So the backup runs in namespaces of its own: a
-# host name (BC_HOST) of its own, on its own loopback address (BC_ADDR), and its own
-# run/ and log/ bind-mounted over the lab's, so that its pid file and log are not the
-# primary's, and an /etc/hosts that knows its name. Its pid file and log are $LAB/backup-ctld/{run,log} as the host sees them.
+# slurmctld takes its place in the SlurmctldHost list from its host name, listens on
+# that line's address only with NoCtldInAddrAny (then resolving its host name), and
+# kills whatever process holds its pid file at start. So the backup runs in namespaces
+# of its own: a host name (BC_HOST) on its own loopback address (BC_ADDR), an /etc/hosts
+# that knows that name, and its own run/ and log/ bind-mounted over the lab's, so that
+# its pid file and log are not the primary's: they are $LAB/backup-ctld/{run,log} as
+# the host sees them.
 BACKUP_CTLD=${LAB_BACKUP_CTLD:-0}
 BC_HOST=labctld2
 BC_ADDR=127.0.0.2
