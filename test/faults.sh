@@ -13,8 +13,14 @@
 #   the inventory half-written              TestBrokenNodeFileCostsThatNode
 #   slurmctld killed -9 in a submit storm   TestFaultCtldKill9DuringSubmitStorm
 #   slurmdbd down during accounting         TestFaultDbdDownDuringAccounting
-# The same tests run in `make test` (test/e2e.sh), but for the slurmctld kill -9 row,
-# which takes six minutes a release and runs only here (E2E_FAULT_MATRIX=1).
+#   a backup slurmctld taking over          TestFaultBackupCtldTakesOver
+#   the controller's state disk full        TestFaultCtldStateDiskFull
+#   a node rebooted mid-MIG-apply           TestFaultMIGApplyNodeReboot
+# The same tests run in `make test` (test/e2e.sh), but for the last four rows, which
+# run only here (E2E_FAULT_MATRIX=1): the slurmctld kill -9 row takes six minutes a
+# release, the backup's row restarts the lab twice (with a backup slurmctld,
+# LAB_BACKUP_CTLD=1, and back), the disk-full row moves slurmctld's state onto a tmpfs
+# and back, and the reboot row kills a slurmd.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rel=${1:-22.05}
@@ -23,5 +29,5 @@ case "$rel" in 22.05 | 24.11 | 26.05) ;; *)
 	exit 2
 	;;
 esac
-exec env E2E_FAULT_MATRIX=1 E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting)$' \
+exec env E2E_FAULT_MATRIX=1 E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting|TestFaultBackupCtldTakesOver|TestFaultCtldStateDiskFull|TestFaultMIGApplyNodeReboot)$' \
 	"$REPO/test/e2e.sh" "$rel"

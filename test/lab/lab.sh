@@ -4,6 +4,7 @@
 #   lab.sh up|down|status|chroot|submitter|run CMD...     (LAB_SLURM=22.05, the default, 24.11 or 26.05)
 #
 # LAB_CONFIGLESS=1 starts it as a configless cluster (test/lab/configless.sh).
+# LAB_BACKUP_CTLD=1 adds a backup slurmctld on the same state (test/lab/backup-ctld.sh).
 #
 # 22.05 is Debian bookworm's Slurm, installed on the host, on the standard ports and
 # /etc/slurm, so plain srun/sbatch/squeue talk to it. 24.11 is Debian trixie's Slurm and
@@ -99,6 +100,8 @@ lab_in() {
 . "$REPO/test/lab/configless.sh"
 # shellcheck source=test/lab/fence.sh
 . "$REPO/test/lab/fence.sh"
+# shellcheck source=test/lab/backup-ctld.sh
+. "$REPO/test/lab/backup-ctld.sh"
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 pidfile_pid() { cat "$1" 2>/dev/null || true; }
@@ -111,6 +114,7 @@ daemon_pids() {
 			pid=$(pidfile_pid "$f")
 			pid_alive "$pid" && echo "$pid"
 		done
+		bc_pids
 		restarted_pids
 	} | sort -un
 	return 0
@@ -332,7 +336,7 @@ render_conf() {
 	f=${f/@FENCE@/$(fence_conf_lines)}
 	f=${f/@NODES@/$nodes}
 	f=${f/@PARTITIONS@/$parts}
-	printf '%s\n' "$f" >"$etc/slurm.conf"
+	printf '%s\n' "$f" | bc_conf >"$etc/slurm.conf"
 	# CgroupPlugin=disabled came with 24.05; 22.05 loads a cgroup plugin in any case
 	# (test/lab/chroot.sh gives it the host's cgroup filesystems).
 	if [ -n "$ROOT" ] && [ "$REL" != 22.05 ]; then
@@ -360,7 +364,7 @@ cmd_up() {
 	LAB_KEEP_BACKUP=1 cmd_down >/dev/null
 	cl_on && cl_clear_etc
 	[ -n "$ROOT" ] && chroot_mount
-	rm -rf "$ROOT$LAB"/{ctld,spool,log,run}
+	rm -rf "$ROOT$LAB"/{ctld,spool,log,run,backup-ctld}
 	install -d "$ROOT$LAB"/{ctld,spool,log,run}
 	fake_devices
 	plugin_dir
@@ -374,7 +378,12 @@ cmd_up() {
 		cl_pull
 	fi
 	lab_in env GPUMEM_CONF="$CONF/gpumem.conf" slurmctld -c -i
-	wait_for 30 "slurmctld" lab_in scontrol ping
+	if bc_on; then
+		wait_for 30 "slurmctld" bc_primary_up
+	else
+		wait_for 30 "slurmctld" lab_in scontrol ping
+	fi
+	bc_up
 	local i
 	if cl_on; then
 		cl_slurmd_up
@@ -413,6 +422,10 @@ cmd_down() {
 	fi
 	prom_down
 	cl_down
+	# A fault test may have mounted a small filesystem over the controller's state.
+	if mountpoint -q "$ROOT$LAB/ctld" 2>/dev/null; then
+		umount "$ROOT$LAB/ctld" 2>/dev/null || umount -l "$ROOT$LAB/ctld"
+	fi
 	stop_munge
 	[ "${LAB_KEEP_BACKUP:-0}" = 1 ] || restore_conf
 	[ -n "$ROOT" ] && [ -d "$ROOT" ] && chroot_umount
