@@ -163,9 +163,10 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 	wall := time.Since(start)
 	sums := sim.Summarize(results)
 	var published map[string]map[string]float64
+	var publishedCurves map[string]map[string][]float64
 	if dir != "" {
 		if curves, err := trace.LoadCurves(filepath.Join(dir, trace.CurvesFile)); err == nil {
-			published = sim.Published(curves)
+			published, publishedCurves = sim.Published(curves), sim.PublishedCurves(curves)
 		}
 	}
 	if f.curveCSV != "" {
@@ -174,7 +175,7 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 		}
 	}
 	if f.plot != "" {
-		if err := writeSimFile(f.plot, func(w io.Writer) error { return sim.WriteSVG(w, sums) }); err != nil {
+		if err := writeSimFile(f.plot, func(w io.Writer) error { return sim.WriteSVG(w, sums, publishedCurves) }); err != nil {
 			return err
 		}
 	}

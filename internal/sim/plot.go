@@ -24,8 +24,10 @@ const (
 
 // WriteSVG draws one panel per workload: GPU allocation (%) against demand arrived (% of
 // capacity), from fromPct on, where the policies part; the legend gives each policy's
-// unallocated share at the end. Summaries must come as Summarize orders them.
-func WriteSVG(w io.Writer, sums []Summary) error {
+// unallocated share at the end. Summaries must come as Summarize orders them. published
+// (PublishedCurves; nil for none) adds the published runs' mean curves, dashed in the
+// policy's colour, for the workloads and policies drawn.
+func WriteSVG(w io.Writer, sums []Summary, published map[string]map[string][]float64) error {
 	var workloads []string
 	byWorkload := map[string][]Summary{}
 	for _, s := range sums {
@@ -37,8 +39,14 @@ func WriteSVG(w io.Writer, sums []Summary) error {
 		}
 		byWorkload[s.Workload] = append(byWorkload[s.Workload], s)
 	}
-	return panels(w, "GPU allocation vs demand arrived (mean of seeds; legend: unallocated at the end)", len(workloads),
-		func(b *strings.Builder, i, x0, y0 int) { panel(b, byWorkload[workloads[i]], x0, y0) })
+	title := "GPU allocation vs demand arrived (mean of seeds; legend: unallocated at the end)"
+	if len(published) > 0 {
+		title = "GPU allocation vs demand arrived (mean of seeds; dashed: published runs)"
+	}
+	return panels(w, title, len(workloads),
+		func(b *strings.Builder, i, x0, y0 int) {
+			panel(b, byWorkload[workloads[i]], published[workloads[i]], x0, y0)
+		})
 }
 
 // panels lays out n panels, three to a row, under a title; draw fills panel i at x0, y0.
@@ -59,7 +67,7 @@ func panels(w io.Writer, title string, n int, draw func(b *strings.Builder, i, x
 	return err
 }
 
-func panel(b *strings.Builder, sums []Summary, x0, y0 int) {
+func panel(b *strings.Builder, sums []Summary, published map[string][]float64, x0, y0 int) {
 	last := len(sums[0].Curve) - 1
 	lo, hi := 100.0, 0.0
 	for _, s := range sums {
@@ -91,6 +99,20 @@ func panel(b *strings.Builder, sums []Summary, x0, y0 int) {
 		ly := float64(y0+plotT) + h - 12*float64(len(sums)-i)
 		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="%.1f"/><text x="%.1f" y="%.1f">%s %.2f%%</text>`+"\n",
 			px(fromPct)+w*0.55, px(fromPct)+w*0.62, ly-4, ly-4, colour, width, px(fromPct)+w*0.64, ly, html.EscapeString(s.Policy), s.Unallocated)
+	}
+	// Drawn last, thin and dashed, so that where ours and the published runs agree
+	// both show.
+	for _, s := range sums {
+		pub := published[s.Policy]
+		if len(pub) == 0 {
+			continue
+		}
+		colour, _ := stroke(s.Policy)
+		var pts []string
+		for k := fromPct; k <= last && k < len(pub); k++ {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(k), py(math.Max(lo, math.Min(hi, pub[k])))))
+		}
+		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1" stroke-dasharray="4 3" points="%s"/>`+"\n", colour, strings.Join(pts, " "))
 	}
 }
 

@@ -36,3 +36,36 @@ func Published(curves []trace.Curve) map[string]map[string]float64 {
 	}
 	return sum
 }
+
+// PublishedCurves is the published allocation curve (% at k% arrived), mean over the
+// seeds given, by workload (short name) and policy (our name), to draw beside ours.
+func PublishedCurves(curves []trace.Curve) map[string]map[string][]float64 {
+	sum := map[string]map[string][]float64{}
+	count := map[string]map[string]int{}
+	for _, c := range curves {
+		p, ok := paperPolicies[c.Policy]
+		if !ok || len(c.Alloc) == 0 {
+			continue
+		}
+		w := strings.TrimPrefix(c.Workload, "openb_pod_list_")
+		if sum[w] == nil {
+			sum[w], count[w] = map[string][]float64{}, map[string]int{}
+		}
+		acc := sum[w][p]
+		if acc == nil {
+			acc = make([]float64, len(c.Alloc))
+		}
+		for k := range min(len(acc), len(c.Alloc)) {
+			acc[k] += c.Alloc[k]
+		}
+		sum[w][p], count[w][p] = acc[:min(len(acc), len(c.Alloc))], count[w][p]+1
+	}
+	for w, ps := range sum {
+		for p, acc := range ps {
+			for k := range acc {
+				acc[k] /= float64(count[w][p])
+			}
+		}
+	}
+	return sum
+}

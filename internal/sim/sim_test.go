@@ -165,12 +165,30 @@ func TestOutputs(t *testing.T) {
 		t.Fatalf("curve CSV: %d rows, %v", len(rows), err)
 	}
 	buf.Reset()
-	if err := WriteSVG(&buf, sums); err != nil {
+	if err := WriteSVG(&buf, sums, nil); err != nil {
 		t.Fatal(err)
 	}
 	svg := buf.String()
 	if !strings.HasPrefix(svg, "<svg") || strings.Count(svg, "<polyline") != 2 || !strings.Contains(svg, "fixture") {
 		t.Fatalf("SVG lacks its curves or title:\n%.300s", svg)
+	}
+	// The published runs' mean curve is drawn dashed beside a policy we ran (fgd), and
+	// none for a policy they do not have.
+	pub := PublishedCurves([]trace.Curve{
+		{Workload: "openb_pod_list_fixture", Policy: "06-FGD", Seed: 1, Alloc: make([]float64, 131)},
+		{Workload: "openb_pod_list_fixture", Policy: "06-FGD", Seed: 2, Alloc: make([]float64, 131)},
+		{Workload: "openb_pod_list_fixture", Policy: "99-Other", Seed: 1, Alloc: make([]float64, 131)},
+	})
+	if len(pub["fixture"]) != 1 || len(pub["fixture"]["fgd"]) != 131 {
+		t.Fatalf("published curves %v", pub)
+	}
+	buf.Reset()
+	if err := WriteSVG(&buf, sums, pub); err != nil {
+		t.Fatal(err)
+	}
+	svg = buf.String()
+	if strings.Count(svg, "<polyline") != 3 || strings.Count(svg, "stroke-dasharray") != 1 || !strings.Contains(svg, "dashed: published runs") {
+		t.Fatalf("SVG with the published curve: %d polylines, %d dashed", strings.Count(svg, "<polyline"), strings.Count(svg, "stroke-dasharray"))
 	}
 }
 
