@@ -78,3 +78,28 @@ func TestLayoutNVMLDoesNotReportIsNotApplied(t *testing.T) {
 		t.Errorf("unverified apply: gres.conf rewritten %d times, journal kept %v, node %s", r.regens, r.applier(nil).Pending(), r.node().State)
 	}
 }
+
+// A node rebooted after its GPUs changed: its slurmd came back on the new gres.conf
+// before gpumemd recovered, and slurmctld replaced gpumem's drain reason with its own
+// for the GRES count. That drain is the apply's doing, so recovery resumes the node once
+// the apply is done; any other reason (an admin's, one that only looks alike) stays.
+func TestRecoveryResumesSlurmsGresCountDrain(t *testing.T) {
+	for reason, resumed := range map[string]bool{
+		"gres/gpu count reported lower than configured (1 < 4)": true,
+		"gres/gpu:3g.20gb count too low (0 < 2)":                true,
+		"gres/gpu count too low (0 < 4)":                        true,
+		"swap the gpu count too low board":                      false,
+		"gres/gpu: admin checking the count":                    false,
+	} {
+		r := newRig(t, "")
+		crashAt(t, r, "gpu 1 created")
+		r.slurm.SetNode("IDLE", reason)
+		if err := r.applier(nil).Recover(); err != nil {
+			t.Fatalf("recover: %v\n%s", err, r.log.String())
+		}
+		r.has(after, "recovered")
+		if n := r.node(); n.Flag("DRAIN") == resumed || (!resumed && n.Reason != reason) {
+			t.Errorf("drained %q before recovery: now %s %q; want resumed %v\n%s", reason, n.State, n.Reason, resumed, r.slurm.Calls())
+		}
+	}
+}

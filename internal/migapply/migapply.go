@@ -39,6 +39,18 @@ func ownDrain(n slurmcli.Node) bool {
 	return n.Flag("DRAIN") && (n.Reason == Reason || n.Reason == ReasonFailed)
 }
 
+// slurmGresDrain says whether n is drained with the reason slurmctld sets itself when a
+// node registers fewer GRES than slurm.conf gives it (src/interfaces/gres.c, 22.05 to
+// 26.05: "gres/gpu count reported lower than configured (1 < 4)", "gres/gpu:3g.20gb
+// count too low (0 < 2)"). During an apply that is the apply's own doing: a node whose
+// slurmd came back (a reboot) on the new gres.conf before gpumemd finished the apply
+// from its journal registers the new instances against the old Gres= line. No admin
+// sets these words; Slurm replaced gpumem's own reason with them.
+func slurmGresDrain(n slurmcli.Node) bool {
+	return n.Flag("DRAIN") && strings.HasPrefix(n.Reason, "gres/") &&
+		(strings.Contains(n.Reason, " count reported lower than configured (") || strings.Contains(n.Reason, " count too low ("))
+}
+
 // GPUs is the node's MIG hardware (NVML in production, its fake in tests).
 type GPUs interface {
 	Layout(gpu int) (mig.Layout, error)
@@ -460,7 +472,11 @@ func (a *Applier) resume(j *journal) error {
 	if err != nil {
 		return fmt.Errorf("read node %s: %w", a.Node, err)
 	}
-	if !ownDrain(n) {
+	switch {
+	case ownDrain(n):
+	case slurmGresDrain(n):
+		a.logf("%s was drained by slurmctld for its GRES count during the apply (%q); the apply is done and gres.conf agrees: resumed as gpumem's own drain", a.Node, n.Reason)
+	default:
 		a.logf("%s is no longer drained by gpumem (state %s, reason %q): left as it is", a.Node, n.State, n.Reason)
 		return nil
 	}
