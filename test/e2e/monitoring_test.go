@@ -27,7 +27,7 @@ type labProm struct {
 
 func labPrometheus(t *testing.T) labProm {
 	t.Helper()
-	port := map[string]int{"22.05": 19090}[release]
+	port := map[string]int{"22.05": 19090, "26.05": 19093}[release]
 	if port == 0 {
 		port = 19091
 	}
