@@ -18,9 +18,9 @@ const OursName = "gpumem"
 //     without the CPU to feed it (stranding: a node whose CPU is spent strands its idle
 //     GPUs, at the target's CPU per GPU, in steps of a quarter GPU);
 //   - it breaks the remaining ties without chance: nodes already in use before idle
-//     ones; for a share of a GPU, then the node with the least idle GPU (best fit, so shares fill the
-//     fullest nodes and leave whole GPUs whole on the others; an idle node with fewer
-//     GPUs before a bigger one); then the order nodes were first put in use (useOrder),
+//     ones; for a share of a GPU, then the node with the least idle GPU (best fit, so
+//     shares fill the fullest nodes and leave whole GPUs whole on the others; an idle
+//     node with fewer GPUs before a bigger one); then the order nodes were first put in use (useOrder),
 //     so the oldest open node fills before a newer one; idle nodes in a fixed order
 //     scrambled from their names by a hash (the published FGD's ties also follow one
 //     fixed order that is not the names' order; see FGD), stable as nodes come and go.
@@ -122,8 +122,8 @@ func (o *Ours) scanAll(s *State, d *Demand) int {
 }
 
 // before reports whether node a wins a tie against node b: less GPU stranded (see
-// stranding), then in use before idle, then
-// less idle GPU (zero for demands other than shares), then first use, then name rank.
+// stranding), then in use before idle, then less idle GPU (zero for demands other than
+// shares), then first use, then name rank.
 func (o *Ours) before(a, orderA int, idleA, strandA int64, b, orderB int, idleB, strandB int64) bool {
 	if strandA != strandB {
 		return strandA < strandB
