@@ -37,31 +37,39 @@ func TestStrandingKey(t *testing.T) {
 // A node whose CPU a task would spend, leaving its GPUs unfed, loses the tie to one
 // that can spare the CPU, even though it is in use and the other idle.
 func TestOursSparesCPUOfGPUs(t *testing.T) {
-	gpus := func() []Device {
-		return []Device{{Model: "T4", Capacity: 1000, Shareable: true}, {Model: "T4", Capacity: 1000, Shareable: true}}
-	}
-	s := NewState([]Node{
-		{Name: "tight", CPU: 24000, Mem: 1 << 20, Devices: gpus()},
-		{Name: "roomy", CPU: 64000, Mem: 1 << 20, Devices: gpus()},
-	})
-	first := Demand{CPU: 1000}
-	if err := s.Commit(Choice{Node: 0}, &first); err != nil {
-		t.Fatal(err)
-	}
 	// The target: tasks of 8 CPUs and one GPU. Both nodes can still run one after the
 	// demand below (11 and 52 CPUs left), so fragmentation scores them alike.
 	target := []Shape{{CPU: 8000, GPUs: 1, Units: 1000, Freq: 1}}
 	cpuOnly := Demand{CPU: 12000}
+	place := func(p *Ours) int {
+		gpus := func() []Device {
+			return []Device{{Model: "T4", Capacity: 1000, Shareable: true}, {Model: "T4", Capacity: 1000, Shareable: true}}
+		}
+		s := NewState([]Node{
+			{Name: "tight", CPU: 24000, Mem: 1 << 20, Devices: gpus()},
+			{Name: "roomy", CPU: 64000, Mem: 1 << 20, Devices: gpus()},
+		})
+		first := Demand{CPU: 1000}
+		if err := s.Commit(Choice{Node: 0}, &first); err != nil {
+			t.Fatal(err)
+		}
+		p.Place(s, &Demand{CPU: 1}) // the policy sees tight put in use, as if it had chosen it
+		c, ok := p.Place(s, &cpuOnly)
+		if !ok {
+			t.Fatalf("12 CPUs placed nowhere")
+		}
+		return c.Node
+	}
 	scanning := NewOurs(target)
 	scanning.scan = true
 	for _, p := range []*Ours{NewOurs(target), scanning} {
-		if c, ok := p.Place(s, &cpuOnly); !ok || c.Node != 1 {
-			t.Errorf("scan %v: 12 CPUs went to node %d, %v; want roomy, where they strand no GPU", p.scan, c.Node, ok)
+		if n := place(p); n != 1 {
+			t.Errorf("scan %v: 12 CPUs went to node %d; want roomy, where they strand no GPU", p.scan, n)
 		}
 	}
 	off := NewOurs(target)
 	off.strand.cpuPerMilli = 0
-	if c, ok := off.Place(s, &cpuOnly); !ok || c.Node != 0 {
-		t.Errorf("without the key 12 CPUs went to node %d, %v; want tight, the node in use", c.Node, ok)
+	if n := place(off); n != 0 {
+		t.Errorf("without the key 12 CPUs went to node %d; want tight, the node in use", n)
 	}
 }
