@@ -14,10 +14,13 @@ const OursName = "gpumem"
 // it (an integer 0-100 from a sigmoid, so that near-equal placements tie), but
 //   - its target shapes carry host memory (WithMemory), so a GPU on a node whose memory
 //     is spent counts as lost, as it is: FGD looks at CPU and GPU only;
-//   - it breaks ties without chance: nodes already in use before idle ones; for a share
-//     of a GPU, then the node with the least idle GPU (best fit, so shares fill the
-//     fullest nodes and leave whole GPUs whole on the others; an idle node with fewer
-//     GPUs before a bigger one); then the order nodes were first put in use (useOrder),
+//   - among equal scores it takes first the node where the demand leaves least GPU
+//     without the CPU to feed it (stranding: a node whose CPU is spent strands its idle
+//     GPUs, at the target's CPU per GPU, in steps of a quarter GPU);
+//   - it breaks the remaining ties without chance: nodes already in use before idle
+//     ones; for a share of a GPU, then the node with the least idle GPU (best fit, so
+//     shares fill the fullest nodes and leave whole GPUs whole on the others; an idle
+//     node with fewer GPUs before a bigger one); then the order nodes were first put in use (useOrder),
 //     so the oldest open node fills before a newer one; idle nodes in a fixed order
 //     scrambled from their names by a hash (the published FGD's ties also follow one
 //     fixed order that is not the names' order; see FGD), stable as nodes come and go.
@@ -28,7 +31,11 @@ type Ours struct {
 	order useOrder
 	rank  []uint64 // by node: its place among idle nodes (hash of its name)
 	cands candidates
-	scan  bool // look at every node on every call: the reference the index is tested against
+	// strand ranks ties by the GPU they leave without CPU (see stranding); its rate is
+	// set from shapes on the first call, when the units' scale is known.
+	strand stranding
+	shapes []Shape
+	scan   bool // look at every node on every call: the reference the index is tested against
 }
 
 // NewOurs makes the policy for a target workload's shapes (TargetShapes, best with
@@ -43,7 +50,17 @@ func newOurs(shapes []Shape, step float64) *Ours {
 	if step > 0 {
 		score = func(delta float64) float64 { return math.Floor(delta / step) }
 	}
-	return &Ours{cache: newFragCache(shapes, score)}
+	return &Ours{cache: newFragCache(shapes, score), shapes: shapes, strand: stranding{cpuPerMilli: -1, step: 250}}
+}
+
+// ready sizes what follows the state: the use order, the name ranks, the stranding rate.
+func (o *Ours) ready(s *State) {
+	if len(o.rank) != len(s.Nodes) {
+		o.rank = nameRanks(s)
+	}
+	if o.strand.cpuPerMilli < 0 {
+		o.strand.cpuPerMilli = cpuPerMilli(o.shapes, milliPerUnit(s))
+	}
 }
 
 func (*Ours) Name() string { return OursName }
@@ -52,9 +69,7 @@ func (*Ours) Name() string { return OursName }
 // scores every node that admits d. Both give the same node.
 func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 	o.order.begin(s)
-	if len(o.rank) != len(s.Nodes) {
-		o.rank = nameRanks(s)
-	}
+	o.ready(s)
 	bestN, indexed := -1, false
 	if o.scan {
 		o.order.numbered = o.order.numbered[:0] // no index reads them
@@ -76,9 +91,7 @@ func (o *Ours) Place(s *State, d *Demand) (Choice, bool) {
 // first Place of such a demand costs no pass over the cluster either.
 func (o *Ours) Prepare(s *State, ds []Demand) {
 	o.order.size(s)
-	if len(o.rank) != len(s.Nodes) {
-		o.rank = nameRanks(s)
-	}
+	o.ready(s)
 	for i := range ds {
 		o.cands.prepare(o, s, &ds[i])
 	}
@@ -88,7 +101,8 @@ func (o *Ours) Prepare(s *State, ds []Demand) {
 func (o *Ours) scanAll(s *State, d *Demand) int {
 	share := d.kinds()&Shard != 0 && d.GPUs == 1
 	best, bestN, bestOrder := trial{}, -1, 0
-	var bestIdle int64
+	var bestIdle, bestStrand int64
+	toMilli := milliPerUnit(s)
 	o.cache.each(s, d, func(n int, t trial) {
 		if bestN >= 0 && t.score < best.score {
 			return
@@ -99,16 +113,21 @@ func (o *Ours) scanAll(s *State, d *Demand) int {
 			// Worked out only for nodes that lead or tie: most do neither.
 			idle = idleMilli(&s.Nodes[n])
 		}
-		if bestN < 0 || t.score > best.score || o.before(n, order, idle, bestN, bestOrder, bestIdle) {
-			best, bestN, bestOrder, bestIdle = t, n, order, idle
+		strand := o.strand.key(&s.Nodes[n], d, toMilli)
+		if bestN < 0 || t.score > best.score || o.before(n, order, idle, strand, bestN, bestOrder, bestIdle, bestStrand) {
+			best, bestN, bestOrder, bestIdle, bestStrand = t, n, order, idle, strand
 		}
 	})
 	return bestN
 }
 
-// before reports whether node a wins a tie against node b: in use before idle, then
-// less idle GPU (zero for demands other than shares), then first use, then name rank.
-func (o *Ours) before(a, orderA int, idleA int64, b, orderB int, idleB int64) bool {
+// before reports whether node a wins a tie against node b: less GPU stranded (see
+// stranding), then in use before idle, then less idle GPU (zero for demands other than
+// shares), then first use, then name rank.
+func (o *Ours) before(a, orderA int, idleA, strandA int64, b, orderB int, idleB, strandB int64) bool {
+	if strandA != strandB {
+		return strandA < strandB
+	}
 	if (orderA > 0) != (orderB > 0) {
 		return orderA > 0
 	}

@@ -38,10 +38,12 @@ func TestOursDesign(t *testing.T) {
 		}
 		withMem := placement.WithMemory(target.Shapes, demands)
 		variants := map[string]func(seed int64) placement.Policy{
-			"fgd":               func(seed int64) placement.Policy { return placement.NewFGD(target.Shapes, uint64(seed)) },
-			"gpumem":            func(int64) placement.Policy { return placement.NewOurs(withMem) },
-			"without memory":    func(int64) placement.Policy { return placement.NewOursStep(target.Shapes, 0) },
-			"steps of 40 milli": func(int64) placement.Policy { return placement.NewOursStep(withMem, 40) },
+			"fgd":                func(seed int64) placement.Policy { return placement.NewFGD(target.Shapes, uint64(seed)) },
+			"gpumem":             func(int64) placement.Policy { return placement.NewOurs(withMem) },
+			"without memory":     func(int64) placement.Policy { return placement.NewOursStep(target.Shapes, 0) },
+			"steps of 40 milli":  func(int64) placement.Policy { return placement.NewOursStep(withMem, 40) },
+			"without stranding":  func(int64) placement.Policy { return placement.NewOursStrand(withMem, true, 250) },
+			"stranding, steps 1": func(int64) placement.Policy { return placement.NewOursStrand(withMem, false, 1) },
 		}
 		for name, mk := range variants {
 			sum := 0.0

@@ -67,12 +67,13 @@ type candHeap struct {
 
 // cand is one node's place in a ranking, as of version ver of the node.
 type cand struct {
-	score float64
-	idle  int64  // idle milli-GPU, for a share; 0 otherwise
-	ord   uint64 // use number when numbered, else name rank
-	n     int32
-	ver   uint32
-	fresh bool // never numbered: ranks after every numbered node
+	score  float64
+	idle   int64  // idle milli-GPU, for a share; 0 otherwise
+	strand int64  // Ours.strand's key
+	ord    uint64 // use number when numbered, else name rank
+	n      int32
+	ver    uint32
+	fresh  bool // never numbered: ranks after every numbered node
 }
 
 // better is Place's ranking: higher score, then Ours.before, then the lower node.
@@ -80,6 +81,8 @@ func (a *cand) better(b *cand) bool {
 	switch {
 	case a.score != b.score:
 		return a.score > b.score
+	case a.strand != b.strand:
+		return a.strand < b.strand
 	case a.fresh != b.fresh:
 		return !a.fresh
 	case a.idle != b.idle:
@@ -285,6 +288,7 @@ func (h *candHeap) entry(o *Ours, s *State, x *candidates, n int) (cand, bool) {
 	if h.share {
 		c.idle = idleMilli(&s.Nodes[n])
 	}
+	c.strand = o.strand.key(&s.Nodes[n], &h.d, o.cache.toMilli)
 	return c, true
 }
 
