@@ -100,7 +100,7 @@ has "$work/gpumemctl.deb.list" /usr/bin/gpumemctl /lib/systemd/system/gpumemctl-
 	/usr/share/man/man1/gpumemctl.1.gz /usr/share/man/man1/gpumemctl-gres-diff.1.gz \
 	/usr/share/bash-completion/completions/gpumemctl /usr/share/zsh/vendor-completions/_gpumemctl \
 	/usr/share/fish/vendor_completions.d/gpumemctl.fish /usr/share/gpumem/monitoring/gpumem-rules.yml \
-	/usr/share/gpumem/monitoring/gpumem-dashboard.json
+	/usr/share/gpumem/monitoring/gpumem-rules.sh /usr/share/gpumem/monitoring/gpumem-dashboard.json
 for b in /usr/sbin/gpumemd:gpumemd /usr/bin/gpumemctl:gpumemctl; do
 	libc=$(glibc_of "$work/x/${b#*:}${b%%:*}")
 	dpkg-deb -f "$(deb "${b#*:}")" Depends | grep -qF "libc6 (>= $libc)" ||

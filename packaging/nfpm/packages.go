@@ -197,10 +197,12 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 		file(filepath.Join(in.gen, "completions/gpumemctl.fish"), "/usr/share/fish/vendor_completions.d/gpumemctl.fish", 0o644),
 	}
 	// Prometheus rules, their unit tests, a scrape example and the Grafana dashboard, for
-	// the monitoring host; gpumemctl's exporter is one of their sources.
+	// the monitoring host; gpumemctl's exporter is one of their sources. gpumem-rules.sh
+	// writes the rules for a site's own scrape job names.
 	for _, f := range []string{"gpumem-rules.yml", "gpumem-rules.test.yml", "prometheus.yml", "gpumem-dashboard.json"} {
 		c = append(c, file(filepath.Join(in.top, "packaging/monitoring", f), "/usr/share/gpumem/monitoring/"+f, 0o644))
 	}
+	c = append(c, file(filepath.Join(in.top, "packaging/monitoring/gpumem-rules.sh"), "/usr/share/gpumem/monitoring/gpumem-rules.sh", 0o755))
 	cman, err := in.manPages("1", "gpumemctl")
 	if err != nil {
 		return nil, err
