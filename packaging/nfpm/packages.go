@@ -192,6 +192,9 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 		config(filepath.Join(in.top, "packaging/examples/gpumemctl-steer.default"), l.envDir+"/gpumemctl-steer"),
 		file(filepath.Join(in.top, "packaging/systemd/gpumemctl-pull.service"), l.unitDir+"/gpumemctl-pull.service", 0o644),
 		config(filepath.Join(in.top, "packaging/examples/gpumemctl-pull.default"), l.envDir+"/gpumemctl-pull"),
+		file(filepath.Join(in.top, "packaging/systemd/gpumemctl-exporter.service"), l.unitDir+"/gpumemctl-exporter.service", 0o644),
+		config(filepath.Join(in.top, "packaging/examples/gpumemctl-exporter.default"), l.envDir+"/gpumemctl-exporter"),
+		file(filepath.Join(in.top, "docs/monitoring.md"), "/usr/share/doc/gpumemctl/monitoring.md", 0o644),
 		file(filepath.Join(in.gen, "completions/gpumemctl.bash"), "/usr/share/bash-completion/completions/gpumemctl", 0o644),
 		file(filepath.Join(in.gen, "completions/gpumemctl.zsh"), l.zshDir+"/_gpumemctl", 0o644),
 		file(filepath.Join(in.gen, "completions/gpumemctl.fish"), "/usr/share/fish/vendor_completions.d/gpumemctl.fish", 0o644),
@@ -219,7 +222,8 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 			"GPU inventory and per-job GPU memory use, simulates placement policies and\n" +
 			"steers shard jobs (the gpumemctl-steer service, installed stopped) and, on a\n" +
 			"configless cluster, pulls the GPU nodes' inventories to the controller (the\n" +
-			"gpumemctl-pull service, installed stopped).",
+			"gpumemctl-pull service, installed stopped). Serves the cluster view to\n" +
+			"Prometheus (the gpumemctl-exporter service, installed stopped).",
 		Overridables: nfpm.Overridables{
 			Depends: clibc, Recommends: []string{"slurm-client"}, Conflicts: []string{"gpumem"}, Replaces: []string{"gpumem"},
 			Contents: append(c, in.docFiles("gpumemctl")...), Scripts: in.scripts("gpumemctl"),
