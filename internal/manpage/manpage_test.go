@@ -81,7 +81,8 @@ func TestFooterHoldsTheReleaseAlone(t *testing.T) {
 	}
 	groff, err := exec.LookPath("groff")
 	if err != nil {
-		t.Skip("groff not installed: the footer's rendering not checked")
+		t.Log("groff not installed: the .TH line is checked, its rendering is not")
+		return
 	}
 	out, err := exec.Command(groff, "-man", "-Tascii", "-P-cbou", filepath.Join(dir, "tool.1")).Output()
 	if err != nil {
