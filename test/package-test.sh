@@ -97,10 +97,11 @@ has "$work/gpumemd.deb.list" /usr/sbin/gpumemd /usr/sbin/gpumemd-task-prolog /us
 	/usr/share/man/man8/gpumemd.8.gz /usr/share/man/man8/gpumemd-task-prolog.8.gz
 has "$work/gpumemctl.deb.list" /usr/bin/gpumemctl /lib/systemd/system/gpumemctl-steer.service /etc/default/gpumemctl-steer \
 	/lib/systemd/system/gpumemctl-pull.service /etc/default/gpumemctl-pull \
+	/lib/systemd/system/gpumemctl-exporter.service /etc/default/gpumemctl-exporter /usr/share/doc/gpumemctl/monitoring.md \
 	/usr/share/man/man1/gpumemctl.1.gz /usr/share/man/man1/gpumemctl-gres-diff.1.gz \
 	/usr/share/bash-completion/completions/gpumemctl /usr/share/zsh/vendor-completions/_gpumemctl \
 	/usr/share/fish/vendor_completions.d/gpumemctl.fish /usr/share/gpumem/monitoring/gpumem-rules.yml \
-	/usr/share/gpumem/monitoring/gpumem-dashboard.json
+	/usr/share/gpumem/monitoring/gpumem-rules.sh /usr/share/gpumem/monitoring/gpumem-dashboard.json
 for b in /usr/sbin/gpumemd:gpumemd /usr/bin/gpumemctl:gpumemctl; do
 	libc=$(glibc_of "$work/x/${b#*:}${b%%:*}")
 	dpkg-deb -f "$(deb "${b#*:}")" Depends | grep -qF "libc6 (>= $libc)" ||
@@ -151,6 +152,7 @@ if command -v rpm >/dev/null; then
 		/usr/share/man/man8/gpumemd.8.gz
 	has "$work/gpumemctl.rpm.list" /usr/bin/gpumemctl /usr/lib/systemd/system/gpumemctl-steer.service \
 		/usr/lib/systemd/system/gpumemctl-pull.service /etc/sysconfig/gpumemctl-pull \
+		/usr/lib/systemd/system/gpumemctl-exporter.service /etc/sysconfig/gpumemctl-exporter \
 		/usr/share/man/man1/gpumemctl.1.gz /usr/share/zsh/site-functions/_gpumemctl
 	rpm -qpc "$(rpmf gpumemd)" 2>/dev/null | grep -qx /etc/sysconfig/gpumemd || bad "gpumemd rpm: /etc/sysconfig/gpumemd is not %config"
 	s=$(rpm -qp --scripts "$(rpmf gpumemd)" 2>/dev/null)
@@ -190,7 +192,7 @@ chroot_install() {
 	chroot "$root" dpkg --purge "gpumem-plugins-$rel" gpumemd gpumemctl >>"$work/install-$rel.log" 2>&1 ||
 		bad "$rel: dpkg --purge failed"
 	for p in /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/sbin/gpumemd /var/lib/gpumem \
-		/etc/default/gpumemd /etc/default/gpumemctl-steer /etc/default/gpumemctl-pull /usr/share/doc/gpumemd; do
+		/etc/default/gpumemd /etc/default/gpumemctl-steer /etc/default/gpumemctl-pull /etc/default/gpumemctl-exporter /usr/share/doc/gpumemd; do
 		[ -e "$root$p" ] && bad "$rel: $p is left after dpkg --purge"
 	done
 	rm -rf "$d"

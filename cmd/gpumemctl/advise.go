@@ -24,8 +24,9 @@ func newAdviseCmd() *cobra.Command {
 	var out *output
 	var running bool
 	cmd := &cobra.Command{
-		Use:   "advise",
-		Short: "Right-size gpu:mem requests from every node's job history: asked vs peak, the size that holds p95, GiB-hours over-asked",
+		Use:         "advise",
+		Annotations: manExitStatus(nodesExitStatus),
+		Short:       "Right-size gpu:mem requests from every node's job history: asked vs peak, the size that holds p95, GiB-hours over-asked",
 		Long: `Reads the job history of every node's gpumemd (--url, one per node), counts each job
 once however many nodes it ran on, and for each user, account or job name (--by)
 prints what its jobs asked per GPU (median), their peak per GPU (median, --percentile,

@@ -85,8 +85,10 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 		},
 	}
 	fl := c.Flags()
-	f.listen = ":9403"
-	fl.Var(cliflag.NewChecked(&f.listen, func(v string) error { _, err := config.ParseListen(v); return err }), "listen", "address for /metrics (HOST:PORT or :PORT)")
+	// Loopback unless the admin says otherwise: the view names partitions and queue
+	// figures, and the controller is no host to serve them to every network by default.
+	f.listen = "127.0.0.1:9403"
+	fl.Var(cliflag.NewChecked(&f.listen, func(v string) error { _, err := config.ParseListen(v); return err }), "listen", "address for /metrics (HOST:PORT, or :PORT for every interface)")
 	fl.StringVar(&f.inventory, "inventory", "/etc/slurm/gpumem.d", "the plugins' inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.slurmConf, "slurm-conf", "/etc/slurm/slurm.conf", "slurm.conf, for each node's partitions (empty: the inventory's own)")
 	f.unitMiB = shard.DefaultUnitMiB
@@ -124,6 +126,7 @@ func runExporter(ctx context.Context, f exporterFlags, log *slog.Logger) error {
 		served <- err
 	}()
 	log.Info("gpumemctl exporter started", "listen", ln.Addr().String(), "interval", f.interval)
+	log.Info("listening", "address", ln.Addr().String(), "serves", exporterServes, "reachable", reachable(ln.Addr()), "auth", webAuth(f.webConfig))
 	r := &clusterReader{f: f, reader: jobReader(), queue: queueRunner(), log: log}
 	for {
 		r.readRefusals(e, log)
@@ -142,6 +145,32 @@ func runExporter(ctx context.Context, f exporterFlags, log *slog.Logger) error {
 		case <-time.After(f.interval):
 		}
 	}
+}
+
+// exporterServes is what the exporter's one listener exposes.
+const exporterServes = "GET /metrics: the cluster view (pending GPU-memory demand by size, waits, reasons, fragmentation, memory per partition, job_submit's refusal counts) and gpumem_build_info"
+
+// reachable says who can reach a listener bound to addr.
+func reachable(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	switch {
+	case !ok:
+		return addr.String()
+	case tcp.IP.IsLoopback():
+		return "this host only"
+	case tcp.IP.IsUnspecified():
+		return "every network this host is on"
+	default:
+		return "the networks of " + tcp.IP.String()
+	}
+}
+
+// webAuth says what guards a listener: the exporter-toolkit web config, or nothing.
+func webAuth(webConfig string) string {
+	if webConfig == "" {
+		return "none (no --web.config.file)"
+	}
+	return "TLS and basic auth as " + webConfig + " sets them"
 }
 
 // clusterReader reads one cluster view from Slurm's commands and the inventory.

@@ -190,8 +190,9 @@ func newGresCheckCmd() *cobra.Command {
 	var conf string
 	var nodes []string
 	cmd := &cobra.Command{
-		Use:   "check [GRES.CONF]",
-		Short: "Validate a gres.conf with slurmd -G for each node (default: gres.conf beside slurm.conf)",
+		Use:         "check [GRES.CONF]",
+		Annotations: manExitStatus(checkExitStatus),
+		Short:       "Validate a gres.conf with slurmd -G for each node (default: gres.conf beside slurm.conf)",
 		Long: `Validate a gres.conf with slurmd -G for each node (default: gres.conf beside
 slurm.conf). Exit status as diff(1): 0 when slurmd accepts it for every node, 1 when it
 refuses it, 2 when the check could not be made.`,
@@ -250,8 +251,9 @@ func newGresDiffCmd() *cobra.Command {
 	var r renderFlags
 	var current string
 	cmd := &cobra.Command{
-		Use:   "diff [GRES.CONF]",
-		Short: "Show how the installed gres.conf differs from what generate would write",
+		Use:         "diff [GRES.CONF]",
+		Annotations: manExitStatus(diffExitStatus),
+		Short:       "Show how the installed gres.conf differs from what generate would write",
 		Long: `Show how GRES.CONF (default /etc/slurm/gres.conf; --current names it too) differs
 from what generate would write, as a unified diff. Exit status as diff(1): 0 when they
 are the same, 1 when they differ, 2 when the comparison could not be made.`,

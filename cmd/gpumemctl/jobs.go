@@ -39,8 +39,9 @@ func newJobsCmd() *cobra.Command {
 	var f jobsFlags
 	var out *output
 	cmd := &cobra.Command{
-		Use:   "jobs [JOBID]",
-		Short: "Show per-job GPU memory history (slice, peak, mean) from gpumemd on one or more nodes",
+		Use:         "jobs [JOBID]",
+		Annotations: manExitStatus(nodesExitStatus),
+		Short:       "Show per-job GPU memory history (slice, peak, mean) from gpumemd on one or more nodes",
 		Long: `Without JOBID, list the jobs each node's gpumemd saw recently: the slice Slurm
 allocated, the peak and mean GPU memory the job really held, its GPUs and when it ran.
 With JOBID, show that job and its downsampled samples (each the highest use in its

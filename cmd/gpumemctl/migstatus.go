@@ -38,8 +38,9 @@ func newMigStatusCmd() *cobra.Command {
 	var desired, inv string
 	var out *output
 	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show each node's desired MIG layout against the one it has",
+		Use:         "status",
+		Annotations: manExitStatus(migStatusExitStatus),
+		Short:       "Show each node's desired MIG layout against the one it has",
 		Long: `Reads every desired-layout file (NODE.json) in --desired and the inventory gpumemd
 writes, and prints per GPU the desired and actual layouts: "ok" where they agree,
 "differs" where gpumemd has yet to apply (or could not), "unknown" where the inventory

@@ -38,8 +38,9 @@ type pullFlags struct {
 func newInventoryPullCmd() *cobra.Command {
 	var f pullFlags
 	cmd := &cobra.Command{
-		Use:   "pull",
-		Short: "Fetch each GPU node's inventory from its gpumemd into InventoryPath (configless Slurm)",
+		Use:         "pull",
+		Annotations: manExitStatus(nodesExitStatus),
+		Short:       "Fetch each GPU node's inventory from its gpumemd into InventoryPath (configless Slurm)",
 		Long: `Fetch each GPU node's inventory from its gpumemd (GET /inventory) into the
 plugins' InventoryPath, for a controller that does not share /etc/slurm with the nodes
 (configless Slurm). A node that does not answer, or answers anything but its own valid

@@ -79,7 +79,7 @@ func TestExitCodes(t *testing.T) {
 // flags it parses, with the exit status.
 func TestManPages(t *testing.T) {
 	dir := t.TempDir()
-	if err := manpage.Write(newRoot(context.Background(), nil), "8", dir); err != nil {
+	if err := manpage.Write(newRoot(context.Background(), nil), "8", manSections, dir); err != nil {
 		t.Fatal(err)
 	}
 	page, err := os.ReadFile(filepath.Join(dir, "gpumemd.8"))
@@ -93,6 +93,25 @@ func TestManPages(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "gpumemd-task-prolog.8")); err != nil {
 		t.Error(err)
+	}
+	// Every page has EXIT STATUS, FILES and ENVIRONMENT; each Slurm hook its own status.
+	for page, says := range map[string]string{
+		"gpumemd.8":             "gpumemd cannot start or run",
+		"gpumemd-task-prolog.8": "Always: a failing TaskProlog",
+		"gpumemd-prolog.8":      "Slurm drains the node and requeues the job held",
+		"gpumemd-epilog.8":      "Always: a failing epilog",
+		"gpumemd-fence-check.8": "The step may run",
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, page))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for _, want := range []string{".SH EXIT STATUS\n", ".SH FILES\n", ".SH ENVIRONMENT\n", says} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s lacks %q", page, want)
+			}
+		}
 	}
 }
 

@@ -163,10 +163,11 @@ func TestSidecarEndToEnd(t *testing.T) {
 		return strings.Contains(metrics, `jobid="501"`)
 	})
 	for _, want := range []string{
-		// Slurm's user, account and partition of the job label its series.
-		`gpumem_job_memory_used_bytes{account="physics",jobid="501",partition="p",user="u"} 1.2884901888e+10`,
-		`gpumem_job_memory_allocated_bytes{account="physics",jobid="501",kind="shard",partition="p",user="u"} 1.073741824e+10`,
-		`gpumem_job_over_allocation{account="physics",jobid="501",partition="p",user="u"} 1`,
+		// Slurm's user, account and partition of the job label its series, and the node
+		// its Hostname, as on the GPU series.
+		`gpumem_job_memory_used_bytes{Hostname="t1",account="physics",jobid="501",partition="p",user="u"} 1.2884901888e+10`,
+		`gpumem_job_memory_allocated_bytes{Hostname="t1",account="physics",jobid="501",kind="shard",partition="p",user="u"} 1.073741824e+10`,
+		`gpumem_job_over_allocation{Hostname="t1",account="physics",jobid="501",partition="p",user="u"} 1`,
 		// dcgm-exporter's labels, with the job GPU 0 serves.
 		`gpumem_gpu_temperature_celsius{Hostname="t1",UUID="`,
 		`gpu="0",hpc_job="501",modelName="`,

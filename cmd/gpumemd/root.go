@@ -56,7 +56,7 @@ start or a --once write failed, 2 for a wrong command line. See docs/gpumemd.md.
 	var described options
 	described.Gpumemd, described.MIG = config.DefaultGpumemd(), config.DefaultMIG()
 	addFlags(root.Flags(), &described)
-	root.AddCommand(newTaskPrologCmd(), newFenceCmd("prolog"), newFenceCmd("epilog"), newFenceCmd("fence-check"), manpage.Command("8"))
+	root.AddCommand(newTaskPrologCmd(), newFenceCmd("prolog"), newFenceCmd("epilog"), newFenceCmd("fence-check"), manpage.Command("8", manSections))
 	return root
 }
 
@@ -64,8 +64,9 @@ start or a --once write failed, 2 for a wrong command line. See docs/gpumemd.md.
 // fails (taskProlog), since a failing TaskProlog fails the job's task.
 func newTaskPrologCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "task-prolog [--config gpumem.conf]",
-		Short: "Slurm TaskProlog for GPUs under CUDA MPS: the job's shards as its MPS memory limit",
+		Use:         "task-prolog [--config gpumem.conf]",
+		Annotations: map[string]string{manpage.ExitStatus: hookExitStatus["task-prolog"]},
+		Short:       "Slurm TaskProlog for GPUs under CUDA MPS: the job's shards as its MPS memory limit",
 		Long: `Prints "export CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=NM,..." for a shard job: its shards
 (SLURM_SHARDS_ON_NODE) times gpumem.conf's ShardUnit, split over the GPUs it sees
 (CUDA_VISIBLE_DEVICES), which slurmd sets in the task's environment. Jobs without
@@ -87,8 +88,9 @@ func newFenceCmd(name string) *cobra.Command {
 		"fence-check": "Run by spank_gpumem.so before each step: refuse the step when the job's GPU memory limit was not set",
 	}[name]
 	return &cobra.Command{
-		Use:   name + " [--config gpumem.conf]",
-		Short: short,
+		Use:         name + " [--config gpumem.conf]",
+		Annotations: map[string]string{manpage.ExitStatus: hookExitStatus[name]},
+		Short:       short,
 		Long: short + `.
 Run by slurmstepd as root inside the job's extern step. The job, the node and the
 allocation come from slurmd's environment (SLURM_JOB_ID, SLURMD_NODENAME) and from

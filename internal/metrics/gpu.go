@@ -24,6 +24,7 @@ import (
 type gpuCollector struct {
 	total, used, free, alloc, unattributed, temp, power, util, mig, xid *prometheus.Desc
 	fence                                                               *prometheus.Desc
+	instances                                                           migDescs
 }
 
 var gpuLabels = []string{"gpu", "UUID", "modelName", "Hostname", "hpc_job"}
@@ -49,11 +50,12 @@ func newGPUCollector() *gpuCollector {
 			[]string{"gpu", "UUID", "modelName", "Hostname", "fence"}, nil),
 		xid: prometheus.NewDesc(namespace+"_gpu_xid_errors_total", "XID error events since gpumemd started, by XID (DCGM_FI_DEV_XID_ERRORS holds only the last XID).",
 			[]string{"gpu", "Hostname", "xid"}, nil),
+		instances: newMIGDescs(),
 	}
 }
 
 func (c *gpuCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.total, c.used, c.free, c.alloc, c.unattributed, c.temp, c.power, c.util, c.mig, c.fence, c.xid} {
+	for _, d := range []*prometheus.Desc{c.total, c.used, c.free, c.alloc, c.unattributed, c.temp, c.power, c.util, c.mig, c.fence, c.xid, c.instances.total, c.instances.used} {
 		ch <- d
 	}
 }
@@ -85,6 +87,7 @@ func (c *gpuCollector) Collect(st *State, ch chan<- prometheus.Metric) error {
 		gauge(ch, c.power, g.PowerW, l)
 		gauge(ch, c.util, g.UtilPct/100, l)
 		gauge(ch, c.mig, float64(len(g.Instances)), l)
+		c.instances.collect(ch, g, st.Node)
 		fence := inventory.GPU{MIG: g.MIG, Fence: st.Fences[g.Index]}.FenceOf()
 		gauge(ch, c.fence, 1, []string{l[0], l[1], l[2], l[3], fence})
 	}

@@ -42,7 +42,7 @@ func (c *idleCollector) Collect(st *State, ch chan<- prometheus.Metric) error {
 	for _, j := range st.Idle {
 		bytes += j.Alloc
 		idleFor := st.Snapshot.Time.Sub(j.Since).Seconds()
-		ch <- prometheus.MustNewConstMetric(c.seconds, prometheus.GaugeValue, max(0, idleFor), j.ID, j.Meta.User, j.Meta.Account, j.Meta.Partition, j.Exempt)
+		ch <- prometheus.MustNewConstMetric(c.seconds, prometheus.GaugeValue, max(0, idleFor), append(jobLabelValues(st, j.ID, j.Meta), j.Exempt)...)
 	}
 	ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(len(st.Idle)))
 	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.GaugeValue, float64(bytes))

@@ -55,7 +55,8 @@ func pollState() *State {
 		Snapshot: usage.Snapshot{Time: time.Unix(1090, 0), GPUs: []usage.GPU{
 			{Index: 0, UUID: "GPU-0", Name: "NVIDIA H100 80GB HBM3", Total: 80 * gib, Used: 35 * gib, Free: 45 * gib, TempC: 40, PowerW: 310.5, UtilPct: 55},
 			{Index: 1, UUID: "GPU-1", Name: "NVIDIA H100 80GB HBM3", Total: 80 * gib, Free: 80 * gib, TempC: nan, PowerW: nan, UtilPct: nan},
-			{Index: 2, UUID: "GPU-2", Name: "NVIDIA H100 80GB HBM3", Total: 80 * gib, MIG: true, Instances: []usage.Instance{{GI: 1, Total: 40 * gib}}, TempC: 30, PowerW: nan, UtilPct: nan},
+			{Index: 2, UUID: "GPU-2", Name: "NVIDIA H100 80GB HBM3", Total: 80 * gib, MIG: true, Instances: []usage.Instance{{GI: 1, Profile: "3g.40gb", Total: 40 * gib}, {GI: 2, Profile: "1g.10gb", Total: 10 * gib, Start: 6}},
+				Procs: []usage.Proc{{PID: 7, Used: 10 * gib, GI: 1}, {PID: 8, GI: 1, Unknown: true}}, TempC: 30, PowerW: nan, UtilPct: nan},
 		}},
 		Jobs: []usage.Job{
 			{ID: "41", Meta: slurmcli.Meta{User: "ana", Account: "physics", Partition: "gpu"}, Kind: usage.KindShard, Alloc: 25 * gib, Used: 28 * gib, GPUs: []usage.JobGPU{{GPU: 0, Used: 28 * gib, Alloc: 25 * gib, PIDs: []int{9}}}},
@@ -96,8 +97,8 @@ gpumem_node_available_memory_bytes 1.25627793408e+11
 gpumem_node_fragmented_memory_bytes 7.516192768e+09
 # HELP gpumem_job_over_allocation 1 when the job holds more GPU memory than it was allocated.
 # TYPE gpumem_job_over_allocation gauge
-gpumem_job_over_allocation{account="physics",jobid="41",partition="gpu",user="ana"} 1
-gpumem_job_over_allocation{account="",jobid="42",partition="",user=""} 0
+gpumem_job_over_allocation{Hostname="g1",account="physics",jobid="41",partition="gpu",user="ana"} 1
+gpumem_job_over_allocation{Hostname="g1",account="",jobid="42",partition="",user=""} 0
 # HELP gpumem_sidecar_unknown_allocation_jobs_total Jobs since start that Slurm runs on this node but whose allocation could not be read from Slurm; they are measured and never acted on.
 # TYPE gpumem_sidecar_unknown_allocation_jobs_total counter
 gpumem_sidecar_unknown_allocation_jobs_total 2
@@ -112,7 +113,7 @@ gpumem_sidecar_unknown_size_processes_total 4
 gpumem_sidecar_stray_jobs_total 5
 # HELP gpumem_job_idle_seconds How long the job has held GPU memory on this node with no GPU process (or under the utilisation threshold); exempt says why no policy acts on it (empty when one may).
 # TYPE gpumem_job_idle_seconds gauge
-gpumem_job_idle_seconds{account="bio",exempt="",jobid="43",partition="gpu",user="bo"} 90
+gpumem_job_idle_seconds{Hostname="g1",account="bio",exempt="",jobid="43",partition="gpu",user="bo"} 90
 # HELP gpumem_node_idle_memory_bytes GPU memory Slurm allocated to jobs that leave it idle.
 # TYPE gpumem_node_idle_memory_bytes gauge
 gpumem_node_idle_memory_bytes 8.589934592e+09
@@ -203,6 +204,15 @@ func TestScrapeOverHTTPPassesPromtool(t *testing.T) {
 		`gpumem_gpu_memory_allocated_bytes{Hostname="g1",UUID="GPU-1",gpu="1",hpc_job="43",modelName="NVIDIA H100 80GB HBM3"} 8.589934592e+09`,
 		`gpumem_gpu_memory_allocated_bytes{Hostname="g1",UUID="GPU-2",gpu="2",hpc_job="42",modelName="NVIDIA H100 80GB HBM3"} 4.294967296e+10`,
 		`gpumem_gpu_xid_errors_total{Hostname="g1",gpu="1",xid="43"} 2`,
+		// Job series join DCGM's on Hostname, and per GPU on gpu and UUID too.
+		`gpumem_job_memory_used_bytes{Hostname="g1",account="physics",jobid="41",partition="gpu",user="ana"} 3.0064771072e+10`,
+		`gpumem_job_gpu_memory_used_bytes{Hostname="g1",UUID="GPU-0",account="physics",gpu="0",jobid="41",partition="gpu",user="ana"} 3.0064771072e+10`,
+		// Each MIG instance, as dcgm-exporter labels it: the known 10 GiB on GI 1 (the
+		// process of unknown size adds nothing), none on GI 2.
+		`gpumem_mig_memory_total_bytes{GPU_I_ID="1",GPU_I_PROFILE="3g.40gb",Hostname="g1",UUID="GPU-2",gpu="2",modelName="NVIDIA H100 80GB HBM3"} 4.294967296e+10`,
+		`gpumem_mig_memory_used_bytes{GPU_I_ID="1",GPU_I_PROFILE="3g.40gb",Hostname="g1",UUID="GPU-2",gpu="2",modelName="NVIDIA H100 80GB HBM3"} 1.073741824e+10`,
+		`gpumem_mig_memory_total_bytes{GPU_I_ID="2",GPU_I_PROFILE="1g.10gb",Hostname="g1",UUID="GPU-2",gpu="2",modelName="NVIDIA H100 80GB HBM3"} 1.073741824e+10`,
+		`gpumem_mig_memory_used_bytes{GPU_I_ID="2",GPU_I_PROFILE="1g.10gb",Hostname="g1",UUID="GPU-2",gpu="2",modelName="NVIDIA H100 80GB HBM3"} 0`,
 	} {
 		if !bytes.Contains(body, []byte(want)) {
 			t.Errorf("scrape lacks %s", want)
@@ -234,11 +244,11 @@ func TestScrapeOverHTTPPassesPromtool(t *testing.T) {
 	}
 }
 
-// dcgmCamelCase is the one lint gpumem accepts: GPU series carry dcgm-exporter's label
-// names (UUID, modelName, Hostname), which are not snake_case, so that they join with a
-// site's DCGM series as they are.
+// dcgmCamelCase is the one lint gpumem accepts: GPU and MIG series carry dcgm-exporter's
+// label names (UUID, modelName, Hostname), which are not snake_case, so that they join
+// with a site's DCGM series as they are.
 func dcgmCamelCase(metric, text string) bool {
-	return strings.HasPrefix(metric, "gpumem_gpu_") && strings.Contains(text, "not 'camelCase'")
+	return (strings.HasPrefix(metric, "gpumem_gpu_") || strings.HasPrefix(metric, "gpumem_mig_")) && strings.Contains(text, "not 'camelCase'")
 }
 
 func lintProblems(ps []promlint.Problem) []promlint.Problem {

@@ -100,6 +100,10 @@ func TestSampleFakeMIGNode(t *testing.T) {
 	if sum == 0 || sum > 50*gib {
 		t.Fatalf("instance memory %d MiB, want NVML's real sizes (0 < sum <= 50 GiB)", sum>>20)
 	}
+	// The profile's name, by placement: the metrics' GPU_I_PROFILE.
+	if g.Instances[0].Profile != "3g.40gb" || g.Instances[1].Profile != "1g.10gb" {
+		t.Fatalf("instance profiles %q, %q; want 3g.40gb, 1g.10gb", g.Instances[0].Profile, g.Instances[1].Profile)
+	}
 }
 
 // TestAllocationIsWhatSlurmGave: with ConstrainDevices off a job's processes can reach

@@ -101,7 +101,7 @@ func instances(dev nvml.Device) []Instance {
 		}
 		for _, gi := range gis {
 			if info, ret := gi.GetInfo(); ret == nvml.SUCCESS {
-				out = append(out, Instance{GI: int(info.Id), Total: p.Info.MemorySizeMB << 20, Start: int(info.Placement.Start)})
+				out = append(out, Instance{GI: int(info.Id), Profile: p.Name, Total: p.Info.MemorySizeMB << 20, Start: int(info.Placement.Start)})
 			}
 		}
 	}

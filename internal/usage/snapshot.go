@@ -36,9 +36,10 @@ type GPU struct {
 
 // Instance is one MIG GPU instance.
 type Instance struct {
-	GI    int
-	Total uint64 // bytes
-	Start int    // first memory slot of its placement: gres.conf lists a GPU's instances in this order
+	GI      int
+	Profile string // its GPU instance profile's name, as internal/mig derives it (1g.10gb)
+	Total   uint64 // bytes
+	Start   int    // first memory slot of its placement: gres.conf lists a GPU's instances in this order
 }
 
 // NoInstance marks a process that runs on a full GPU rather than a MIG instance;

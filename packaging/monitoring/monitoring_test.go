@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -125,5 +126,113 @@ func TestPromtool(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "SUCCESS") {
 			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+	}
+}
+
+var (
+	alertRe    = regexp.MustCompile(`(?m)^\s+- alert: (\S+)$`)
+	runbookRe  = regexp.MustCompile(`(?m)^\s+runbook_url: "([^"]+)"$`)
+	jobRe      = regexp.MustCompile(`\bjob\s*(=|!=|=~|!~)\s*"[^"]*"`)
+	headingRe  = regexp.MustCompile(`(?m)^#{2,4} (.+)$`)
+	runbookDoc = "https://github.com/gpumem/gpumem/blob/main/docs/monitoring.md#"
+)
+
+// TestEveryAlertHasARunbook: each alert links to its own section of docs/monitoring.md,
+// which exists, so the page an on-call reader lands on says what the alert means.
+func TestEveryAlertHasARunbook(t *testing.T) {
+	rules := read(t, "gpumem-rules.yml")
+	anchors := map[string]bool{}
+	for _, m := range headingRe.FindAllStringSubmatch(read(t, "../../docs/monitoring.md"), -1) {
+		anchors[githubAnchor(m[1])] = true
+	}
+	alerts := alertRe.FindAllStringSubmatch(rules, -1)
+	// Each alert's block runs to the next alert: its runbook_url is in it.
+	starts := alertRe.FindAllStringIndex(rules, -1)
+	for i, a := range alerts {
+		end := len(rules)
+		if i+1 < len(starts) {
+			end = starts[i+1][0]
+		}
+		urls := runbookRe.FindAllStringSubmatch(rules[starts[i][0]:end], -1)
+		if len(urls) != 1 {
+			t.Errorf("%s: %d runbook_url annotations, want 1", a[1], len(urls))
+			continue
+		}
+		want := runbookDoc + strings.ToLower(a[1])
+		if urls[0][1] != want {
+			t.Errorf("%s: runbook_url %s, want %s", a[1], urls[0][1], want)
+		}
+		if !anchors[strings.ToLower(a[1])] {
+			t.Errorf("%s: docs/monitoring.md has no section %q for its runbook", a[1], a[1])
+		}
+	}
+	if len(alerts) == 0 {
+		t.Fatal("no alerts in gpumem-rules.yml")
+	}
+}
+
+// githubAnchor is the fragment GitHub gives a Markdown heading.
+func githubAnchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// TestRulesForOtherJobNames: the rules select scrape jobs only by the two selectors
+// gpumem-rules.sh knows, and the rules it writes for a site's job names and runbook copy
+// hold no other job name, keep every rule, and pass promtool where it is installed.
+func TestRulesForOtherJobNames(t *testing.T) {
+	rules := read(t, "gpumem-rules.yml")
+	for _, m := range jobRe.FindAllString(rules, -1) {
+		if m != `job="gpumemd"` && m != `job="gpumem-cluster"` {
+			t.Errorf("gpumem-rules.yml selects %s: only job=\"gpumemd\" and job=\"gpumem-cluster\" are replaced by gpumem-rules.sh", m)
+		}
+	}
+	same, err := exec.Command("./gpumem-rules.sh").Output()
+	if err != nil || string(same) != rules {
+		t.Fatalf("gpumem-rules.sh with no arguments: %v; want gpumem-rules.yml as it is", err)
+	}
+	sidecar, cluster := `job="gpu-nodes",site=~"a|b&c"`, `job="slurm",role="controller"`
+	out, err := exec.Command("./gpumem-rules.sh", sidecar, cluster, "https://wiki.example.org/gpumem").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	for _, m := range jobRe.FindAllString(got, -1) {
+		if m != `job="gpu-nodes"` && m != `job="slurm"` {
+			t.Errorf("the site's rules still select %s", m)
+		}
+	}
+	for _, want := range []string{"up{" + sidecar + "} == 0", "up{" + cluster + "} == 0", `runbook_url: "https://wiki.example.org/gpumem#gpumemsidecardown"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the site's rules lack %s", want)
+		}
+	}
+	if strings.Contains(got, runbookDoc) || len(alertRe.FindAllString(got, -1)) != len(alertRe.FindAllString(rules, -1)) {
+		t.Errorf("the site's rules keep a shipped runbook_url or lost an alert:\n%s", got)
+	}
+	if _, err := exec.Command("./gpumem-rules.sh", "job={x}").Output(); err == nil {
+		t.Error("gpumem-rules.sh took a selector with braces")
+	}
+	promtool := os.Getenv("PROMTOOL")
+	if promtool == "" {
+		promtool, _ = exec.LookPath("promtool")
+	}
+	if promtool == "" {
+		t.Skip("promtool not installed: the site's rules were not checked by promtool check rules")
+	}
+	site := filepath.Join(t.TempDir(), "gpumem-rules.yml")
+	if err := os.WriteFile(site, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := exec.Command(promtool, "check", "rules", site).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules of the site's rules: %v\n%s", err, o)
 	}
 }

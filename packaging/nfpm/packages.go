@@ -192,15 +192,20 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 		config(filepath.Join(in.top, "packaging/examples/gpumemctl-steer.default"), l.envDir+"/gpumemctl-steer"),
 		file(filepath.Join(in.top, "packaging/systemd/gpumemctl-pull.service"), l.unitDir+"/gpumemctl-pull.service", 0o644),
 		config(filepath.Join(in.top, "packaging/examples/gpumemctl-pull.default"), l.envDir+"/gpumemctl-pull"),
+		file(filepath.Join(in.top, "packaging/systemd/gpumemctl-exporter.service"), l.unitDir+"/gpumemctl-exporter.service", 0o644),
+		config(filepath.Join(in.top, "packaging/examples/gpumemctl-exporter.default"), l.envDir+"/gpumemctl-exporter"),
+		file(filepath.Join(in.top, "docs/monitoring.md"), "/usr/share/doc/gpumemctl/monitoring.md", 0o644),
 		file(filepath.Join(in.gen, "completions/gpumemctl.bash"), "/usr/share/bash-completion/completions/gpumemctl", 0o644),
 		file(filepath.Join(in.gen, "completions/gpumemctl.zsh"), l.zshDir+"/_gpumemctl", 0o644),
 		file(filepath.Join(in.gen, "completions/gpumemctl.fish"), "/usr/share/fish/vendor_completions.d/gpumemctl.fish", 0o644),
 	}
 	// Prometheus rules, their unit tests, a scrape example and the Grafana dashboard, for
-	// the monitoring host; gpumemctl's exporter is one of their sources.
+	// the monitoring host; gpumemctl's exporter is one of their sources. gpumem-rules.sh
+	// writes the rules for a site's own scrape job names.
 	for _, f := range []string{"gpumem-rules.yml", "gpumem-rules.test.yml", "prometheus.yml", "gpumem-dashboard.json"} {
 		c = append(c, file(filepath.Join(in.top, "packaging/monitoring", f), "/usr/share/gpumem/monitoring/"+f, 0o644))
 	}
+	c = append(c, file(filepath.Join(in.top, "packaging/monitoring/gpumem-rules.sh"), "/usr/share/gpumem/monitoring/gpumem-rules.sh", 0o755))
 	cman, err := in.manPages("1", "gpumemctl")
 	if err != nil {
 		return nil, err
@@ -217,7 +222,8 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 			"GPU inventory and per-job GPU memory use, simulates placement policies and\n" +
 			"steers shard jobs (the gpumemctl-steer service, installed stopped) and, on a\n" +
 			"configless cluster, pulls the GPU nodes' inventories to the controller (the\n" +
-			"gpumemctl-pull service, installed stopped).",
+			"gpumemctl-pull service, installed stopped). Serves the cluster view to\n" +
+			"Prometheus (the gpumemctl-exporter service, installed stopped).",
 		Overridables: nfpm.Overridables{
 			Depends: clibc, Recommends: []string{"slurm-client"}, Conflicts: []string{"gpumem"}, Replaces: []string{"gpumem"},
 			Contents: append(c, in.docFiles("gpumemctl")...), Scripts: in.scripts("gpumemctl"),

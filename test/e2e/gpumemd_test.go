@@ -141,14 +141,24 @@ Scontrol = %s
 
 func (s *sidecar) log() string { b, _ := os.ReadFile(s.logf); return string(b) }
 
-// metrics is a scrape with the user, account and partition labels of job series left
-// out, so the per-job tests name a series by its job alone; rawMetrics keeps them.
+// metrics is a scrape with the user, account, partition and Hostname labels of job
+// series left out, so the per-job tests name a series by its job alone; rawMetrics keeps
+// them. GPU series keep their Hostname.
 func (s *sidecar) metrics(t *testing.T) string {
 	t.Helper()
-	return strings.ReplaceAll(jobMetaLabels.ReplaceAllString(s.rawMetrics(t), ""), ",}", "}")
+	return stripJobMeta(s.rawMetrics(t))
 }
 
-var jobMetaLabels = regexp.MustCompile(`(?:account|partition|user)="[^"]*",?`)
+func stripJobMeta(m string) string {
+	m = jobHostname.ReplaceAllString(m, "$1")
+	return strings.ReplaceAll(jobMetaLabels.ReplaceAllString(m, ""), ",}", "}")
+}
+
+var (
+	jobMetaLabels = regexp.MustCompile(`(?:account|partition|user)="[^"]*",?`)
+	// Hostname sorts first, and only a job series has account after it (and UUID).
+	jobHostname = regexp.MustCompile(`Hostname="[^"]*",((?:UUID="[^"]*",)?account=)`)
+)
 
 func (s *sidecar) rawMetrics(t *testing.T) string {
 	t.Helper()

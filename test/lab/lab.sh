@@ -102,6 +102,8 @@ lab_in() {
 . "$REPO/test/lab/fence.sh"
 # shellcheck source=test/lab/backup-ctld.sh
 . "$REPO/test/lab/backup-ctld.sh"
+# shellcheck source=test/lab/daemons.sh
+. "$REPO/test/lab/daemons.sh"
 
 pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 pidfile_pid() { cat "$1" 2>/dev/null || true; }
@@ -284,18 +286,6 @@ restore_conf() {
 	done
 	rmdir "$ROOT$BACKUP"
 	say "put this machine's Slurm configuration back in $etc"
-}
-
-# foreign_daemons fails when Slurm daemons the lab did not start run on this release's
-# ports (the host's 22.05 only: 24.11's chroot and ports are the lab's own).
-foreign_daemons() {
-	[ -n "$ROOT" ] && return 0
-	local mine pid
-	mine=" $(daemon_pids | tr '\n' ' ') "
-	for pid in $(pgrep -x "slurmctld(-wlm)?" || true) $(pgrep -x "slurmd(-wlm)?" || true); do
-		[ "$(readlink /proc/"$pid"/root)" = / ] || continue # a chroot's, such as the 24.11 lab's
-		case "$mine" in *" $pid "*) ;; *) die "a Slurm daemon the lab did not start runs here (pid $pid, $(tr '\0' ' ' </proc/"$pid"/cmdline)): stop it first; the lab would take its ports and configuration" ;; esac
-	done
 }
 
 render_conf() {
