@@ -72,8 +72,9 @@ demo: deps build
 	test/demo.sh
 
 ## package: deb and rpm packages into dist/ (gpumem-plugins-REL per Slurm release the
-## build has headers for: 22.05 here, 24.11 and 26.05 from the lab's chroots)
-package: build chroots
+## build has headers for: 22.05 here, 24.11 and 26.05 from the lab's chroots), their
+## binaries and plugins compiled apart from bin/'s, with zig for glibc 2.28 and newer
+package: chroots
 	packaging/build.sh
 
 # The Debian roots of the chroot labs; bookworm's (22.05) takes the package tests' installs,

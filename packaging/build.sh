@@ -1,12 +1,18 @@
 #!/bin/sh
-# Build gpumem's packages, deb and rpm, with nFPM (the packaging/nfpm module), from what
-# `make build` put in bin/:
-#   gpumem-plugins-REL  both Slurm plugins, built here for each Slurm release REL whose
-#                       headers this machine has, depending on exactly that release
+# Build gpumem's packages, deb and rpm, with nFPM (the packaging/nfpm module):
+#   gpumem-plugins-REL  both Slurm plugins and the SPANK plugin, built for each Slurm
+#                       release REL whose headers this machine has, depending on
+#                       exactly that release
 #   gpumemd             the node sidecar, its systemd unit, defaults and state folder
 #   gpumemctl           the admin CLI, its man pages and completions, the steer unit
 #
-#   packaging/build.sh [BINDIR] [OUTDIR]     (defaults: bin dist)
+#   packaging/build.sh [BINDIR] [OUTDIR]     (defaults: build/package dist)
+#
+# Everything packaged is compiled here, not taken from `make build`: with
+# packaging/zig-cc, zig's C compiler linking against glibc 2.28's symbols, so that each
+# binary and plugin starts on every distribution the packages are for (RHEL/Rocky 8's
+# glibc 2.28 is the oldest; Debian 12's gcc would ask for 2.34). packaging/zig.sh
+# installs zig from the npm registry the first time. gpumemd and gpumemctl go to BINDIR.
 #
 # Slurm headers: 22.05 from /usr/include (Debian 12's libslurm-dev), 24.11 and 26.05 from
 # the lab's trixie and forky chroots (make package makes them). PLUGIN_RELEASES="REL=DIR
@@ -17,20 +23,22 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
-bin=${1:-$top/bin}
+bin=${1:-$top/build/package}
 out=${2:-$top/dist}
-for f in gpumemd gpumemctl; do
-	if [ ! -x "$bin/$f" ]; then
-		echo "$0: $bin/$f missing: run make build first" >&2
-		exit 1
-	fi
-done
 cache=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
 releases=${PLUGIN_RELEASES:-22.05=/usr/include 24.11=$cache/trixie/usr/include 26.05=$cache/forky/usr/include}
 version=$("$here/version.sh" --deb)
-mkdir -p "$out"
+mkdir -p "$out" "$bin"
 out=$(cd "$out" && pwd)
 bin=$(cd "$bin" && pwd)
+
+# The compiler of every cgo build below (cgo/build.sh's too): zig-cc, for glibc 2.28.
+# zig's C library headers are its own, so only Slurm's headers come from this machine
+# (cgo/build.sh passes their slurm/ folder alone).
+ZIG=$("$here/zig.sh")
+CC=$here/zig-cc CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations"
+export ZIG CC CGO_ENABLED CGO_CFLAGS
+go -C "$top" build -trimpath -ldflags "$("$here/version.sh" --ldflags)" -o "$bin/" ./cmd/gpumemd ./cmd/gpumemctl
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -5,6 +5,8 @@
 #     dependencies (the plugins on exactly their Slurm release), files, conffiles and
 #     maintainer scripts (dpkg-deb; rpm -qp);
 #   - the license, NOTICE, third-party notices and copyright in every package;
+#   - every binary and plugin in every deb and rpm importing no glibc symbol newer than
+#     2.28 (objdump -T), so the same packages start on RHEL/Rocky 8 as on Debian 12;
 #   - with --install (make test; root): the debs installed with dpkg into the lab's
 #     Debian root of their release (the bookworm, trixie and forky chroots: make
 #     chroots), never enabling a service, gpumemd's and gpumemctl's man pages and
@@ -14,7 +16,7 @@
 #     LAB_CHROOT=1) started with the installed plugins, slurmctld loading them from
 #     Debian's plugin folder and rewriting a gpu:mem job.
 #
-#   test/package-test.sh [--install] [--lab] [BINDIR]     (make package-test builds first)
+#   test/package-test.sh [--install] [--lab]
 set -uo pipefail
 
 install=0 lab=0
@@ -27,14 +29,13 @@ while [ $# -gt 0 ]; do
 	shift
 done
 top=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$top/bin}
 cache=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 bad() { echo "package-test: FAIL: $*" >&2; fail=1; }
 
-"$top/packaging/build.sh" "$bin" "$work/dist" >"$work/build.log" 2>&1 || {
+"$top/packaging/build.sh" "$work/bin" "$work/dist" >"$work/build.log" 2>&1 || {
 	cat "$work/build.log" >&2
 	bad "packaging/build.sh failed"
 	exit 1
@@ -51,6 +52,30 @@ rpmf() { ls "$work"/dist/"$1"-[0-9]*.rpm 2>/dev/null; }
 # their package must declare: on an older libc they do not start.
 glibc_of() {
 	objdump -T "$@" | grep -o '(GLIBC_[0-9.]*)' | tr -d '()' | sed 's/^GLIBC_//' | sort -Vu | tail -1
+}
+
+# The oldest glibc the packages are for: RHEL/Rocky 8's (docs/install.md lists the
+# distributions). packaging/zig-cc links against it.
+glibc_max=2.28
+elves=0
+
+# check_glibc PACKAGE ROOT: every ELF file under the package's extracted ROOT imports
+# glibc symbols of glibc_max or older only; each newer one is named, with its file.
+check_glibc() {
+	local f n=0 newer
+	while IFS= read -r f; do
+		[ "$(od -An -c -N4 "$f" | tr -d ' ')" = '177ELF' ] || continue
+		n=$((n + 1))
+		newer=$(objdump -T "$f" | awk -v max="$glibc_max" '
+			match($0, /GLIBC_[0-9][0-9.]*/) {
+				v = substr($0, RSTART + 6, RLENGTH - 6)
+				split(v, a, "."); split(max, m, ".")
+				if (a[1] + 0 > m[1] + 0 || (a[1] + 0 == m[1] + 0 && a[2] + 0 > m[2] + 0)) print $NF "@GLIBC_" v
+			}' | sort -u | paste -sd ' ' -)
+		[ -z "$newer" ] || bad "$1: ${f#"$2"} needs glibc newer than $glibc_max: $newer"
+	done < <(find "$2" -type f)
+	[ $n -gt 0 ] || bad "$1: no binary or plugin found to check against glibc $glibc_max"
+	elves=$((elves + n))
 }
 
 # has LIST PATH...: each PATH is in the file list LIST.
@@ -82,6 +107,7 @@ for p in $pkgs; do
 	dpkg-deb -x "$f" "$work/x/$p"
 	dpkg-deb -e "$f" "$work/x/$p.control"
 	check_docs "$p" "$work/x/$p"
+	check_glibc "$p deb" "$work/x/$p"
 done
 for rel in $releases; do
 	p=gpumem-plugins-$rel
@@ -134,6 +160,17 @@ if command -v rpm >/dev/null; then
 		got=$(rpm -qp --qf '%{NAME} %{VERSION} %{LICENSE}' "$f" 2>/dev/null)
 		[ "$got" = "$p $want Apache-2.0" ] || bad "$f: rpm says '$got', want '$p $want Apache-2.0'"
 		rpm -qpl "$f" 2>/dev/null >"$work/$p.rpm.list"
+		mkdir -p "$work/r/$p"
+		# The payload's names are absolute (/usr/sbin/gpumemd): unpacked under the
+		# folder, never over this machine's own files. rpm2cpio's exit status is not
+		# asked: rpm 4.18's is 1 whenever the stream's length differs from the rpm's
+		# ARCHIVESIZE, which nFPM gives without the archive's padding; cpio fails on a
+		# short or empty stream.
+		if (cd "$work/r/$p" && { rpm2cpio "$f" || :; } | cpio -idm --quiet --no-absolute-filenames 2>/dev/null); then
+			check_glibc "$p rpm" "$work/r/$p"
+		else
+			bad "$p rpm: its files could not be unpacked (rpm2cpio | cpio; test/lab/deps.sh installs cpio)"
+		fi
 	done
 	for rel in $releases; do
 		p=gpumem-plugins-$rel
@@ -241,5 +278,5 @@ fi
 
 [ $fail = 0 ] || exit 1
 n=$(ls "$work"/dist | wc -l)
-echo "package-test: ok: $n packages, version $want:"
+echo "package-test: ok: $n packages, version $want; their $elves binaries and plugins need glibc $glibc_max at most:"
 (cd "$work/dist" && du -h -- *) | sed 's/^/package-test:   /'

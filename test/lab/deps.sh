@@ -10,7 +10,7 @@ PKGS=(
 	slurmdbd mariadb-server-core mariadb-client-core   # the lab's accounting (no packaged server is started)
 	lua5.1                                             # a lua for checking the benchmark's script
 	debootstrap                                        # the 24.11 (trixie) and 26.05 (forky) chroot labs
-	rpm                                                # rpm -qp checks of the rpm packages
+	rpm cpio                                           # rpm -qp checks of the rpm packages, their files unpacked
 	gcc libc6-dev make pkg-config                      # cgo plugins and the submit benchmark
 	procps iproute2 ca-certificates
 	prometheus # promtool for the rules' unit tests; the lab's own Prometheus
@@ -22,6 +22,9 @@ for p in "${PKGS[@]}"; do
 		missing+=("$p")
 	fi
 done
+# npm installs the zig that builds the packages for glibc 2.28 (packaging/zig.sh). Any
+# npm will do (a machine may have Node.js's own, which Debian's npm would conflict with).
+command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
