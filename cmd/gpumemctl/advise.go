@@ -3,17 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/gpumem/gpumem/internal/advise"
+	"github.com/gpumem/gpumem/internal/cliflag"
+	"github.com/gpumem/gpumem/internal/history/api"
+	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/units"
+	"github.com/gpumem/gpumem/internal/versioned"
 	"io"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/gpumem/gpumem/internal/advise"
-	"github.com/gpumem/gpumem/internal/cliflag"
-	"github.com/gpumem/gpumem/internal/history/api"
-	"github.com/gpumem/gpumem/internal/shard"
 )
 
 func init() { subcommands = append(subcommands, newAdviseCmd) }
@@ -92,10 +92,11 @@ func printAdvice(w io.Writer, groups []advise.Row, o advise.Options, format stri
 	switch format {
 	case formatJSON:
 		return writeJSON(w, struct {
+			Version    int          `json:"version"`
 			By         string       `json:"by"`
 			Percentile float64      `json:"percentile"`
 			Rows       []advise.Row `json:"groups"`
-		}{o.By, o.Percentile, append([]advise.Row{}, groups...)})
+		}{versioned.Advise.Current, o.By, o.Percentile, append([]advise.Row{}, groups...)})
 	case formatCSV:
 		// The JSON's names and raw bytes, for a spreadsheet.
 		r := rows{head: []string{o.By, "jobs", "asked_bytes", "peak_p50_bytes", "peak_pct_bytes", "peak_max_bytes", "advised", "over_asked_gib_hours"}}

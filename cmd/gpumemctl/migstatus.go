@@ -13,12 +13,13 @@ import (
 	"github.com/gpumem/gpumem/internal/atomicfile"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/mig"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 // mig status: the desired-layout files against the inventory (mig.Status), printed.
 
 // migStatusVersion is the version of mig status's JSON; a reader checks it.
-const migStatusVersion = 1
+var migStatusVersion = versioned.MIGStatus.Current
 
 // notAsDesired is mig status's verdict, so that it can be an assert: status 1 while any
 // GPU is not as desired (or not known), said in the table or, for programs, on stderr.

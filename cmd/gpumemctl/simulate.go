@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/sim"
 	"github.com/gpumem/gpumem/internal/trace"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 func init() { subcommands = append(subcommands, newSimulateCmd) }
@@ -181,7 +182,7 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 	}
 	switch f.out.format {
 	case formatJSON:
-		return writeJSON(out, map[string]any{"runs": len(results), "wall_seconds": wall.Seconds(), "seeds": spec.Seeds,
+		return writeJSON(out, map[string]any{"version": versioned.Simulate.Current, "runs": len(results), "wall_seconds": wall.Seconds(), "seeds": spec.Seeds,
 			"tune": spec.Tune, "results": sums, "published_unallocated_pct": published})
 	case formatCSV:
 		return simCSV(out, sums, published)
@@ -324,7 +325,7 @@ func runDepartures(out io.Writer, f *simulateFlags, dir string, names []string, 
 		}
 	}
 	if f.out.format == formatJSON {
-		return writeJSON(out, map[string]any{"runs": len(sums) * len(seeds), "wall_seconds": wall.Seconds(), "seeds": seeds, "load": f.load, "results": sums})
+		return writeJSON(out, map[string]any{"version": versioned.SimulateDepartures.Current, "runs": len(sums) * len(seeds), "wall_seconds": wall.Seconds(), "seeds": seeds, "load": f.load, "results": sums})
 	}
 	num := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 	r := rows{head: []string{"workload", "policy", "mean_wait_s", "p95_wait_s", "never_started", "backfilled", "mean_alloc_pct"}}

@@ -13,7 +13,7 @@ import (
 
 // stateVersion is the format of the state file; a file of another version is set aside
 // (logged) rather than misread.
-const stateVersion = 1
+var stateVersion = versioned.HealthState.Current
 
 // persisted is what the monitor keeps across restarts: a restarted gpumemd must not
 // forget an XID 79 and resume the node it drained for it, nor take a GPU that vanished

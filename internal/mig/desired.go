@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 // DesiredVersion is the version of the desired-layout file; a reader refuses others.
-const DesiredVersion = 1
+var DesiredVersion = versioned.MIGDesired.Current
 
 // Desired is one node's declared MIG layout: the file `gpumemctl mig plan` writes, an
 // admin may review and edit, and gpumemd applies on its node. It is kept apart from the

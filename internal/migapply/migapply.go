@@ -24,7 +24,7 @@ import (
 
 // JournalVersion is the version of the journal file this package writes. A reader
 // also takes version 1 (no owner), which an older gpumemd killed mid-apply left.
-const JournalVersion = 2
+var JournalVersion = versioned.MIGJournal.Current
 
 // Reason is the drain reason gpumem sets while it repartitions, and ReasonFailed the one
 // it leaves when an apply fails past the point of no return. A node drained with any

@@ -68,7 +68,7 @@ func (k *Counter) Counts() map[string]uint64 {
 }
 
 // Version is the file format's; Decode refuses any other.
-const Version = 1
+var Version = versioned.RefusalCounts.Current
 
 // State is the file: cumulative counts since Since (when the plugin was loaded, that
 // is slurmctld's start or its last reconfigure), written at Written.

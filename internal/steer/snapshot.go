@@ -29,7 +29,7 @@ type Snapshot struct {
 
 // SnapshotVersion is the version of the snapshot format: steer and the plugin may be
 // of different releases.
-const SnapshotVersion = 1 // versioned.UsageSnapshot
+var SnapshotVersion = versioned.UsageSnapshot.Current
 
 // GPUUse is the shards taken on one GPU, by node and NVML index.
 type GPUUse struct {

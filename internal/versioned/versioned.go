@@ -37,6 +37,10 @@ var (
 	SteerReport = Format{Name: "gpumemctl steer report", Current: 1, Oldest: 1}
 	Quota       = Format{Name: "gpumemctl quota", Current: 1, Oldest: 1}
 	MIGStatus   = Format{Name: "gpumemctl mig status", Current: 1, Oldest: 1}
+	Advise      = Format{Name: "gpumemctl advise", Current: 1, Oldest: 1}
+	Simulate    = Format{Name: "gpumemctl simulate", Current: 1, Oldest: 1}
+	// SimulateDepartures is simulate --departures, whose rows are queue waits.
+	SimulateDepartures = Format{Name: "gpumemctl simulate --departures", Current: 1, Oldest: 1}
 )
 
 // Check refuses a version this release cannot read; v is the document's "version"
