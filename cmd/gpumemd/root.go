@@ -79,6 +79,14 @@ shards get nothing. slurm.conf: TaskProlog=/usr/sbin/gpumemd-task-prolog. Always
 	}
 }
 
+// fenceWhere says where Slurm runs each fence hook, for its help.
+var fenceWhere = map[string]string{
+	"prolog": "Run by slurmstepd as root inside the job's extern step (the Prolog with RunInJob, or\n" +
+		"spank_gpumem.so on 22.05); the allocation comes from scontrol -d show job.",
+	"epilog":      "Run by Slurm as root after the job's steps, before its cgroup goes.",
+	"fence-check": "Run by spank_gpumem.so as root in each step's slurmstepd, before its tasks.",
+}
+
 // newFenceCmd is `gpumemd prolog` or `gpumemd epilog`, the driver fence's hooks
 // (fenceProlog, fenceEpilog). They parse their one flag themselves.
 func newFenceCmd(name string) *cobra.Command {
@@ -92,10 +100,9 @@ func newFenceCmd(name string) *cobra.Command {
 		Annotations: map[string]string{manpage.ExitStatus: hookExitStatus[name]},
 		Short:       short,
 		Long: short + `.
-Run by slurmstepd as root inside the job's extern step. The job, the node and the
-allocation come from slurmd's environment (SLURM_JOB_ID, SLURMD_NODENAME) and from
-scontrol -d show job; the fence each GPU holds from this node's inventory. See
-docs/gpumemd.md, "The driver fence".`,
+` + fenceWhere[name] + `
+The job and the node come from Slurm's environment (SLURM_JOB_ID, SLURMD_NODENAME),
+never the job's; the fence each GPU holds from this node's inventory. See docs/gpumemd.md, "The driver fence".`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env := realFenceEnv()
