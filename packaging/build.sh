@@ -63,7 +63,9 @@ for r in $releases; do
 		echo "$0: no Slurm $rel headers in $inc: gpumem-plugins-$rel is not built" >&2
 		continue
 	fi
-	log=$("$top/cgo/build.sh" "$work/plugins/$rel" "$inc" | tail -1)
+	built=$("$top/cgo/build.sh" "$work/plugins/$rel" "$inc")
+	printf '%s\n' "$built" | grep '^job records' >&2 || true
+	log=$(printf '%s\n' "$built" | tail -1)
 	case $log in
 	*" for Slurm $rel."*) ;;
 	*) echo "$0: $inc holds other headers than Slurm $rel's: $log" >&2; exit 1 ;;

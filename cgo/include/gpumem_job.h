@@ -32,11 +32,14 @@ enum {
 /* GPUMEM_NUM_TASKS is --ntasks, GPUMEM_NTASKS_PER_TRES --ntasks-per-gpu, GPUMEM_EXCLUSIVE 1
  * for a job that holds whole nodes (--exclusive in any form but oversubscribe). */
 /* job_modify adds the job's --nodes (GPUMEM_JOB_MIN_NODES), whether the job was read
- * (GPUMEM_JOB_KNOWN), and GPUMEM_KEEP_GRES: 1 where Slurm refuses to change a pending job's
- * GRES from shards to gpu or back. */
+ * (GPUMEM_JOB_KNOWN), GPUMEM_KEEP_GRES: 1 where Slurm refuses to change a pending job's
+ * GRES from shards to gpu or back, and, for a job that was not read, why not:
+ * GPUMEM_JOB_LAYOUT 1 where this build knows the release's job record
+ * (gpumem_jobrec.h), GPUMEM_JOB_NAMED 1 where the update names one plain job id. */
 enum {
 	GPUMEM_MIN_NODES, GPUMEM_MAX_NODES, GPUMEM_NTASKS_PER_NODE, GPUMEM_HET_JOB,
-	GPUMEM_NUM_TASKS, GPUMEM_NTASKS_PER_TRES, GPUMEM_EXCLUSIVE, GPUMEM_JOB_MIN_NODES, GPUMEM_JOB_KNOWN, GPUMEM_KEEP_GRES, GPUMEM_NUMS
+	GPUMEM_NUM_TASKS, GPUMEM_NTASKS_PER_TRES, GPUMEM_EXCLUSIVE, GPUMEM_JOB_MIN_NODES, GPUMEM_JOB_KNOWN, GPUMEM_KEEP_GRES,
+	GPUMEM_JOB_LAYOUT, GPUMEM_JOB_NAMED, GPUMEM_NUMS
 };
 
 /* cli_filter: the client options by the names slurm_option_get takes (those from

@@ -6,7 +6,8 @@
  * of those releases' tags). A plugin is loaded only by the release it was built for, and
  * before reading anything the shim checks the record's and its details' magic numbers and
  * the job id: any other release, or a record that does not look right, reads as unknown,
- * and the change is decided from the job_desc alone, as before.
+ * and a new gpu:mem is then refused with what to do instead. A release not listed here
+ * is read when the plugin is built with its source tree (SLURM_SOURCE, cgo/build.sh).
  *
  * Where the magic numbers sit is measured too: from 25.11 job_record_t starts with the
  * job's slurm_step_id_t, and its magic comes second.
@@ -29,7 +30,10 @@
 #define GPUMEM_JOB_MAGIC 0xf0b7392c     /* slurmctld's JOB_MAGIC, at GPUMEM_JR_MAGIC in the record */
 #define GPUMEM_DETAILS_MAGIC 0x0dea84e7 /* DETAILS_MAGIC, at GPUMEM_JR_DT_MAGIC in its details */
 
-#if 0
+#if defined(GPUMEM_JOBREC_LOCAL)
+/* cgo/build.sh with SLURM_SOURCE: measured from the source tree of the very release the
+ * plugin is built for, at build time (cgo/jobrec-offsets.sh --one). */
+#include "gpumem_jobrec_local.h"
 #elif SLURM_VERSION_NUMBER == SLURM_VERSION_NUM(22, 5, 8)
 #define GPUMEM_JR_MAGIC 0
 #define GPUMEM_JR_JOB_ID 360
@@ -94,6 +98,7 @@
 #endif
 
 #ifdef GPUMEM_JR_JOB_ID
+#define GPUMEM_JOBREC_LAYOUT 1
 #define GPUMEM_JR_AT(p, off, type) (*(type *)((const char *)(p) + (off)))
 
 /* gpumem_jobrec_read fills the GPUMEM_JOB_* slots and numbers of j from the record rec
@@ -123,6 +128,9 @@ static inline int gpumem_jobrec_read(struct gpumem_job *j, const void *rec, uint
 	return 1;
 }
 #else
+/* No layout: job_modify sees only the change, and Go refuses a new gpu:mem it cannot
+ * check against the job (internal/plugin/modify.go). */
+#define GPUMEM_JOBREC_LAYOUT 0
 static inline int gpumem_jobrec_read(struct gpumem_job *j, const void *rec, uint32_t job_id)
 {
 	return 0;

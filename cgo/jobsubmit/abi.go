@@ -186,6 +186,8 @@ static int gpumem_modify(job_desc_msg_t *desc, const void *job_ptr, char **err_m
 	gpumem_fields(&j, desc, fields);
 	gres = j.in[GPUMEM_PER_NODE] || j.in[GPUMEM_PER_JOB] || j.in[GPUMEM_PER_SOCKET] || j.in[GPUMEM_PER_TASK];
 	shape = desc->partition || desc->features || desc->req_nodes || desc->exc_nodes || j.num[GPUMEM_MIN_NODES];
+	j.num[GPUMEM_JOB_NAMED] = gpumem_update_id(desc) != 0;
+	j.num[GPUMEM_JOB_LAYOUT] = GPUMEM_JOBREC_LAYOUT;
 	gpumem_jobrec_read(&j, job_ptr, gpumem_update_id(desc));
 #if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(24, 11, 0)
 	j.num[GPUMEM_KEEP_GRES] = 1; // seen on 22.05: "Invalid generic resource" for shard <-> gpu

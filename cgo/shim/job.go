@@ -65,8 +65,9 @@ func Decide(job unsafe.Pointer, decide, pinned Decider) int {
 }
 
 // Modifier is what job_modify does with a change (in) to a job that is now cur (nil:
-// unknown); keep says Slurm refuses a change of GRES name (shard, gpu) for a pending job.
-type Modifier func(in plugin.Fields, cur *plugin.Fields, keep bool) plugin.Verdict
+// unknown, why says why); keep says Slurm refuses a change of GRES name (shard, gpu) for
+// a pending job.
+type Modifier func(in plugin.Fields, cur *plugin.Fields, keep bool, why plugin.Unread) plugin.Verdict
 
 // Modify is Decide for job_modify: the change, and the job as it is when the shim could
 // read it.
@@ -75,7 +76,17 @@ func Modify(job unsafe.Pointer, modify Modifier) int {
 	defer recoverInto(j)
 	in := submitFields(j)
 	var cur *plugin.Fields
-	if j.num[C.GPUMEM_JOB_KNOWN] != 0 {
+	why := plugin.Read
+	switch {
+	case j.num[C.GPUMEM_JOB_KNOWN] != 0:
+	case j.num[C.GPUMEM_JOB_LAYOUT] == 0:
+		why = plugin.NoLayout
+	case j.num[C.GPUMEM_JOB_NAMED] == 0:
+		why = plugin.NotOneJob
+	default:
+		why = plugin.NotARecord
+	}
+	if why == plugin.Read {
 		cur = &plugin.Fields{
 			PerNode:   C.GoString(j.in[C.GPUMEM_JOB_PER_NODE]),
 			PerJob:    C.GoString(j.in[C.GPUMEM_JOB_PER_JOB]),
@@ -88,7 +99,7 @@ func Modify(job unsafe.Pointer, modify Modifier) int {
 			MinNodes:  uint32(j.num[C.GPUMEM_JOB_MIN_NODES]),
 		}
 	}
-	return answer(j, in, modify(in, cur, j.num[C.GPUMEM_KEEP_GRES] != 0))
+	return answer(j, in, modify(in, cur, j.num[C.GPUMEM_KEEP_GRES] != 0, why))
 }
 
 // submitFields reads job_submit's slots of j.

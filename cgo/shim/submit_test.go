@@ -104,6 +104,14 @@ func writeFile(t *testing.T, path, body string) {
 // a temporary folder, or skips the test where that cannot be done.
 func builtPlugins(t *testing.T) string {
 	t.Helper()
+	dir, _ := builtPluginsWith(t, nil, "")
+	return dir
+}
+
+// builtPluginsWith is builtPlugins with more environment for build.sh and another
+// include folder (inc, "" for this machine's); it returns what build.sh said too.
+func builtPluginsWith(t *testing.T, env []string, inc string) (string, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds two c-shared libraries")
 	}
@@ -111,25 +119,57 @@ func builtPlugins(t *testing.T) string {
 		t.Skip("no Slurm headers (libslurm-dev):", err)
 	}
 	dir := t.TempDir()
-	if b, err := exec.Command("../build.sh", dir).CombinedOutput(); err != nil {
+	args := []string{dir}
+	if inc != "" {
+		args = append(args, inc)
+	}
+	cmd := exec.Command("../build.sh", args...)
+	cmd.Env = append(os.Environ(), env...)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("build.sh: %v\n%s", err, b)
 	}
-	return dir
+	return dir, string(b)
 }
 
 // harness is a stand-in Slurm program from testdata/NAME_harness.c with the plugins
-// built beside it, over a one-H100 inventory and a gpumem.conf of its own.
+// built beside it, over a one-H100 inventory and a gpumem.conf of its own. built is what
+// build.sh said; local, where the plugins were built with SLURM_SOURCE, the folder of
+// the gpumem_jobrec_local.h they were built with.
 type harness struct {
 	dir, bin, inv, conf string
+	built, local        string
 }
 
 func newHarness(t *testing.T, name, conf string) *harness {
 	t.Helper()
-	dir := builtPlugins(t)
-	h := &harness{dir: dir, bin: filepath.Join(dir, name), inv: filepath.Join(dir, "inventory.json"), conf: filepath.Join(dir, "gpumem.conf")}
+	h := newHarnessBuilt(t, conf, nil, "")
+	if name == "" {
+		return h
+	}
+	h.bin = filepath.Join(h.dir, name)
 	src := "testdata/" + name + "_harness.c"
 	if b, err := exec.Command("gcc", "-O2", "-Wall", "-rdynamic", "-o", h.bin, src, "-ldl").CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", src, err, b)
+	}
+	return h
+}
+
+// newHarnessBuilt is newHarness's plugins, inventory and configuration, the plugins
+// built with env and inc (see builtPluginsWith), and no harness program.
+func newHarnessBuilt(t *testing.T, conf string, env []string, inc string) *harness {
+	t.Helper()
+	dir, built := builtPluginsWith(t, env, inc)
+	h := &harness{dir: dir, inv: filepath.Join(dir, "inventory.json"), conf: filepath.Join(dir, "gpumem.conf"), built: built}
+	for _, e := range env {
+		if src, ok := strings.CutPrefix(e, "SLURM_SOURCE="); ok {
+			h.local = t.TempDir()
+			b, err := exec.Command("../jobrec-offsets.sh", "--one", src).Output()
+			if err != nil {
+				t.Fatalf("jobrec-offsets.sh --one %s: %v", src, err)
+			}
+			writeFile(t, filepath.Join(h.local, "gpumem_jobrec_local.h"), string(b))
+		}
 	}
 	writeFile(t, h.inv, `{"nodes": [{"name": "n1", "partitions": ["gpu"], "gpus": [
  {"index": 0, "name": "NVIDIA H100 80GB HBM3", "type": "h100", "memory_mib": 81559}]}]}`)

@@ -2,10 +2,31 @@ package plugin
 
 import "github.com/gpumem/gpumem/internal/admit"
 
+// Unread says why job_modify could not read the job a change is for.
+type Unread int
+
+const (
+	// Read: the job was read (cur is set).
+	Read Unread = iota
+	// NoLayout: this build of the plugin does not know where this Slurm release keeps a
+	// job's fields (cgo/include/gpumem_jobrec.h has no entry for it).
+	NoLayout
+	// NotOneJob: the change names no single plain job id (an array task, a
+	// heterogeneous job's component, a list of jobs, a job name).
+	NotOneJob
+	// NotARecord: the record did not pass the checks (its magic numbers, its job id).
+	NotARecord
+)
+
 // Modify decides a change to a pending job (job_modify). in holds only what the change
-// sets; cur is the job as slurmctld holds it now, or nil where the shim cannot read it,
-// and the change is then decided alone, like a new job. keep says this Slurm refuses to
-// change a pending job's GRES name (shard to gpu or back). With cur:
+// sets; cur is the job as slurmctld holds it now, or nil where the shim cannot read it
+// (why says why). keep says this Slurm refuses to change a pending job's GRES name
+// (shard to gpu or back).
+//
+// Without cur a new gpu:mem is refused: decided alone, like a new job, it could be given
+// a form the job's partitions never serve or, where keep, a GRES name Slurm then refuses
+// with its own error. A change of partition, features or nodes alone is Slurm's to judge:
+// gpumem cannot tell whether the job holds what gpu:mem became. With cur:
 //   - a new gpu:mem is decided for the job's own partitions and shape (and its GRES name
 //     when keep), and only the fields that differ from the job's are written back;
 //   - a change of partition, features or nodes that leaves the job's GRES alone is
@@ -13,9 +34,15 @@ import "github.com/gpumem/gpumem/internal/admit"
 //
 // Updates are rare and, on 22.05, the user reads only Slurm's error code: every refusal
 // is logged for the administrator.
-func (p *Plugin) Modify(in Fields, cur *Fields, keep bool) Verdict {
+func (p *Plugin) Modify(in Fields, cur *Fields, keep bool, why Unread) Verdict {
 	if cur == nil {
-		return p.submit(in) // a change, not a submission: not counted as a refused job
+		v := Verdict{Fields: in}
+		if AsksMem(in) {
+			// A change, not a submission: not counted as a refused job.
+			v.Refusal = unreadRefusal(why)
+			p.log.infof("job_modify refused (%+v, job not read: %s): %s", in, why, v.Refusal)
+		}
+		return v
 	}
 	job := *cur
 	gres := false
@@ -75,4 +102,34 @@ func (p *Plugin) Modify(in Fields, cur *Fields, keep bool) Verdict {
 		p.log.infof("job_modify refused (%+v on %+v): %s", in, *cur, v.Refusal)
 	}
 	return v
+}
+
+func (u Unread) String() string {
+	switch u {
+	case Read:
+		return "read"
+	case NoLayout:
+		return "this build of job_submit_gpumem.so has no layout of this Slurm release's job records; rebuild it with cgo/build.sh and SLURM_SOURCE set to the release's source tree"
+	case NotOneJob:
+		return "the update names no single plain job id"
+	default:
+		return "the job record failed its checks (magic number, job id)"
+	}
+}
+
+// unreadRefusal is what a user reads when a new gpu:mem cannot be checked against the
+// job it changes.
+func unreadRefusal(why Unread) string {
+	const again = "cancel the job and submit it again with the new --gres=gpu:mem"
+	switch why {
+	case NotOneJob:
+		return "gpumem: a pending job's GPU memory is changed one job at a time, named by its plain job id " +
+			"(scontrol update jobid=1234 gres=gpu:mem:SIZE, with the JobId that scontrol show job prints), " +
+			"not an array task, a heterogeneous job's component, a list or a job name; name the job by that id, or " + again
+	case NoLayout:
+		return "gpumem: this installation cannot check a change of GPU memory against a pending job on this Slurm release " +
+			"(the administrator can rebuild gpumem's job_submit plugin for it); " + again
+	default:
+		return "gpumem: the job could not be read to check a change of its GPU memory; " + again
+	}
 }

@@ -67,7 +67,9 @@ func TestRefusalWhenGpumemCannotDecide(t *testing.T) {
 	if v := p.Submit(Fields{PerNode: "gres:gpu:mem:20g"}); !strings.Contains(v.Refusal, "try again") {
 		t.Fatalf("without an inventory: %+v; want a try-again refusal", v)
 	}
-	p.Modify(Fields{PerNode: "gres:gpu:mem:20g"}, nil, false)
+	if v := p.Modify(Fields{PerNode: "gres:gpu:mem:20g"}, nil, false, NoLayout); v.Refusal == "" {
+		t.Errorf("a new gpu:mem for a job that cannot be read was accepted: %+v", v)
+	}
 	c := NewClient(filepath.Join(h.dir, "gpumem.conf"), "cli_filter/gpumem", h.sink, AdmitCore)
 	c.Submit(Fields{PerNode: "gres:gpu:mem:abc"})
 	want := map[string]uint64{"invalid_request": 0, "no_fit": 0, "gpumem_unavailable": 1}

@@ -225,6 +225,37 @@ func TestScontrolUpdateKnowsTheJob(t *testing.T) {
 	clean(t)
 }
 
+// TestScontrolUpdateOfAnArray: a new gpu:mem for a pending array is decided where the
+// update names the record slurmctld hands job_modify (the whole array, by its id), and
+// refused with what to do where it names an array task, whose record job_modify cannot
+// tell is the one named; it is never decided blind.
+func TestScontrolUpdateOfAnArray(t *testing.T) {
+	clean(t)
+	logRefusals(t)
+	g := readGres(t)
+	p := tresPrefix()
+	id := sbatch(t, "--hold", "--array=1-3", "--gres=gpu:mem:8g", "--wrap", "true")
+	ok(t, "scontrol", "update", "jobid="+id, "gres=gpu:mem:30g")
+	for _, task := range []string{"1", "2", "3"} {
+		if j := showJob(t, g, id+"_"+task); j.tresPerNode != p+"shard:30" {
+			t.Errorf("after update jobid=%s gres=gpu:mem:30g task %s has TresPerNode=%s; want %sshard:30", id, task, j.tresPerNode, p)
+		}
+	}
+	mark := ctldLogMark()
+	r := slurm(t, 30*time.Second, "", "scontrol", "update", "jobid="+id+"_2", "gres=gpu:mem:10g")
+	reason := "named by its plain job id"
+	if r.code == 0 || release != "22.05" && !strings.Contains(r.out+r.err, reason) {
+		t.Errorf("update jobid=%s_2 gres=gpu:mem:10g: want a refusal saying %q, got %s", id, reason, r)
+	}
+	if release == "22.05" && ctldLogWait(t, mark, "job_modify refused", reason) == "" {
+		t.Errorf("22.05, update of an array task: no refusal in the slurmctld log:\n%s", ctldLogSince(t, mark))
+	}
+	if j := showJob(t, g, id+"_2"); j.tresPerNode != p+"shard:30" {
+		t.Errorf("a refused update changed task 2: TresPerNode=%s; want %sshard:30", j.tresPerNode, p)
+	}
+	clean(t)
+}
+
 // TestOtherRequestsUntouched: jobs without gpu:mem reach Slurm exactly as typed.
 func TestOtherRequestsUntouched(t *testing.T) {
 	clean(t)
