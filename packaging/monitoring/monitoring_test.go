@@ -46,12 +46,20 @@ var (
 // Dashboard is what the tests and the lab read of the Grafana dashboard.
 type Dashboard struct {
 	Panels []struct {
-		Type    string `json:"type"`
-		Title   string `json:"title"`
-		Targets []struct {
+		Type        string `json:"type"`
+		Title       string `json:"title"`
+		Description string `json:"description"`
+		Targets     []struct {
 			Expr string `json:"expr"`
 		} `json:"targets"`
 	} `json:"panels"`
+	Templating struct {
+		List []struct {
+			Name     string          `json:"name"`
+			Query    json.RawMessage `json:"query"`
+			AllValue *string         `json:"allValue"`
+		} `json:"list"`
+	} `json:"templating"`
 }
 
 func read(t *testing.T, name string) string {
@@ -235,4 +243,93 @@ func TestRulesForOtherJobNames(t *testing.T) {
 	if o, err := exec.Command(promtool, "check", "rules", site).CombinedOutput(); err != nil {
 		t.Errorf("promtool check rules of the site's rules: %v\n%s", err, o)
 	}
+}
+
+// selectorRe is one metric in a query with its label selector, if any.
+var selectorRe = regexp.MustCompile(`\b(gpumem[_:][A-Za-z0-9_:]+)(\{[^}]*\})?`)
+
+// TestPickersFilterEveryPanel: picking a node narrows every panel that shows what
+// gpumemd serves. The gpumemd picker follows the node picker (its All is the picked
+// nodes' gpumemd, not every one), every gpumemd series in a panel is selected by it, and
+// by the node picker too where the series names its node; a panel that reads only the
+// cluster exporter says that the pickers do not apply to it.
+func TestPickersFilterEveryPanel(t *testing.T) {
+	var d Dashboard
+	if err := json.Unmarshal([]byte(read(t, "gpumem-dashboard.json")), &d); err != nil {
+		t.Fatalf("gpumem-dashboard.json: %v", err)
+	}
+	for _, v := range d.Templating.List {
+		if v.Name == "instance" {
+			if !strings.Contains(string(v.Query), "$node") {
+				t.Errorf("the gpumemd picker's query %s does not follow the node picker", v.Query)
+			}
+			if v.AllValue != nil {
+				t.Errorf("the gpumemd picker's All is %q: it must be the picked nodes' gpumemd, not a regex of its own", *v.AllValue)
+			}
+		}
+	}
+	// The series of gpumemd, and of recording rules over them, with whether each keeps
+	// the label a picker selects by: instance (every scraped series has it) and Hostname.
+	type keeps struct{ instance, hostname bool }
+	local := map[string]keeps{}
+	ch := make(chan *prometheus.Desc, 256)
+	metrics.NewExporter().Describe(ch)
+	metrics.NewBuildInfo().Describe(ch)
+	close(ch)
+	fq := regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`)
+	for desc := range ch {
+		if m := fq.FindStringSubmatch(desc.String()); m != nil {
+			local[m[1]] = keeps{true, strings.Contains(","+m[2]+",", ",Hostname,")}
+		}
+	}
+	rules := read(t, "gpumem-rules.yml")
+	by := regexp.MustCompile(`^sum by \(([^)]*)\) \(`)
+	for _, m := range regexp.MustCompile(`(?m)^\s+- record: (\S+)\n\s+expr: (.+)$`).FindAllStringSubmatch(rules, -1) {
+		for _, src := range selectorRe.FindAllStringSubmatch(m[2], -1) {
+			k, ok := local[src[1]]
+			if !ok {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(m[2], "sum("):
+				k = keeps{}
+			case by.MatchString(m[2]):
+				l := "," + strings.ReplaceAll(by.FindStringSubmatch(m[2])[1], " ", "") + ","
+				k = keeps{k.instance && strings.Contains(l, ",instance,"), k.hostname && strings.Contains(l, ",Hostname,")}
+			}
+			local[m[1]] = k
+			break
+		}
+	}
+	filtered := 0
+	for _, p := range d.Panels {
+		if p.Type == "row" {
+			continue
+		}
+		gpumemd := false
+		for _, tg := range p.Targets {
+			for _, m := range selectorRe.FindAllStringSubmatch(tg.Expr, -1) {
+				k, ok := local[m[1]]
+				if !ok {
+					continue
+				}
+				gpumemd = true
+				if !k.instance && !k.hostname {
+					t.Errorf("panel %q: %s sums gpumemd's series over every node, which no picker can select: sum the series themselves", p.Title, m[0])
+				}
+				if k.instance && !strings.Contains(m[2], `instance=~"$instance"`) {
+					t.Errorf("panel %q: %s is not selected by the gpumemd picker (instance=~\"$instance\")", p.Title, m[0])
+				}
+				if k.hostname && !strings.Contains(m[2], `Hostname=~"$node"`) {
+					t.Errorf("panel %q: %s names its node but is not selected by the node picker (Hostname=~\"$node\")", p.Title, m[0])
+				}
+			}
+		}
+		if gpumemd {
+			filtered++
+		} else if !strings.Contains(p.Description, "the node pickers do not apply") {
+			t.Errorf("panel %q reads only the cluster exporter and does not say that the node pickers do not apply to it", p.Title)
+		}
+	}
+	t.Logf("%d panels follow the pickers", filtered)
 }
