@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gpumem/gpumem/internal/history/api"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 func init() { subcommands = append(subcommands, newJobsCmd) }
@@ -70,7 +71,7 @@ bucket). Nodes are given as gpumemd URLs; with TLS or basic auth (the node's
 	fs := cmd.Flags()
 	f.addFlags(fs, 24*time.Hour, 100)
 	out = addOutput(fs, formatTable, formatJSON, formatCSV)
-	fs.BoolVar(&f.asJSON, "json", false, "print the API's JSON instead of a table")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON instead of a table (-o json)")
 	_ = fs.MarkDeprecated("json", "use -o json")
 	return cmd
 }
@@ -165,6 +166,13 @@ type nodeJobs struct {
 	Jobs []api.Job `json:"jobs"`
 }
 
+// nodeJob is one node's record of the job in jobs JOBID -o json.
+type nodeJob struct {
+	URL     string       `json:"url"`
+	Job     api.Job      `json:"job"`
+	Samples []api.Sample `json:"samples"`
+}
+
 func listJobs(ctx context.Context, w, errOut io.Writer, clients []api.Client, since int64, limit int, format string) error {
 	var all []nodeJobs
 	left, err := askEach(errOut, clients, func(c api.Client) error {
@@ -183,7 +191,10 @@ func listJobs(ctx context.Context, w, errOut io.Writer, clients []api.Client, si
 func printJobs(w io.Writer, all []nodeJobs, format string) error {
 	switch format {
 	case formatJSON:
-		return writeJSON(w, all)
+		return writeJSON(w, struct {
+			Version int        `json:"version"`
+			Nodes   []nodeJobs `json:"nodes"`
+		}{versioned.Jobs.Current, append([]nodeJobs{}, all...)})
 	case formatCSV:
 		// Raw numbers for programs: bytes and Unix seconds.
 		r := rows{head: []string{"node", "job_id", "kind", "alloc_bytes", "peak_bytes", "mean_bytes", "gpus", "start_unix", "last_seen_unix", "state"}}
@@ -233,7 +244,14 @@ func showJob(ctx context.Context, w, errOut io.Writer, clients []api.Client, id 
 func printJob(w io.Writer, found []api.JobDetail, nodes []string, format string) error {
 	switch format {
 	case formatJSON:
-		return writeJSON(w, found)
+		var each []nodeJob
+		for i, d := range found {
+			each = append(each, nodeJob{nodes[i], d.Job, d.Samples})
+		}
+		return writeJSON(w, struct {
+			Version int       `json:"version"`
+			Nodes   []nodeJob `json:"nodes"`
+		}{versioned.Job.Current, each})
 	case formatCSV:
 		r := rows{head: []string{"node", "job_id", "time_unix", "used_bytes"}}
 		for i, d := range found {

@@ -201,7 +201,7 @@ func planCluster(cmd *cobra.Command, f migPlanFlags, args []string) error {
 	if len(gpus) == 0 {
 		return fmt.Errorf("no GPU of the inventory is in MIG mode with a model the catalog knows: nothing to plan")
 	}
-	p, err := mig.PlanCluster(gpus, demand, mig.Policy{KeepWhole: f.keepWhole})
+	p, err := mig.PlanCluster(gpus, demand, mig.LayoutPolicy{KeepWhole: f.keepWhole})
 	if err != nil {
 		return err
 	}

@@ -110,7 +110,7 @@ func (f *steerFlags) controller(w io.Writer) (*steer.Controller, error) {
 	sl := &slurmCLI{
 		reader: jobReader(), scontrol: controlRunner(), queue: queueRunner(), errs: os.Stderr,
 	}
-	return &steer.Controller{Slurm: sl, Inventory: f.inventory, Policy: f.policy, Sizes: f.sizes.shards(f.unitMiB), UnitMiB: f.unitMiB,
+	return &steer.Controller{Slurm: sl, Inventory: f.inventory, PlacementPolicy: f.policy, Sizes: f.sizes.shards(f.unitMiB), UnitMiB: f.unitMiB,
 		Base: f.base, DryRun: f.dryRun, Snapshot: f.snapshot, UnpinOld: f.unpinAfter, Out: w}, nil
 }
 

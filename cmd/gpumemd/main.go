@@ -149,7 +149,7 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 	queue := slurmcli.SqueueBeside(opt.Scontrol)
 	queue.Timeout = scontrol.Timeout
 	d.owners = &usage.Owners{Node: node, Scontrol: scontrol, Squeue: queue, Log: log}
-	d.enforcer = &usage.Enforcer{Policy: opt.UsagePolicy, Grace: opt.UsageGrace,
+	d.enforcer = &usage.Enforcer{UsagePolicy: opt.UsagePolicy, Grace: opt.UsageGrace,
 		Confirm: func(job string, pids []int) (map[int]bool, error) {
 			return d.owners.Confirm(context.Background(), job, pids)
 		}}
@@ -162,7 +162,7 @@ func newDaemon(opt options, node string, src *nvmlsrc.Source, log *slog.Logger) 
 	if opt.IdlePolicy != "off" {
 		scancel := slurmcli.ScancelBeside(opt.Scontrol)
 		scancel.Timeout = scontrol.Timeout
-		d.idle = &usage.Reclaimer{Node: node, Policy: opt.IdlePolicy, After: opt.IdleAfter, Grace: opt.IdleGrace,
+		d.idle = &usage.Reclaimer{Node: node, IdlePolicy: opt.IdlePolicy, After: opt.IdleAfter, Grace: opt.IdleGrace,
 			UtilBelow: opt.IdleUtilization, Interval: opt.IdleInterval, ExemptQOS: opt.IdleExemptQOS,
 			ExemptAccounts: opt.IdleExemptAccounts, Interactive: opt.IdleInteractive, Unit: unit,
 			Scontrol: scontrol, Squeue: queue, Scancel: scancel, Tell: d.notifier.Tell, Log: log}

@@ -30,9 +30,9 @@ type Pool struct {
 
 // Options tune admission. The zero value is usable.
 type Options struct {
-	ShardUnitMiB int64  // GPU memory per Slurm shard; 0 means shard.DefaultUnitMiB
-	PreferMIG    bool   // try a MIG instance before shards when both hold the request
-	Policy       string // placement policy for Check; "" means first-fit
+	ShardUnitMiB    int64  // GPU memory per Slurm shard; 0 means shard.DefaultUnitMiB
+	PreferMIG       bool   // try a MIG instance before shards when both hold the request
+	PlacementPolicy string // placement policy for Check; "" means first-fit
 	// TargetSizesMiB are the per-GPU request sizes the fragmentation-aware policies (fgd,
 	// gpumem) keep room for; empty means DefaultTargetSizesMiB.
 	TargetSizesMiB []int64
@@ -113,8 +113,8 @@ func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter,
 		return nil, fmt.Errorf("admit: %w", err)
 	}
 	o.ShardUnitMiB = unit
-	if o.Policy == "" {
-		o.Policy = "first-fit"
+	if o.PlacementPolicy == "" {
+		o.PlacementPolicy = "first-fit"
 	}
 	if len(o.TargetSizesMiB) == 0 {
 		o.TargetSizesMiB = DefaultTargetSizesMiB
@@ -124,7 +124,7 @@ func New(c inventory.Cluster, defaultPartitions []string, o Options) (*Admitter,
 		return nil, fmt.Errorf("admit: %w", err)
 	}
 	// Made once here only to refuse an unknown name at start, not at the first Check.
-	if _, err := placement.ByName(o.Policy, 1, shapes...); err != nil {
+	if _, err := placement.ByName(o.PlacementPolicy, 1, shapes...); err != nil {
 		return nil, fmt.Errorf("admit: %w", err)
 	}
 	a := &Admitter{opt: o, ix: indexOf(c, o.ShardUnitMiB), shapes: shapes}

@@ -128,7 +128,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		err string
 	}{
 		{Options{ShardUnitMiB: -1}, "admit: shard unit -1 MiB; want a positive size such as 1024 (1 GiB)"},
-		{Options{Policy: "magic"}, `admit: unknown placement policy "magic"; known: first-fit, best-fit, spread, random, gpu-packing, fgd, gpumem`},
+		{Options{PlacementPolicy: "magic"}, `admit: unknown placement policy "magic"; known: first-fit, best-fit, spread, random, gpu-packing, fgd, gpumem`},
 		{Options{Pools: []Pool{{Partition: "nope"}}}, `admit: pool partition "nope" has no GPU node in the inventory; known: big, gpu, mig`},
 		{Options{Pools: []Pool{{Partition: "gpu", MinMiB: 10, MaxMiB: 5}}}, "admit: pool gpu: range 10..5 MiB; want 0 <= min <= max (max 0: no bound)"},
 	}

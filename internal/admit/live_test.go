@@ -11,7 +11,7 @@ import (
 )
 
 func TestCheckAgainstLiveState(t *testing.T) {
-	a, err := New(testCluster(), []string{"gpu"}, Options{Policy: "best-fit"})
+	a, err := New(testCluster(), []string{"gpu"}, Options{PlacementPolicy: "best-fit"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestCheckWithEveryPolicy(t *testing.T) {
 	c := testCluster()
 	for _, pol := range []string{"first-fit", "best-fit", "spread", "random", "gpu-packing", "fgd", "gpumem"} {
 		for _, sizes := range [][]int64{nil, {8 << 10, 8 << 10, 30 << 10}} {
-			a, err := New(c, nil, Options{Policy: pol, TargetSizesMiB: sizes})
+			a, err := New(c, nil, Options{PlacementPolicy: pol, TargetSizesMiB: sizes})
 			if err != nil {
 				t.Fatalf("%s %v: %v", pol, sizes, err)
 			}
@@ -82,7 +82,7 @@ func TestCheckWithEveryPolicy(t *testing.T) {
 			}
 		}
 	}
-	if _, err := New(c, nil, Options{Policy: "fgd", TargetSizesMiB: []int64{-1}}); err == nil || !strings.Contains(err.Error(), "target size -1") {
+	if _, err := New(c, nil, Options{PlacementPolicy: "fgd", TargetSizesMiB: []int64{-1}}); err == nil || !strings.Contains(err.Error(), "target size -1") {
 		t.Errorf("negative target size: %v; want it refused, naming the size", err)
 	}
 }
@@ -131,7 +131,7 @@ func (a *Admitter) Check(d Decision, s *placement.State) (placementtest.Fit, err
 		return placementtest.Now, nil
 	}
 	dm := d.Demand()
-	pol, err := placement.ByName(a.opt.Policy, 1, a.shapes...)
+	pol, err := placement.ByName(a.opt.PlacementPolicy, 1, a.shapes...)
 	if err != nil {
 		return placementtest.Never, fmt.Errorf("admit: %w", err)
 	}

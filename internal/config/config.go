@@ -65,22 +65,22 @@ func (l Level) String() string {
 
 // Config is everything the plugins need. Zero values are never used: start from Default.
 type Config struct {
-	ShardUnitMiB   int64         // GPU memory one Slurm shard stands for
-	Policy         string        // placement policy name, checked by the core
-	PreferMIG      bool          // a request that a MIG instance holds goes to MIG first
-	InventoryPath  string        // JSON file or directory of per-node JSON files
-	SlurmConf      string        // slurm.conf, for the default partition
-	OnError        OnError       // what to do when gpumem itself fails
-	LogLevel       Level         // how much goes to the Slurm log
-	ReloadInterval time.Duration // the inventory is looked at no more often than this
-	Pools          []Pool        // size-based routing of jobs that name no partition
-	TargetSizesMiB []int64       // sizes fgd and gpumem keep room for; empty: the core's default
-	ShardTypes     ShardTypes    // per-gpu: a shard Type per GPU, and shard jobs pinned to one
-	PinPolicy      string        // the placement policy that picks a pinned shard job's GPU
-	UsageSnapshot  string        // running and pinned shards per GPU, written by gpumemctl steer
-	UsageMaxAge    time.Duration // an older snapshot is not trusted: jobs are then not pinned
-	RefusalCounts  string        // where job_submit writes its refusal counts for gpumemctl exporter; "none": nowhere
-	Fence          Fence         // whether shard slices need a memory fence on their GPU
+	ShardUnitMiB    int64         // GPU memory one Slurm shard stands for
+	PlacementPolicy string        // the placement policy the core chooses by (its name, checked by the core)
+	PreferMIG       bool          // a request that a MIG instance holds goes to MIG first
+	InventoryPath   string        // JSON file or directory of per-node JSON files
+	SlurmConf       string        // slurm.conf, for the default partition
+	OnError         OnError       // what to do when gpumem itself fails
+	LogLevel        Level         // how much goes to the Slurm log
+	ReloadInterval  time.Duration // the inventory is looked at no more often than this
+	Pools           []Pool        // size-based routing of jobs that name no partition
+	TargetSizesMiB  []int64       // sizes fgd and gpumem keep room for; empty: the core's default
+	ShardTypes      ShardTypes    // per-gpu: a shard Type per GPU, and shard jobs pinned to one
+	PinPolicy       string        // the placement policy that picks a pinned shard job's GPU
+	UsageSnapshot   string        // running and pinned shards per GPU, written by gpumemctl steer
+	UsageMaxAge     time.Duration // an older snapshot is not trusted: jobs are then not pinned
+	RefusalCounts   string        // where job_submit writes its refusal counts for gpumemctl exporter; "none": nowhere
+	Fence           Fence         // whether shard slices need a memory fence on their GPU
 }
 
 // ShardTypes says whether gres.conf gives each shared GPU's shards a Type of their own.
@@ -97,20 +97,20 @@ const (
 // Default is the configuration used for every key the file does not set correctly.
 func Default() Config {
 	return Config{
-		ShardUnitMiB:   shard.DefaultUnitMiB,
-		Policy:         "first-fit",
-		PreferMIG:      false,
-		InventoryPath:  DefaultInventoryDir,
-		SlurmConf:      "/etc/slurm/slurm.conf",
-		OnError:        Open,
-		LogLevel:       LevelInfo,
-		ReloadInterval: 10 * time.Second,
-		ShardTypes:     ShardTypesNone,
-		PinPolicy:      "gpumem",
-		UsageSnapshot:  "/var/lib/gpumem/usage.json",
-		UsageMaxAge:    30 * time.Second,
-		RefusalCounts:  "/var/lib/gpumem/refusals.json",
-		Fence:          FenceOff,
+		ShardUnitMiB:    shard.DefaultUnitMiB,
+		PlacementPolicy: "first-fit",
+		PreferMIG:       false,
+		InventoryPath:   DefaultInventoryDir,
+		SlurmConf:       "/etc/slurm/slurm.conf",
+		OnError:         Open,
+		LogLevel:        LevelInfo,
+		ReloadInterval:  10 * time.Second,
+		ShardTypes:      ShardTypesNone,
+		PinPolicy:       "gpumem",
+		UsageSnapshot:   "/var/lib/gpumem/usage.json",
+		UsageMaxAge:     30 * time.Second,
+		RefusalCounts:   "/var/lib/gpumem/refusals.json",
+		Fence:           FenceOff,
 	}
 }
 
@@ -122,25 +122,33 @@ func Load(path string) (Config, error) { return topLevel.load(path) }
 // (a typo must not silently fall back to a default); sections are left to their owners.
 func Parse(b []byte) (Config, error) { return topLevel.parse(b) }
 
-var topLevel = section[Config]{def: Default, setters: setters, known: knownKeys}
+var topLevel = section[Config]{def: Default, setters: setters, known: knownKeys, renamed: renamed}
+
+// renamed are the keys that had another name: the old name (lower case) still sets the
+// key, deprecated.
+var renamed = map[string]string{
+	// Policy was the placement policy's key beside PinPolicy, UsagePolicy and
+	// IdlePolicy, which are not it.
+	"policy": "PlacementPolicy",
+}
 
 // setters are keyed by lower-case name because the file is read case-insensitively,
 // so ShardUnit, shardunit and SHARDUNIT all work.
 var setters = map[string]func(*Config, string) error{
-	"shardunit":      func(c *Config, v string) error { return assign(&c.ShardUnitMiB, v, parseSize) },
-	"policy":         func(c *Config, v string) error { return assign(&c.Policy, v, parsePolicy) },
-	"prefermig":      func(c *Config, v string) error { return assign(&c.PreferMIG, v, parseBool) },
-	"inventorypath":  func(c *Config, v string) error { return assign(&c.InventoryPath, v, parsePath) },
-	"slurmconf":      func(c *Config, v string) error { return assign(&c.SlurmConf, v, parsePath) },
-	"onerror":        func(c *Config, v string) error { return assign(&c.OnError, v, parseOnError) },
-	"loglevel":       func(c *Config, v string) error { return assign(&c.LogLevel, v, parseLevel) },
-	"reloadinterval": func(c *Config, v string) error { return assign(&c.ReloadInterval, v, durationIn(0, time.Hour)) },
-	"pools":          func(c *Config, v string) error { return assign(&c.Pools, v, parsePools) },
-	"targetsizes":    func(c *Config, v string) error { return assign(&c.TargetSizesMiB, v, parseTargetSizes) },
-	"shardtypes":     func(c *Config, v string) error { return assign(&c.ShardTypes, v, parseShardTypes) },
-	"pinpolicy":      func(c *Config, v string) error { return assign(&c.PinPolicy, v, parsePolicy) },
-	"usagesnapshot":  func(c *Config, v string) error { return assign(&c.UsageSnapshot, v, parsePath) },
-	"refusalcounts":  func(c *Config, v string) error { return assign(&c.RefusalCounts, v, parsePathOrNone) },
+	"shardunit":       func(c *Config, v string) error { return assign(&c.ShardUnitMiB, v, parseSize) },
+	"placementpolicy": func(c *Config, v string) error { return assign(&c.PlacementPolicy, v, parsePolicy) },
+	"prefermig":       func(c *Config, v string) error { return assign(&c.PreferMIG, v, parseBool) },
+	"inventorypath":   func(c *Config, v string) error { return assign(&c.InventoryPath, v, parsePath) },
+	"slurmconf":       func(c *Config, v string) error { return assign(&c.SlurmConf, v, parsePath) },
+	"onerror":         func(c *Config, v string) error { return assign(&c.OnError, v, parseOnError) },
+	"loglevel":        func(c *Config, v string) error { return assign(&c.LogLevel, v, parseLevel) },
+	"reloadinterval":  func(c *Config, v string) error { return assign(&c.ReloadInterval, v, durationIn(0, time.Hour)) },
+	"pools":           func(c *Config, v string) error { return assign(&c.Pools, v, parsePools) },
+	"targetsizes":     func(c *Config, v string) error { return assign(&c.TargetSizesMiB, v, parseTargetSizes) },
+	"shardtypes":      func(c *Config, v string) error { return assign(&c.ShardTypes, v, parseShardTypes) },
+	"pinpolicy":       func(c *Config, v string) error { return assign(&c.PinPolicy, v, parsePolicy) },
+	"usagesnapshot":   func(c *Config, v string) error { return assign(&c.UsageSnapshot, v, parsePath) },
+	"refusalcounts":   func(c *Config, v string) error { return assign(&c.RefusalCounts, v, parsePathOrNone) },
 	"usagemaxage": func(c *Config, v string) error {
 		return assign(&c.UsageMaxAge, v, durationIn(units.AboveZero, time.Hour))
 	},
@@ -157,7 +165,7 @@ func assign[T any](dst *T, v string, parse func(string) (T, error)) error {
 }
 
 func knownKeys() string {
-	return "ShardUnit, Policy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools, TargetSizes, ShardTypes, PinPolicy, UsageSnapshot, UsageMaxAge, RefusalCounts, Fence"
+	return "ShardUnit, PlacementPolicy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools, TargetSizes, ShardTypes, PinPolicy, UsageSnapshot, UsageMaxAge, RefusalCounts, Fence"
 }
 
 func parsePolicy(v string) (string, error) {

@@ -14,7 +14,7 @@ func TestParseAllKeys(t *testing.T) {
 	c, err := Parse([]byte(`
 # every key, in the case the example file uses
 ShardUnit = 2GiB
-Policy = best-fit
+PlacementPolicy = best-fit
 PreferMIG = yes
 InventoryPath = /var/lib/gpumem/inventory
 SlurmConf = /etc/slurm-llnl/slurm.conf
@@ -49,22 +49,53 @@ func TestParseCaseInsensitiveKeys(t *testing.T) {
 }
 
 func TestParseBadKeysKeepDefaultsAndSayWhy(t *testing.T) {
-	c, err := Parse([]byte("ShardUnit = 0\nPolicy = Best Fit\nOnError = maybe\nLogLevel = loud\nPreferMIG = sometimes\nInventoryPath = relative/dir\nReloadInterval = 2h\nShardUnitt = 1g\nLogLevel2 = x\n"))
+	c, err := Parse([]byte("ShardUnit = 0\nPlacementPolicy = Best Fit\nOnError = maybe\nLogLevel = loud\nPreferMIG = sometimes\nInventoryPath = relative/dir\nReloadInterval = 2h\nShardUnitt = 1g\nLogLevel2 = x\n"))
 	if !reflect.DeepEqual(c, Default()) {
 		t.Fatalf("bad keys changed the config: %+v", c)
 	}
 	for _, want := range []string{
 		`line 1: ShardUnit = "0": want a size from 1MiB to 1TiB such as 1GiB or 512MiB`,
-		`line 2: Policy = "Best Fit": want a lower-case policy name`,
+		`line 2: PlacementPolicy = "Best Fit": want a lower-case policy name`,
 		`line 3: OnError = "maybe": want open (pass the job unchanged) or closed (refuse it)`,
 		`line 4: LogLevel = "loud": want one of error, info, verbose, debug`,
 		`line 5: PreferMIG = "sometimes": want yes or no`,
 		`line 6: InventoryPath = "relative/dir": want an absolute path`,
 		`line 7: ReloadInterval = "2h": want a duration from 0s to 1h`,
-		`line 8: unknown key "ShardUnitt"; known keys: ShardUnit, Policy`,
+		`line 8: unknown key "ShardUnitt"; known keys: ShardUnit, PlacementPolicy`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v\nlacks %q", err, want)
+		}
+	}
+}
+
+// Policy is PlacementPolicy's old name: it still sets the placement policy, in any case,
+// and is checked the same; a file that sets both is refused, naming both lines, and the
+// placement policy keeps its default.
+func TestPolicyIsPlacementPolicysOldName(t *testing.T) {
+	for _, in := range []string{"Policy = best-fit\n", "policy = best-fit\n", "PlacementPolicy = best-fit\n", "placementpolicy=best-fit\n"} {
+		c, err := Parse([]byte(in))
+		if err != nil || c.PlacementPolicy != "best-fit" {
+			t.Errorf("%q: got %q, %v; want best-fit", in, c.PlacementPolicy, err)
+		}
+	}
+	if _, err := Parse([]byte("Policy = Best Fit\n")); err == nil || !strings.Contains(err.Error(), `line 1: Policy = "Best Fit": want a lower-case policy name`) {
+		t.Errorf("a bad Policy: %v", err)
+	}
+	for _, in := range []string{
+		"Policy = spread\nShardUnit = 2g\nPlacementPolicy = best-fit\n",
+		"PlacementPolicy = best-fit\nShardUnit = 2g\nPolicy = spread\n",
+	} {
+		c, err := Parse([]byte(in))
+		if c.PlacementPolicy != Default().PlacementPolicy || c.ShardUnitMiB != 2048 {
+			t.Errorf("%q: got %+v; want the placement policy's default and ShardUnit applied", in, c)
+		}
+		want := "line 1: Policy and line 3: PlacementPolicy set the same key, so neither is taken: keep PlacementPolicy (Policy is its old name) and remove the other"
+		if strings.HasPrefix(in, "Placement") {
+			want = "line 3: Policy and line 1: PlacementPolicy set the same key"
+		}
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "same key") != 1 {
+			t.Errorf("%q: error %v; want %q once", in, err, want)
 		}
 	}
 }
@@ -96,12 +127,12 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("missing file: %+v, %v; want defaults and no error", c, err)
 	}
 	p := filepath.Join(dir, "gpumem.conf")
-	if err := os.WriteFile(p, []byte("Policy = spread\nBogus = 1\n"), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte("PlacementPolicy = spread\nBogus = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c, err := Load(p)
-	if err == nil || !strings.Contains(err.Error(), p) || c.Policy != "spread" {
-		t.Fatalf("got %+v, %v; want Policy applied and an error naming the file", c, err)
+	if err == nil || !strings.Contains(err.Error(), p) || c.PlacementPolicy != "spread" {
+		t.Fatalf("got %+v, %v; want PlacementPolicy applied and an error naming the file", c, err)
 	}
 	if _, err := Load(dir); err == nil {
 		t.Fatal("a directory read as config gave no error")

@@ -23,7 +23,7 @@ func TestFence(t *testing.T) {
 		}
 	}
 	// Beside a bad key, a good Fence holds; a typo of the key is named.
-	c, err := Parse([]byte("Fence = require\nPolicy = Best Fit\nFences = require\n"))
+	c, err := Parse([]byte("Fence = require\nPlacementPolicy = Best Fit\nFences = require\n"))
 	if c.Fence != FenceRequire || err == nil || !strings.Contains(err.Error(), `unknown key "Fences"; known keys: `) || !strings.Contains(err.Error(), "Fence") {
 		t.Errorf("got %q, %v; want require applied and the unknown key named with Fence among the known", c.Fence, err)
 	}

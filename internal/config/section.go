@@ -25,6 +25,9 @@ type section[T any] struct {
 	def     func() T
 	setters map[string]func(*T, string) error // by lower-case key name: keys match in any case
 	known   func() string                     // the key names, for "unknown key" errors
+	// renamed maps a key's old name (lower case) to its name now: the old name still
+	// sets it, and a file that sets it by both names is refused (see parse).
+	renamed map[string]string
 }
 
 // load reads path: a regular file of at most MaxFileBytes, so that a FIFO, a device or
@@ -67,8 +70,21 @@ func (s section[T]) parse(b []byte) (T, error) {
 		name = ini.DefaultSection
 	}
 	var errs []error
-	for _, k := range f.Section(name).Keys() {
-		set, ok := s.setters[strings.ToLower(k.Name())]
+	keys := f.Section(name).Keys()
+	both := s.setTwice(b, keys)
+	for _, k := range keys {
+		lower := strings.ToLower(k.Name())
+		if now, ok := s.renamed[lower]; ok {
+			lower = strings.ToLower(now)
+		}
+		if msg, ok := both[lower]; ok {
+			if msg != "" {
+				errs = append(errs, errors.New(msg))
+				both[lower] = "" // said once
+			}
+			continue
+		}
+		set, ok := s.setters[lower]
 		if !ok {
 			errs = append(errs, fmt.Errorf("line %d: unknown key %q; known keys: %s", keyLine(b, s.name, k.Name()), k.Name(), s.known()))
 			continue
@@ -78,6 +94,26 @@ func (s section[T]) parse(b []byte) (T, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// setTwice finds the keys set both by their old name and by their name now: neither
+// setting is taken (the key keeps its default, as a bad value does), since which one
+// the admin meant cannot be known. The messages are by the new name in lower case.
+func (s section[T]) setTwice(b []byte, keys []*ini.Key) map[string]string {
+	both := map[string]string{}
+	for _, old := range keys {
+		now, ok := s.renamed[strings.ToLower(old.Name())]
+		if !ok {
+			continue
+		}
+		for _, k := range keys {
+			if strings.EqualFold(k.Name(), now) {
+				both[strings.ToLower(now)] = fmt.Sprintf("line %d: %s and line %d: %s set the same key, so neither is taken: keep %s (%s is its old name) and remove the other",
+					keyLine(b, s.name, old.Name()), old.Name(), keyLine(b, s.name, k.Name()), k.Name(), now, old.Name())
+			}
+		}
+	}
+	return both
 }
 
 // keyLine is the line (from 1) of the last setting of key in section ("" the top

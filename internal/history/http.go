@@ -10,7 +10,7 @@ import (
 	"github.com/gpumem/gpumem/internal/history/api"
 )
 
-// Handler serves the history as JSON:
+// Handler serves the history as JSON, each answer with its "version" (api.Version):
 //
 //	GET /api/jobs?since=UNIX&limit=N   jobs, most recent first (limit 1-10000, default 100)
 //	GET /api/jobs/{id}                 one job with its samples
@@ -37,7 +37,7 @@ func (s *Store) serveJobs(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, api.JobList{Jobs: jobs})
+	writeJSON(w, api.JobList{Version: api.Version, Jobs: jobs})
 }
 
 func (s *Store) serveJob(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +55,7 @@ func (s *Store) serveJob(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusInternalServerError, err)
 		return
 	}
-	writeJSON(w, api.JobDetail{Job: j, Samples: samples})
+	writeJSON(w, api.JobDetail{Version: api.Version, Job: j, Samples: samples})
 }
 
 func intParam(r *http.Request, name string, def, lo, hi int64) (int64, error) {

@@ -90,17 +90,21 @@ func TestHTTPAPI(t *testing.T) {
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 
-	var list struct{ Jobs []Job }
+	var list struct {
+		Version int
+		Jobs    []Job
+	}
 	get(t, srv.URL+"/api/jobs?limit=1", http.StatusOK, &list)
-	if len(list.Jobs) != 1 {
-		t.Fatalf("limit=1 gave %d jobs", len(list.Jobs))
+	if len(list.Jobs) != 1 || list.Version != api.Version {
+		t.Fatalf("limit=1 gave %d jobs, version %d", len(list.Jobs), list.Version)
 	}
 	var one struct {
+		Version int
 		Job     Job
 		Samples []Sample
 	}
 	get(t, srv.URL+"/api/jobs/7", http.StatusOK, &one)
-	if one.Job.ID != "7" || !one.Job.Running || one.Job.GPUs[0] != 2 || len(one.Samples) != 1 {
+	if one.Job.ID != "7" || !one.Job.Running || one.Job.GPUs[0] != 2 || len(one.Samples) != 1 || one.Version != api.Version {
 		t.Fatalf("job 7 = %+v", one)
 	}
 	var e struct{ Error string }

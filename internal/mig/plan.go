@@ -20,8 +20,8 @@ type GPU struct {
 	Layout Layout
 }
 
-// Policy is what the admin sets for planning.
-type Policy struct {
+// LayoutPolicy is what the admin sets for planning MIG layouts.
+type LayoutPolicy struct {
 	// KeepWhole is the share (0-1) of MIG GPUs kept as one full-GPU instance, for jobs
 	// that need a whole GPU's memory. GPUs outside MIG mode (whole and shard GPUs) are
 	// never planned at all: changing MIG mode needs a GPU reset.
@@ -54,13 +54,13 @@ type ClusterPlan struct {
 }
 
 // PlanCluster chooses layouts for gpus that serve the most of demand: per model, a share
-// of GPUs stays one full instance (Policy.KeepWhole, the ones already whole first); the
+// of GPUs stays one full instance (LayoutPolicy.KeepWhole, the ones already whole first); the
 // rest take the requests in order of weight (ties: larger first), each as its smallest
 // profile on the first GPU where it fits. Planned layouts go first to GPUs that already
 // have them, so as few GPUs change as possible; a GPU no request needs keeps its layout,
 // and nothing changes unless more demand is served. The result depends only on its
 // inputs.
-func PlanCluster(gpus []GPU, demand []Demand, pol Policy) (ClusterPlan, error) {
+func PlanCluster(gpus []GPU, demand []Demand, pol LayoutPolicy) (ClusterPlan, error) {
 	if pol.KeepWhole < 0 || pol.KeepWhole > 1 || pol.KeepWhole != pol.KeepWhole {
 		return ClusterPlan{}, fmt.Errorf("mig: keep-whole share %v: want 0 to 1", pol.KeepWhole)
 	}

@@ -34,7 +34,7 @@ func checkValid(t *testing.T, p ClusterPlan) {
 func TestPlanClusterGolden(t *testing.T) {
 	gib := int64(1024)
 	demand := []Demand{{10 * gib, 4}, {16 * gib, 3}, {4 * gib, 2}, {60 * gib, 1}}
-	p, err := PlanCluster(fourWhole("n7"), demand, Policy{KeepWhole: 0.25})
+	p, err := PlanCluster(fourWhole("n7"), demand, LayoutPolicy{KeepWhole: 0.25})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,24 +52,24 @@ note: 1 of 10 of the demand asks more than the largest MIG instance holds: it ne
 		t.Errorf("explanation:\n%s\nwant:\n%s", got, want)
 	}
 	// The same inputs give the same plan, and applying it, then planning again, changes nothing.
-	again, _ := PlanCluster(fourWhole("n7"), demand, Policy{KeepWhole: 0.25})
+	again, _ := PlanCluster(fourWhole("n7"), demand, LayoutPolicy{KeepWhole: 0.25})
 	if strings.Join(again.Explain(), "\n") != got {
 		t.Error("planning is not deterministic")
 	}
-	next, err := PlanCluster(p.Desired, demand, Policy{KeepWhole: 0.25})
+	next, err := PlanCluster(p.Desired, demand, LayoutPolicy{KeepWhole: 0.25})
 	if err != nil || len(next.Changes) != 0 {
 		t.Errorf("planning the planned layout changes %d GPUs: %v\n%s", len(next.Changes), err, strings.Join(next.Explain(), "\n"))
 	}
 }
 
 func TestPlanClusterRefuses(t *testing.T) {
-	if _, err := PlanCluster([]GPU{{Node: "n", Model: "v100"}}, nil, Policy{}); err == nil || !strings.Contains(err.Error(), `unknown GPU model "v100"`) {
+	if _, err := PlanCluster([]GPU{{Node: "n", Model: "v100"}}, nil, LayoutPolicy{}); err == nil || !strings.Contains(err.Error(), `unknown GPU model "v100"`) {
 		t.Errorf("unknown model: %v", err)
 	}
-	if _, err := PlanCluster(fourWhole("n"), nil, Policy{KeepWhole: 2}); err == nil {
+	if _, err := PlanCluster(fourWhole("n"), nil, LayoutPolicy{KeepWhole: 2}); err == nil {
 		t.Error("a keep-whole share of 2 was taken")
 	}
-	p, err := PlanCluster(fourWhole("n"), nil, Policy{})
+	p, err := PlanCluster(fourWhole("n"), nil, LayoutPolicy{})
 	if err != nil || len(p.Changes) != 0 {
 		t.Errorf("no demand changed %d GPUs: %v", len(p.Changes), err)
 	}
@@ -116,7 +116,7 @@ func TestPlanFromTrace(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		gpus = append(gpus, GPU{Node: "t1", Index: i, Model: "a100-80gb", Layout: Layout{{"7g.80gb", 0}}})
 	}
-	p, err := PlanCluster(gpus, Scale(Merge(demand), 56), Policy{KeepWhole: 0.25})
+	p, err := PlanCluster(gpus, Scale(Merge(demand), 56), LayoutPolicy{KeepWhole: 0.25})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestPlanClusterSynthetic(t *testing.T) {
 		for n := 1 + rng.Intn(8); n > 0; n-- {
 			demand = append(demand, Demand{MiB: int64(1+rng.Intn(150)) * 1024, Weight: float64(1 + rng.Intn(6))})
 		}
-		pol := Policy{KeepWhole: float64(rng.Intn(5)) / 4}
+		pol := LayoutPolicy{KeepWhole: float64(rng.Intn(5)) / 4}
 		p, err := PlanCluster(gpus, demand, pol)
 		if err != nil {
 			t.Fatal(err)

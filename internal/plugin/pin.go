@@ -126,7 +126,7 @@ func newUsage(core Core) *admit.Usage {
 // costs no pass over the cluster (gpumem's index, best fit's and spread's rankings,
 // first fit's subtree bounds). fgd, gpu-packing and random score or draw among every
 // node on each call, 0.2-5 ms per job at 10,000 nodes, while slurmctld holds its job
-// locks; they stay for placement and replays (Policy, gpumemctl simulate).
+// locks; they stay for placement and replays (PlacementPolicy, gpumemctl simulate).
 var pinPolicies = []string{placement.OursName, "best-fit", "first-fit", "spread"}
 
 // pinPolicy makes the policy a pinBase places with. Pinning places many alike demands

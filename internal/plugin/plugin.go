@@ -75,12 +75,12 @@ func AdmitCore(cfg config.Config, inv inventory.Cluster, defaultPartitions []str
 		pools[i] = admit.Pool{Partition: p.Partition, MinMiB: p.MinMiB, MaxMiB: p.MaxMiB}
 	}
 	return admit.New(inv, defaultPartitions, admit.Options{
-		ShardUnitMiB:   cfg.ShardUnitMiB,
-		PreferMIG:      cfg.PreferMIG,
-		Policy:         cfg.Policy,
-		Pools:          pools,
-		TargetSizesMiB: cfg.TargetSizesMiB,
-		Fence:          string(cfg.Fence),
+		ShardUnitMiB:    cfg.ShardUnitMiB,
+		PreferMIG:       cfg.PreferMIG,
+		PlacementPolicy: cfg.PlacementPolicy,
+		Pools:           pools,
+		TargetSizesMiB:  cfg.TargetSizesMiB,
+		Fence:           string(cfg.Fence),
 	})
 }
 

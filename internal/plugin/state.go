@@ -157,7 +157,7 @@ func (p *Plugin) load(full bool) {
 		}
 		p.log.setLevel(s.cfg.LogLevel)
 		if first {
-			p.log.infof("loaded: config %s, policy %s, shard unit %d MiB, inventory %s, gpumem %s", p.confPath, s.cfg.Policy, s.cfg.ShardUnitMiB, s.cfg.InventoryPath, version.String())
+			p.log.infof("loaded: config %s, policy %s, shard unit %d MiB, inventory %s, gpumem %s", p.confPath, s.cfg.PlacementPolicy, s.cfg.ShardUnitMiB, s.cfg.InventoryPath, version.String())
 		} else if err == nil {
 			p.log.infof("configuration %s reloaded", p.confPath)
 		}

@@ -34,17 +34,17 @@ type Slurm interface {
 // unpins pins held too long, writes the usage snapshot job_submit pins by, and sets
 // node weights so that Slurm's choice follows the policy.
 type Controller struct {
-	Slurm     Slurm
-	Inventory string        // the plugins' inventory: a file or a directory of NODE.json
-	Policy    string        // the placement policy to steer by
-	Sizes     []int64       // target sizes in shards; empty: those of the running and pending jobs
-	UnitMiB   int64         // GPU memory per shard
-	Base      uint32        // weight of the first node of the ranking
-	DryRun    bool          // print the scontrol updates instead of running them
-	Snapshot  string        // the usage snapshot to write; "": none, and nothing is unpinned
-	UnpinOld  time.Duration // unpin a pinned job still pending this long after submission; 0: never
-	Out       io.Writer     // what was done, one line each
-	Now       func() time.Time
+	Slurm           Slurm
+	Inventory       string        // the plugins' inventory: a file or a directory of NODE.json
+	PlacementPolicy string        // the placement policy to steer by
+	Sizes           []int64       // target sizes in shards; empty: those of the running and pending jobs
+	UnitMiB         int64         // GPU memory per shard
+	Base            uint32        // weight of the first node of the ranking
+	DryRun          bool          // print the scontrol updates instead of running them
+	Snapshot        string        // the usage snapshot to write; "": none, and nothing is unpinned
+	UnpinOld        time.Duration // unpin a pinned job still pending this long after submission; 0: never
+	Out             io.Writer     // what was done, one line each
+	Now             func() time.Time
 }
 
 // View is the live shard side of the cluster, read from Slurm.
@@ -104,7 +104,7 @@ func (c *Controller) Once(ctx context.Context) error {
 	if err != nil && len(sizes) > 0 {
 		return fmt.Errorf("--sizes: %w", err)
 	}
-	name := c.Policy
+	name := c.PlacementPolicy
 	if placement.NeedsTarget(name) && len(target) == 0 {
 		name = "best-fit" // nothing to keep room for yet: fullest first
 	}

@@ -62,7 +62,7 @@ func controlled(t *testing.T) (*Controller, *fakeSlurm, *bytes.Buffer) {
 		weights: map[string]uint32{"n1": 1, "n3": 1},
 	}
 	var out bytes.Buffer
-	c := &Controller{Slurm: s, Inventory: filepath.Join(dir, "inventory.json"), Policy: "best-fit", Sizes: []int64{20},
+	c := &Controller{Slurm: s, Inventory: filepath.Join(dir, "inventory.json"), PlacementPolicy: "best-fit", Sizes: []int64{20},
 		UnitMiB: 1024, Base: 1, Snapshot: filepath.Join(dir, "usage.json"), UnpinOld: 20 * time.Second, Out: &out,
 		Now: func() time.Time { return now }}
 	return c, s, &out

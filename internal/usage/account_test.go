@@ -180,7 +180,7 @@ func TestNotAvailableIsNoSize(t *testing.T) {
 	}
 	// A snapshot built elsewhere with the raw value is read the same way.
 	raw := Snapshot{GPUs: []GPU{{Index: 0, Total: 80 * gib, Procs: []Proc{{PID: 77, Used: math.MaxUint64, GI: NoInstance}}}}}
-	e := &Enforcer{Policy: PolicyKill}
+	e := &Enforcer{UsagePolicy: PolicyKill}
 	jobs, _ := Account(raw, owner, gib)
 	if len(jobs) != 1 || jobs[0].Used != 0 || jobs[0].Over() || len(e.Step(jobs, time.Unix(0, 0))) != 0 {
 		t.Errorf("raw not-available value: jobs %+v; want no use and no action", jobs)

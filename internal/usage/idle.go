@@ -44,7 +44,7 @@ type IdleJob struct {
 // and any job whose QOS, account or batch flag could not be read.
 type Reclaimer struct {
 	Node           string
-	Policy         string
+	IdlePolicy     string // IdleRecord, IdleWarn, IdleRequeue or IdleCancel (gpumem.conf IdlePolicy)
 	After, Grace   time.Duration
 	UtilBelow      float64 // 0-1: a job with processes counts as idle when all its GPUs are busy less than this; 0: never
 	Interval       time.Duration
@@ -244,11 +244,11 @@ func (r *Reclaimer) apply(ctx context.Context, j IdleJob, now time.Time) {
 	if !r.warned[j.ID] {
 		r.warned[j.ID] = true
 		msg := what
-		if r.Policy == IdleRequeue || r.Policy == IdleCancel {
-			msg += fmt.Sprintf("; it will be %s in %s unless it starts using its GPU", done[r.Policy], r.Grace)
+		if r.IdlePolicy == IdleRequeue || r.IdlePolicy == IdleCancel {
+			msg += fmt.Sprintf("; it will be %s in %s unless it starts using its GPU", done[r.IdlePolicy], r.Grace)
 		}
-		r.log(slog.LevelWarn, msg, "job", j.ID, "policy", r.Policy)
-		if r.Policy == IdleRecord {
+		r.log(slog.LevelWarn, msg, "job", j.ID, "policy", r.IdlePolicy)
+		if r.IdlePolicy == IdleRecord {
 			return
 		}
 		if r.Tell != nil {
@@ -256,7 +256,7 @@ func (r *Reclaimer) apply(ctx context.Context, j IdleJob, now time.Time) {
 		}
 		r.Actions["warn"]++
 	}
-	if (r.Policy != IdleRequeue && r.Policy != IdleCancel) || idleFor < r.After+r.Grace {
+	if (r.IdlePolicy != IdleRequeue && r.IdlePolicy != IdleCancel) || idleFor < r.After+r.Grace {
 		return
 	}
 	r.acted[j.ID] = true
@@ -265,24 +265,24 @@ func (r *Reclaimer) apply(ctx context.Context, j IdleJob, now time.Time) {
 		r.log(slog.LevelInfo, "idle job not acted on: its record no longer shows it holding GPU memory here", "job", j.ID)
 		return
 	}
-	reason := what + "; " + done[r.Policy] + " by gpumemd's idle policy"
+	reason := what + "; " + done[r.IdlePolicy] + " by gpumemd's idle policy"
 	if _, err := r.Scontrol.Run(ctx, "update", "JobId="+j.ID, "AdminComment="+reason); err != nil {
 		r.Actions["failed"]++
 		r.log(slog.LevelError, "cannot record the idle reason in the job; it is left running", "job", j.ID, "err", err)
 		return
 	}
 	var err error
-	if r.Policy == IdleRequeue {
+	if r.IdlePolicy == IdleRequeue {
 		_, err = r.Scontrol.Run(ctx, "requeue", j.ID)
 	} else {
 		_, err = r.Scancel.Run(ctx, j.ID)
 	}
 	if err != nil {
 		r.Actions["failed"]++
-		r.log(slog.LevelError, "idle policy failed", "job", j.ID, "policy", r.Policy, "err", err)
+		r.log(slog.LevelError, "idle policy failed", "job", j.ID, "policy", r.IdlePolicy, "err", err)
 		return
 	}
-	r.Actions[r.Policy]++
+	r.Actions[r.IdlePolicy]++
 	r.log(slog.LevelWarn, reason, "job", j.ID)
 }
 

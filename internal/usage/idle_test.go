@@ -25,7 +25,7 @@ func idleNode(t *testing.T, text bool) (*slurmtest.Slurm, *Reclaimer, *[]string)
 		slurmtest.Job{ID: "604", UID: uid, Node: "t1", GPU: 2, Shards: 8, PIDs: []int{900004}},
 	)
 	var told []string
-	r := &Reclaimer{Node: "t1", Policy: IdleRequeue, After: time.Minute, Grace: time.Minute, Unit: gib,
+	r := &Reclaimer{Node: "t1", IdlePolicy: IdleRequeue, After: time.Minute, Grace: time.Minute, Unit: gib,
 		Scontrol: slurmcli.Runner{Path: s.Scontrol}, Squeue: slurmcli.Runner{Path: s.Squeue}, Scancel: slurmcli.Runner{Path: s.Scancel},
 		Tell: func(job, msg string) { told = append(told, job+": "+msg) }}
 	return s, r, &told
@@ -95,7 +95,7 @@ func TestIdleExemptions(t *testing.T) {
 		slurmtest.Job{ID: "703", UID: os.Getuid(), Node: "t1", GPU: 0, Shards: 4, PIDs: []int{3}, Account: "physics"},
 		slurmtest.Job{ID: "704", UID: os.Getuid(), Node: "t1", GPU: 1, Shards: 4, PIDs: []int{4}, Account: "physics", QOS: "normal"},
 	)
-	r.ExemptAccounts, r.ExemptQOS, r.Policy = []string{"admin"}, []string{"debug"}, IdleWarn
+	r.ExemptAccounts, r.ExemptQOS, r.IdlePolicy = []string{"admin"}, []string{"debug"}, IdleWarn
 	snap := Snapshot{GPUs: []GPU{{Index: 0, Total: 80 * gib}, {Index: 1, Total: 80 * gib}}}
 	var idle []IdleJob
 	for i := 0; i < 3; i++ {

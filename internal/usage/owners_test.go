@@ -45,7 +45,7 @@ func TestForgedEnvironmentOwnsNothing(t *testing.T) {
 		t.Errorf("unattributed %v; want the forger's and the liar's 60 GiB", un)
 	}
 	// Kill policy: job 42 is over its 10 GiB; only its own process is signalled.
-	e := &Enforcer{Policy: PolicyKill, Confirm: confirmWith(o)}
+	e := &Enforcer{UsagePolicy: PolicyKill, Confirm: confirmWith(o)}
 	e.Step(jobs, time.Unix(0, 0))
 	if done, _ := exited(innocent, 5*time.Second); !done {
 		t.Fatal("job 42's own process was not killed")
@@ -147,7 +147,7 @@ func TestWholeGPUJobIsHeldToSlurmsGPU(t *testing.T) {
 		if poll.Err != nil || len(jobs) != 1 || jobs[0].Kind != KindGPU || jobs[0].Alloc != 80*gib || jobs[0].Used != 0 || jobs[0].Stray != 30*gib || !jobs[0].Over() {
 			t.Fatalf("text %v: jobs %+v (%v); want job 46 given GPU 1, its 30 GiB on GPU 0 stray, over", text, jobs, poll.Err)
 		}
-		acts := (&Enforcer{Policy: PolicyKill, Confirm: confirmWith(o)}).Step(jobs, time.Unix(0, 0))
+		acts := (&Enforcer{UsagePolicy: PolicyKill, Confirm: confirmWith(o)}).Step(jobs, time.Unix(0, 0))
 		if len(acts) != 2 || !strings.Contains(acts[0].Detail, "not given") {
 			t.Errorf("text %v: actions %+v; want a warning naming the GPU it was not given, then the kill", text, acts)
 		}
@@ -166,7 +166,7 @@ func TestEndedJobLeavesOrphans(t *testing.T) {
 	s.SetJobs(slurmtest.Job{ID: "47", UID: os.Getuid(), Node: "t1", Shards: 10, PIDs: []int{p.Pid}})
 	o := ownersOf(s)
 	o.Recheck = time.Second
-	e := &Enforcer{Policy: PolicyKill, Grace: time.Minute, Confirm: confirmWith(o)}
+	e := &Enforcer{UsagePolicy: PolicyKill, Grace: time.Minute, Confirm: confirmWith(o)}
 	owner, _ := o.Owners(context.Background(), onGPU0(p), time.Unix(0, 0))
 	a := Measure(onGPU0(p), owner, gib)
 	if len(a.Jobs) != 1 || !a.Jobs[0].Over() || len(a.Orphans) != 0 {

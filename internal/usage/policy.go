@@ -27,8 +27,8 @@ type Action struct {
 // over its slice, so a short spike (an allocator's peak while it frees) is forgiven
 // when it is gone before the grace period ends.
 type Enforcer struct {
-	Policy string
-	Grace  time.Duration
+	UsagePolicy string // PolicyRecord, PolicyWarn or PolicyKill (gpumem.conf UsagePolicy)
+	Grace       time.Duration
 	// Tell hands a warning to the job through Slurm (Notifier.Tell: scontrol notify)
 	// and returns at once; nil tells the job nothing. The enforcer never opens anything
 	// of a job's processes itself.
@@ -60,7 +60,7 @@ func (e *Enforcer) Step(jobs []Job, now time.Time) []Action {
 		}
 		if !e.warned[j.ID] {
 			e.warned[j.ID] = true
-			if e.Policy == PolicyRecord {
+			if e.UsagePolicy == PolicyRecord {
 				// Measured only, but an admin reading the log sees the job once per
 				// episode, not only a metric.
 				acts = append(acts, Action{Job: j.ID, Kind: "record", Detail: e.message(j) + " (UsagePolicy = record: nothing done)"})
@@ -68,10 +68,10 @@ func (e *Enforcer) Step(jobs []Job, now time.Time) []Action {
 			}
 			acts = append(acts, e.warn(j))
 		}
-		if e.Policy == PolicyRecord {
+		if e.UsagePolicy == PolicyRecord {
 			continue
 		}
-		if e.Policy == PolicyKill && now.Sub(since) >= e.Grace {
+		if e.UsagePolicy == PolicyKill && now.Sub(since) >= e.Grace {
 			if a, did := e.kill(j); did {
 				acts = append(acts, a)
 			}
@@ -97,7 +97,7 @@ func (e *Enforcer) message(j *Job) string {
 
 func (e *Enforcer) warn(j *Job) Action {
 	msg := e.message(j)
-	if e.Policy == PolicyKill {
+	if e.UsagePolicy == PolicyKill {
 		msg += fmt.Sprintf("; its GPU processes will be killed in %s unless it frees memory", e.Grace)
 	}
 	if e.Tell != nil {

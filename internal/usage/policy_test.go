@@ -94,7 +94,7 @@ func TestKillPolicyKillsOnlyTheOverJobAfterGrace(t *testing.T) {
 	over, _ := child(t, "SLURM_JOB_ID=101", "SLURM_SHARDS_ON_NODE=80")
 	under, _ := child(t, "SLURM_JOB_ID=102", "SLURM_SHARDS_ON_NODE=1")
 	s, o := slurmFor(t, over, under)
-	e := &Enforcer{Policy: PolicyKill, Grace: 30 * time.Second, Confirm: confirmWith(o)}
+	e := &Enforcer{UsagePolicy: PolicyKill, Grace: 30 * time.Second, Confirm: confirmWith(o)}
 	t0 := time.Unix(1_700_000_000, 0)
 
 	owner, poll := o.Owners(context.Background(), node(over, under), t0)
@@ -157,7 +157,7 @@ func TestWarnGoesThroughSlurmNotStderr(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := n.Start(ctx)
 	defer func() { cancel(); <-done }()
-	e := &Enforcer{Policy: PolicyWarn, Grace: time.Second, Tell: n.Tell, Confirm: confirmWith(o)}
+	e := &Enforcer{UsagePolicy: PolicyWarn, Grace: time.Second, Tell: n.Tell, Confirm: confirmWith(o)}
 	snap := node(over, under)
 	snap.GPUs[0].Procs[1].Used = 30 * gib // 102 over too: its stderr is the FIFO
 	owner, _ := o.Owners(context.Background(), snap, time.Unix(0, 0))
@@ -231,7 +231,7 @@ func TestKillSkipsReusedPID(t *testing.T) {
 	owner, _ := o.Owners(context.Background(), snap, time.Unix(0, 0))
 	jobs, _ := Account(snap, owner, gib)
 	s.SetJobs(slurmtest.Job{ID: "999", UID: os.Getuid(), Node: "t1", Shards: 1, PIDs: []int{other.Pid}})
-	e := &Enforcer{Policy: PolicyKill, Confirm: confirmWith(o)}
+	e := &Enforcer{UsagePolicy: PolicyKill, Confirm: confirmWith(o)}
 	for _, a := range e.Step(jobs, time.Unix(0, 0)) {
 		if a.Kind == "kill" {
 			t.Fatalf("reported %+v though no process was still the job's", a)
@@ -261,7 +261,7 @@ func TestSignalGoesToTheProcessCheckedNotThePID(t *testing.T) {
 
 func TestSpikeShorterThanGraceIsForgiven(t *testing.T) {
 	var confirmed int
-	e := &Enforcer{Policy: PolicyKill, Grace: time.Minute,
+	e := &Enforcer{UsagePolicy: PolicyKill, Grace: time.Minute,
 		Confirm: func(string, []int) (map[int]bool, error) { confirmed++; return nil, nil }}
 	over := []Job{{ID: "7", Alloc: gib, Used: 2 * gib, GPUs: []JobGPU{{PIDs: []int{os.Getpid()}}}}}
 	fine := []Job{{ID: "7", Alloc: gib, Used: gib / 2, GPUs: []JobGPU{{PIDs: []int{os.Getpid()}}}}}
@@ -283,7 +283,7 @@ func TestSpikeShorterThanGraceIsForgiven(t *testing.T) {
 // episode.
 func TestRecordLogsEachEpisodeOnce(t *testing.T) {
 	told, confirmed := 0, 0
-	e := &Enforcer{Policy: PolicyRecord, Grace: time.Second,
+	e := &Enforcer{UsagePolicy: PolicyRecord, Grace: time.Second,
 		Tell:    func(string, string) { told++ },
 		Confirm: func(string, []int) (map[int]bool, error) { confirmed++; return nil, nil }}
 	over := []Job{{ID: "7", Alloc: 20 * gib, Used: 22 * gib, GPUs: []JobGPU{{PIDs: []int{os.Getpid()}}}}}

@@ -24,7 +24,8 @@ type Format struct {
 }
 
 // The formats. Files: written by one process, read by another, possibly of another
-// release. Outputs: JSON that gpumemctl prints for scripts (-o json).
+// release, or answered over HTTP. Outputs: JSON that gpumemctl prints for scripts (-o
+// json).
 var (
 	Inventory     = Format{Name: "inventory", Current: 2, Oldest: 1, Unversioned: 1, Newer: "upgrade gpumem here to the release of the gpumemd that wrote it"}
 	UsageSnapshot = Format{Name: "usage snapshot", Current: 1, Oldest: 1, Unversioned: 1, Newer: "run the gpumemctl steer of this release"}
@@ -32,13 +33,20 @@ var (
 	RefusalCounts = Format{Name: "refusal counts file", Current: 1, Oldest: 1, Newer: "it was written by a newer job_submit/gpumem"}
 	MIGJournal    = Format{Name: "MIG apply journal", Current: 2, Oldest: 1, Newer: "it was written by a newer gpumemd; move it away once the node is checked by hand"}
 	MIGDesired    = Format{Name: "desired MIG layout", Current: 1, Oldest: 1, Newer: "write it for this release"}
+	// HistoryAPI is the answer of gpumemd's /api/jobs and /api/jobs/ID, read by the
+	// gpumemctl of another release during an upgrade; answers from before the field are
+	// version 1.
+	HistoryAPI = Format{Name: "gpumemd history API answer", Current: 1, Oldest: 1, Unversioned: 1, Newer: "upgrade gpumemctl to the release of the node's gpumemd"}
 
 	Report      = Format{Name: "gpumemctl report", Current: 1, Oldest: 1}
 	SteerReport = Format{Name: "gpumemctl steer report", Current: 1, Oldest: 1}
 	Quota       = Format{Name: "gpumemctl quota", Current: 1, Oldest: 1}
 	MIGStatus   = Format{Name: "gpumemctl mig status", Current: 1, Oldest: 1}
-	Advise      = Format{Name: "gpumemctl advise", Current: 1, Oldest: 1}
-	Simulate    = Format{Name: "gpumemctl simulate", Current: 1, Oldest: 1}
+	Jobs        = Format{Name: "gpumemctl jobs", Current: 1, Oldest: 1}
+	// Job is gpumemctl jobs JOBID: one job's samples from each node that has it.
+	Job      = Format{Name: "gpumemctl jobs JOBID", Current: 1, Oldest: 1}
+	Advise   = Format{Name: "gpumemctl advise", Current: 1, Oldest: 1}
+	Simulate = Format{Name: "gpumemctl simulate", Current: 1, Oldest: 1}
 	// SimulateDepartures is simulate --departures, whose rows are queue waits.
 	SimulateDepartures = Format{Name: "gpumemctl simulate --departures", Current: 1, Oldest: 1}
 )

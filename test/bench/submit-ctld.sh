@@ -144,7 +144,7 @@ bench_conf() {
 		bench_die "gpumemctl gres generate failed: $(cat "$BROOT$B/log/gres-generate.log")"
 	cat >"$BROOT$BETC/gpumem.conf" <<-CONF
 		ShardUnit = 1GiB
-		Policy = first-fit
+		PlacementPolicy = first-fit
 		PreferMIG = ${BENCH_PREFER_MIG:-no}
 		InventoryPath = $BETC/gpumem.d
 		SlurmConf = $BETC/slurm.conf

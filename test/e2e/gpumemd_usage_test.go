@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/history/api"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 // sliceJob is one sbatch job on the L4s whose process the fake NVML reports.
@@ -198,8 +198,11 @@ func apiJobs(t *testing.T, s *sidecar) map[string]api.Job {
 		t.Fatal(err)
 	}
 	var list api.JobList
-	if err := json.Unmarshal([]byte(body), &list); err != nil {
+	if err := versioned.Strict([]byte(body), &list); err != nil {
 		t.Fatalf("/api/jobs: %v: %q", err, body)
+	}
+	if list.Version != api.Version {
+		t.Fatalf("/api/jobs: version %d, want %d: %q", list.Version, api.Version, body)
 	}
 	m := map[string]api.Job{}
 	for _, j := range list.Jobs {

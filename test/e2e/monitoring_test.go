@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/advise"
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 // labProm is the lab's own Prometheus (test/lab/prometheus.sh): its API and the
@@ -279,9 +280,13 @@ func TestMonitoringOnPrometheus(t *testing.T) {
 				t.Fatalf("gpumemctl advise: %v\n%s", err, out)
 			}
 			var got struct {
-				Rows []advise.Row `json:"groups"`
+				Version int          `json:"version"`
+				Rows    []advise.Row `json:"groups"`
 			}
 			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if err := versioned.Advise.Check(got.Version); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			rows := map[string]advise.Row{}

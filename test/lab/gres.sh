@@ -78,7 +78,7 @@ gpumem_conf() {
 	cat >"$1/gpumem.conf" <<-CONF
 		# gpumem lab configuration, written by test/lab/lab.sh.
 		ShardUnit = 1GiB
-		Policy = ${LAB_POLICY:-first-fit}
+		PlacementPolicy = ${LAB_POLICY:-first-fit}
 		PreferMIG = yes
 		InventoryPath = $CONF/gpumem.d
 		SlurmConf = $CONF/slurm.conf

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/versioned"
 )
 
 // Job is one job's history on one node.
@@ -39,13 +41,19 @@ type Sample struct {
 	UsedBytes int64 `json:"used_bytes"`
 }
 
+// Version is the version of both answers (internal/versioned); the server sets it and
+// the client checks it, an answer without one being version 1.
+var Version = versioned.HistoryAPI.Current
+
 // JobList is the answer of GET /api/jobs.
 type JobList struct {
-	Jobs []Job `json:"jobs"`
+	Version int   `json:"version"`
+	Jobs    []Job `json:"jobs"`
 }
 
 // JobDetail is the answer of GET /api/jobs/{id}.
 type JobDetail struct {
+	Version int      `json:"version"`
 	Job     Job      `json:"job"`
 	Samples []Sample `json:"samples"`
 }
@@ -104,7 +112,17 @@ func (c Client) get(ctx context.Context, path string, v any) error {
 		}
 		return fmt.Errorf("%s%s: HTTP %s", c.Base, path, resp.Status)
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	// The version first, so that a newer gpumemd's answer is refused as that rather than
+	// for a field it added; then every field, none unknown.
+	var head struct {
+		Version int `json:"version"`
+	}
+	if json.Unmarshal(body, &head) == nil {
+		if err := versioned.HistoryAPI.Check(head.Version); err != nil {
+			return fmt.Errorf("%s%s: %w", c.Base, path, err)
+		}
+	}
+	if err := versioned.Strict(body, v); err != nil {
 		return fmt.Errorf("%s%s: not a gpumemd answer: %w", c.Base, path, err)
 	}
 	return nil
