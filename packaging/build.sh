@@ -16,8 +16,8 @@
 #
 # Slurm headers: 22.05 from /usr/include (Debian 12's libslurm-dev), 24.11 and 26.05 from
 # the lab's trixie and forky chroots (make package makes them). PLUGIN_RELEASES="REL=DIR
-# ..." names other include folders. The version comes from git tags (packaging/version.sh
-# --deb); VERSION=v0.1.0 overrides it for a tree without .git. FORMATS=deb builds one
+# ..." names other include folders. The version comes from git tags or CHANGELOG.md's
+# newest release (packaging/version.sh --deb); VERSION=v0.1.0 overrides it for a tree without .git. FORMATS=deb builds one
 # format only.
 set -eu
 

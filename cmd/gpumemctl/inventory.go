@@ -48,7 +48,16 @@ func printTable(w io.Writer, c inventory.Cluster) error {
 	// FENCE is what holds a job to its slice there (inventory.GPU.FenceOf): hardware for
 	// MIG, driver or mps where gpumemd found a limit that works, none where only its
 	// kill does; gpumem.conf's Fence steers shard slices by it.
-	fmt.Fprintln(tw, "NODE\tGPU\tDEVICE\tTYPE\tMEMORY MiB\tMIG\tFENCE\tCORES\tNAME / FILES")
+	// The bar draws each GPU's memory as long as it is against the largest GPU listed,
+	// '#' the part its MIG instances hold: the inventory knows what the GPUs have and
+	// how they are cut, not what jobs use (gpumemd's metrics and gpumemctl jobs do).
+	fmt.Fprintln(tw, "NODE\tGPU\tDEVICE\tTYPE\tMEMORY MiB\tMEMORY (# in MIG instances)\tMIG\tFENCE\tCORES\tNAME / FILES")
+	var largest int64
+	for _, n := range c.Nodes {
+		for _, g := range n.GPUs {
+			largest = max(largest, g.MemoryMiB)
+		}
+	}
 	for _, n := range c.Nodes {
 		for _, g := range n.GPUs {
 			mig := "off"
@@ -60,9 +69,14 @@ func printTable(w io.Writer, c inventory.Cluster) error {
 			case g.MIGPending:
 				mig = "off (on after reset)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t/dev/nvidia%d\t%s\t%d\t%s\t%s\t%s\t%s\n", n.Name, g.Index, g.Minor, g.Type, g.MemoryMiB, mig, g.FenceOf(), g.Cores, g.Name)
+			var inInstances int64
 			for _, in := range g.Instances {
-				fmt.Fprintf(tw, "\t\t  GI %d CI %d @%d\t%s\t%d\t\t\t\t%v\n", in.GI, in.CI, in.Start, in.Profile, in.MemoryMiB, in.Files)
+				inInstances += in.MemoryMiB
+			}
+			fmt.Fprintf(tw, "%s\t%d\t/dev/nvidia%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", n.Name, g.Index, g.Minor, g.Type, g.MemoryMiB,
+				scaledBar(inInstances, g.MemoryMiB, largest), mig, g.FenceOf(), g.Cores, g.Name)
+			for _, in := range g.Instances {
+				fmt.Fprintf(tw, "\t\t  GI %d CI %d @%d\t%s\t%d\t\t\t\t\t%v\n", in.GI, in.CI, in.Start, in.Profile, in.MemoryMiB, in.Files)
 			}
 		}
 	}

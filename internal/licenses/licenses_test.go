@@ -34,7 +34,8 @@ func TestShippedLicensesAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The facts docs/license.md reasons from: the plugins link only Apache-2.0 and
-	// BSD-3-Clause code, and the binaries link the five direct dependencies.
+	// BSD-3-Clause code (and, packaged, zig's MIT compiler_rt), and the binaries link the
+	// five direct dependencies.
 	want := map[string]string{
 		"gopkg.in/ini.v1":                     "Apache-2.0",
 		"github.com/NVIDIA/go-nvml":           "Apache-2.0",
@@ -43,6 +44,7 @@ func TestShippedLicensesAllowed(t *testing.T) {
 		"SQLite":                              "blessing",
 		"github.com/prometheus/client_golang": "Apache-2.0",
 		stdlib:                                "BSD-3-Clause",
+		zigRT:                                 "MIT",
 	}
 	for _, c := range cs {
 		if w, ok := want[c.Name]; ok {
@@ -52,8 +54,8 @@ func TestShippedLicensesAllowed(t *testing.T) {
 			delete(want, c.Name)
 		}
 		for _, a := range c.UsedBy {
-			if a == "plugins" && c.License() != "Apache-2.0" && c.License() != "BSD-3-Clause" {
-				t.Errorf("%s (%s) is linked into the Slurm plugins; docs/license.md only covers Apache-2.0 and BSD-3-Clause there", c.Name, c.License())
+			if a == "plugins" && c.License() != "Apache-2.0" && c.License() != "BSD-3-Clause" && (c.Name != zigRT || c.License() != "MIT") {
+				t.Errorf("%s (%s) is linked into the Slurm plugins; docs/license.md only covers Apache-2.0, BSD-3-Clause and zig's MIT compiler_rt there", c.Name, c.License())
 			}
 		}
 	}
@@ -158,5 +160,51 @@ func TestCheckRefuses(t *testing.T) {
 	}
 	if _, err := component(module{path: "example.com/gone", version: "v1.0.0", dir: filepath.Join(dir, "gone")}); err == nil || !strings.Contains(err.Error(), "go mod download") {
 		t.Errorf("component of a module not in the cache = %v, want an error saying to download it", err)
+	}
+}
+
+// TestZigComponent: the notice names the zig packaging/zig.sh pins, so a new zig cannot
+// build the packages under an old notice; and where that zig is at hand (ZIG, as
+// packaging/build.sh sets it), the license kept here is the one it ships.
+func TestZigComponent(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "packaging", "zig.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinned string
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, `want="`); ok {
+			pinned, _, _ = strings.Cut(v, `"`)
+		}
+	}
+	if pinned == "" {
+		t.Fatal("packaging/zig.sh pins no zig version")
+	}
+	var z *Component
+	for _, c := range shipped(t) {
+		if c.Name == zigRT {
+			z = &c
+		}
+	}
+	if z == nil {
+		t.Fatalf("%s is not among the shipped components", zigRT)
+	}
+	if z.Version != pinned || z.License() != "MIT" || strings.Join(z.UsedBy, ",") != "binaries,plugins" {
+		t.Errorf("%s: version %q, license %q, used by %v; want %q, MIT, binaries and plugins", zigRT, z.Version, z.License(), z.UsedBy, pinned)
+	}
+	if !strings.Contains(z.Files[0].Text, "Copyright (c) Zig contributors") {
+		t.Errorf("%s: license text names no holder:\n%s", zigRT, z.Files[0].Text)
+	}
+	zig := os.Getenv("ZIG")
+	if zig == "" {
+		t.Log("ZIG not set: the kept license is not compared with zig's own")
+		return
+	}
+	own, err := os.ReadFile(filepath.Join(filepath.Dir(zig), "LICENSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tidy(string(own)) != z.Files[0].Text {
+		t.Errorf("internal/licenses/zig/LICENSE is not the LICENSE of %s: copy it from there", zig)
 	}
 }

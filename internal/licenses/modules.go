@@ -3,6 +3,7 @@ package licenses
 import (
 	"bufio"
 	"bytes"
+	_ "embed" // zig's license, for the compiler_rt zig links in
 	"fmt"
 	"os"
 	"os/exec"
@@ -112,12 +113,57 @@ func Collect(root string) ([]Component, error) {
 			}
 		}
 	}
+	z, err := zigComponent(root)
+	if err != nil {
+		return nil, err
+	}
+	byName[z.Name] = z
 	out := make([]Component, 0, len(byName))
 	for _, c := range byName {
 		out = append(out, *c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// zigRT is the name zig's compiler_rt is listed under.
+const zigRT = "zig compiler_rt"
+
+// zigLicense is zig's LICENSE, as the zig that packaging/zig.sh pins ships it: zig is
+// no Go module, and the notice must not depend on zig being installed.
+//
+//go:embed zig/LICENSE
+var zigLicense string
+
+// zigVersion matches the zig version packaging/zig.sh requires (want="...").
+var zigVersion = regexp.MustCompile(`(?m)^want="([^"]+)"`)
+
+// zigComponent is what packaging/zig-cc, the C compiler and linker of every packaged
+// binary and plugin, links into them besides their own code and the Go modules: zig's
+// compiler_rt (libcompiler_rt.a, one object: the integer, float and builtin routines
+// compiled code may call), under zig's MIT license. The glibc 2.28 stubs it links
+// against (libc.so.6 ...) are not shipped; the start files and libc_nonshared.a members
+// it builds from glibc's sources are glibc's, not zig's.
+func zigComponent(root string) (*Component, error) {
+	b, err := os.ReadFile(filepath.Join(root, "packaging", "zig.sh"))
+	if err != nil {
+		return nil, fmt.Errorf("zig's version: %w", err)
+	}
+	m := zigVersion.FindSubmatch(b)
+	if m == nil {
+		return nil, fmt.Errorf("packaging/zig.sh pins no zig version (want=\"...\")")
+	}
+	f := File{Name: "LICENSE", Text: tidy(zigLicense)}
+	f.Licenses = Identify(f.Text)
+	if len(f.Licenses) == 0 {
+		return nil, fmt.Errorf("%s: no license recognised in internal/licenses/zig/LICENSE", zigRT)
+	}
+	return &Component{
+		Name: zigRT, Version: string(m[1]), UsedBy: []string{"binaries", "plugins"}, Files: []File{f},
+		Note: "Linked by packaging/zig-cc (zig cc, target glibc 2.28) into the packaged gpumemd, gpumemctl and " +
+			"plugins (spank_gpumem.so too): libcompiler_rt.a, zig's lib/compiler_rt. The glibc 2.28 stub " +
+			"libraries zig links against are not shipped.",
+	}, nil
 }
 
 // stdlib is the name the Go standard library is listed under.
