@@ -16,7 +16,9 @@
 #
 # Slurm headers: 22.05 from /usr/include (Debian 12's libslurm-dev), 24.11 and 26.05 from
 # the lab's trixie and forky chroots (make package makes them). PLUGIN_RELEASES="REL=DIR
-# ..." names other include folders. The version comes from git tags or CHANGELOG.md's
+# ..." names other include folders; PLUGIN_SOURCES="REL=DIR ..." a release's source
+# tree, from which job_modify's job-record offsets are measured (cgo/build.sh,
+# SLURM_SOURCE) where cgo/include/gpumem_jobrec.h has no entry for it. The version comes from git tags or CHANGELOG.md's
 # newest release (packaging/version.sh --deb); VERSION=v0.1.0 overrides it for a tree without .git. FORMATS=deb builds one
 # format only.
 set -eu
@@ -63,7 +65,11 @@ for r in $releases; do
 		echo "$0: no Slurm $rel headers in $inc: gpumem-plugins-$rel is not built" >&2
 		continue
 	fi
-	built=$("$top/cgo/build.sh" "$work/plugins/$rel" "$inc")
+	src=""
+	for p in ${PLUGIN_SOURCES:-}; do
+		[ "${p%%=*}" = "$rel" ] && src=${p#*=}
+	done
+	built=$(SLURM_SOURCE=$src "$top/cgo/build.sh" "$work/plugins/$rel" "$inc")
 	printf '%s\n' "$built" | grep '^job records' >&2 || true
 	log=$(printf '%s\n' "$built" | tail -1)
 	case $log in

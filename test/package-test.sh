@@ -46,6 +46,11 @@ semver=$("$top/packaging/version.sh")
 releases=$(sed -n 's|^built .*/gpumem-plugins-\([0-9.]*\)_.*\.deb$|\1|p' "$work/build.log")
 [ -n "$releases" ] || bad "no gpumem-plugins package was built"
 deb() { ls "$work"/dist/"$1"_*.deb 2>/dev/null; }
+# exact_of REL: the Slurm release (24.11.5) REL's plugins were built for, as the build
+# said: slurmctld loads a job_submit or cli_filter plugin of exactly its own release.
+exact_of() {
+	sed -n "s/^job records for scontrol update on Slurm \($1\.[0-9]*\):.*/\1/p" "$work/build.log" | head -1
+}
 rpmf() { ls "$work"/dist/"$1"-[0-9]*.rpm 2>/dev/null; }
 
 # glibc_of ELF...: the newest GLIBC_ symbol version the files import (objdump -T), which
@@ -111,10 +116,11 @@ for p in $pkgs; do
 done
 for rel in $releases; do
 	p=gpumem-plugins-$rel
-	next=$(echo "$rel" | awk -F. '{printf "%s.%02d", $1, $2 + 1}')
+	exact=$(exact_of "$rel")
+	next=$(echo "$exact" | awk -F. '{printf "%s.%s.%d", $1, $2, $3 + 1}')
 	libc=$(glibc_of "$work/x/$p"/usr/lib/x86_64-linux-gnu/slurm-wlm/*.so)
-	[ "$(dpkg-deb -f "$(deb "$p")" Depends)" = "slurm-client (>= $rel~), slurm-client (<< $next~), libc6 (>= $libc)" ] ||
-		bad "$p: Depends is '$(dpkg-deb -f "$(deb "$p")" Depends)', want exactly Slurm $rel's slurm-client and libc6 (>= $libc)"
+	[ "$(dpkg-deb -f "$(deb "$p")" Depends)" = "slurm-client (>= $exact~), slurm-client (<< $next~), libc6 (>= $libc)" ] ||
+		bad "$p: Depends is '$(dpkg-deb -f "$(deb "$p")" Depends)', want exactly Slurm $exact's slurm-client (the release its plugins were built for: slurmctld loads no other) and libc6 (>= $libc)"
 	has "$work/$p.deb.list" /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/lib/x86_64-linux-gnu/slurm-wlm/cli_filter_gpumem.so \
 		/usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gpumem.so
 done
@@ -174,9 +180,10 @@ if command -v rpm >/dev/null; then
 	done
 	for rel in $releases; do
 		p=gpumem-plugins-$rel
-		next=$(echo "$rel" | awk -F. '{printf "%s.%02d", $1, $2 + 1}')
+		exact=$(exact_of "$rel")
+		next=$(echo "$exact" | awk -F. '{printf "%s.%s.%d", $1, $2, $3 + 1}')
 		deps=$(rpm -qpR "$(rpmf "$p")" 2>/dev/null | grep '^slurm' | sort | tr '\n' ',')
-		[ "$deps" = "slurm < $next,slurm >= $rel," ] || bad "$p rpm: requires '$deps', want slurm >= $rel and < $next"
+		[ "$deps" = "slurm < $next,slurm >= $exact," ] || bad "$p rpm: requires '$deps', want slurm >= $exact and < $next"
 		libc=$(glibc_of "$work/x/$p"/usr/lib/x86_64-linux-gnu/slurm-wlm/*.so)
 		rpm -qpR "$(rpmf "$p")" 2>/dev/null | grep -qx "glibc >= $libc" || bad "$p rpm: does not require glibc >= $libc, which its plugins need"
 		has "$work/$p.rpm.list" /usr/lib64/slurm/job_submit_gpumem.so /usr/lib64/slurm/cli_filter_gpumem.so /usr/lib64/slurm/spank_gpumem.so

@@ -26,8 +26,9 @@ func (p pluginFlag) Set(v string) error {
 	if !ok || rel == "" || dir == "" {
 		return fmt.Errorf("%q: want RELEASE=DIR such as 24.11=build/plugins/24.11", v)
 	}
-	if _, err := nextRelease(rel); err != nil {
-		return err
+	var maj, min int
+	if n, err := fmt.Sscanf(rel, "%d.%d", &maj, &min); err != nil || n != 2 || fmt.Sprintf("%d.%02d", maj, min) != rel {
+		return fmt.Errorf("slurm release %q: want MAJOR.MINOR such as 24.11", rel)
 	}
 	p[rel] = dir
 	return nil

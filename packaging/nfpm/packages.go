@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/goreleaser/nfpm/v2"
@@ -35,17 +34,6 @@ var layouts = map[string]layout{
 }
 
 const maintainer = "gpumem maintainers <gpumem@localhost>"
-
-// nextRelease is the Slurm release after rel (24.11 -> 24.12): the exact dependency is
-// ">= rel, < next", since Slurm loads a plugin only for the major.minor it was built for.
-func nextRelease(rel string) (string, error) {
-	maj, min, ok := strings.Cut(rel, ".")
-	m, err := strconv.Atoi(min)
-	if !ok || err != nil {
-		return "", fmt.Errorf("slurm release %q: want MAJOR.MINOR such as 24.11", rel)
-	}
-	return fmt.Sprintf("%s.%02d", maj, m+1), nil
-}
 
 // pluginsName is the package of the plugins built for one Slurm release.
 func pluginsName(rel string) string { return "gpumem-plugins-" + rel }
@@ -102,19 +90,18 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 	var out []*nfpm.Info
 	rels := in.releases()
 	for _, rel := range rels {
-		next, err := nextRelease(rel)
+		name := pluginsName(rel)
+		exact, err := pluginRelease(filepath.Join(in.plugins[rel], "job_submit_gpumem.so"))
 		if err != nil {
 			return nil, err
 		}
-		name := pluginsName(rel)
-		var depends, conflicts []string
-		if l.format == "deb" {
-			// slurm-client is on the controller (slurmctld depends on it) and on every
-			// login node: the two places these plugins are loaded.
-			depends = []string{fmt.Sprintf("slurm-client (>= %s~)", rel), fmt.Sprintf("slurm-client (<< %s~)", next)}
-		} else {
-			depends = []string{"slurm >= " + rel, "slurm < " + next}
+		// slurm-client is on the controller (slurmctld depends on it) and on every login
+		// node: the two places these plugins are loaded.
+		depends, err := slurmDepends(l.format, rel, exact)
+		if err != nil {
+			return nil, err
 		}
+		var conflicts []string
 		for _, other := range rels {
 			if other != rel {
 				conflicts = append(conflicts, pluginsName(other)) // the same two files
