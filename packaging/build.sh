@@ -11,8 +11,9 @@
 # Everything packaged is compiled here, not taken from `make build`: with
 # packaging/zig-cc, zig's C compiler linking against glibc 2.28's symbols, so that each
 # binary and plugin starts on every distribution the packages are for (RHEL/Rocky 8's
-# glibc 2.28 is the oldest; Debian 12's gcc would ask for 2.34). packaging/zig.sh
-# installs zig from the npm registry the first time. gpumemd and gpumemctl go to BINDIR.
+# glibc 2.28 is the oldest; Debian 12's gcc would ask for 2.34), and none links a
+# plain-LGPL member of zig's libc_nonshared.a (zig-cc checks each link's map).
+# packaging/zig.sh installs zig from the npm registry the first time. gpumemd and gpumemctl go to BINDIR.
 #
 # Slurm headers: 22.05 from /usr/include (Debian 12's libslurm-dev), 24.11 and 26.05 from
 # the lab's trixie and forky chroots (make package makes them). PLUGIN_RELEASES="REL=DIR
@@ -40,6 +41,10 @@ bin=$(cd "$bin" && pwd)
 ZIG=$("$here/zig.sh")
 CC=$here/zig-cc CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations"
 export ZIG CC CGO_ENABLED CGO_CFLAGS
+# zig-cc links packaging/zig-stat.c's stat family into everything below, in place of
+# zig's plain-LGPL libc_nonshared.a members, and fails a link that keeps any of those:
+# first the check that the stat family it links gives what this machine's stat says.
+"$here/zig-stat-test.sh" >&2
 go -C "$top" build -trimpath -ldflags "$("$here/version.sh" --ldflags)" -o "$bin/" ./cmd/gpumemd ./cmd/gpumemctl
 
 work=$(mktemp -d)

@@ -143,7 +143,8 @@ var zigVersion = regexp.MustCompile(`(?m)^want="([^"]+)"`)
 // compiler_rt (libcompiler_rt.a, one object: the integer, float and builtin routines
 // compiled code may call), under zig's MIT license. The glibc 2.28 stubs it links
 // against (libc.so.6 ...) are not shipped; the start files and libc_nonshared.a members
-// it builds from glibc's sources are glibc's, not zig's.
+// it builds from glibc's sources are glibc's, not zig's, and only those under glibc's
+// linking exception are linked (packaging/zig-cc checks each link; the notice says so).
 func zigComponent(root string) (*Component, error) {
 	b, err := os.ReadFile(filepath.Join(root, "packaging", "zig.sh"))
 	if err != nil {
