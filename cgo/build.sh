@@ -56,8 +56,9 @@ sum=$(cat "$here"/include/*.h "$hdr"/*.h 2>/dev/null | sha256sum | cut -c1-16)
 # a release the table lacks should know before users find out).
 if [ -n "$local" ]; then
 	records="read at offsets measured from $SLURM_SOURCE"
-elif printf '#include <slurm/slurm.h>\n#include "gpumem_jobrec.h"\n#if !GPUMEM_JOBREC_LAYOUT\n#error\n#endif\n' |
-	${CC:-cc} -fsyntax-only -Wno-deprecated-declarations -I"$hdr" -I"$here/include" -x c - 2>/dev/null; then
+elif printf '#include <slurm/slurm.h>\n#include "gpumem_jobrec.h"\n#if !GPUMEM_JOBREC_LAYOUT\n#error\n#endif\n' >"$hdr/probe.c" &&
+	# A file, not stdin: zig cc (packaging/zig-cc) compiles no C from a pipe.
+	${CC:-cc} -c -o "$hdr/probe.o" -Wno-deprecated-declarations -I"$hdr" -I"$here/include" "$hdr/probe.c" 2>/dev/null; then
 	records="read at offsets in cgo/include/gpumem_jobrec.h"
 else
 	records="not known to this build: a new gpu:mem for a pending job is refused (set SLURM_SOURCE to read them)"
