@@ -10,17 +10,19 @@
 #   two MIG applies at once                 TestMIGApplyOneAtATime
 #   a MIG apply failing over an admin drain TestMIGApplyFailureKeepsAdminDrain
 #   gpumemd killed -9 writing gres.conf     TestFaultGresWriteKill9
+#   gpumemd killed -9 during a job's kill   TestFaultUsageKill9DuringKill
 #   the inventory half-written              TestBrokenNodeFileCostsThatNode
 #   slurmctld killed -9 in a submit storm   TestFaultCtldKill9DuringSubmitStorm
 #   slurmdbd down during accounting         TestFaultDbdDownDuringAccounting
 #   a backup slurmctld taking over          TestFaultBackupCtldTakesOver
 #   the controller's state disk full        TestFaultCtldStateDiskFull
-#   a node rebooted mid-MIG-apply           TestFaultMIGApplyNodeReboot
-# The same tests run in `make test` (test/e2e.sh), but for the last four rows, which
-# run only here (E2E_FAULT_MATRIX=1): the slurmctld kill -9 row takes six minutes a
-# release, the backup's row restarts the lab twice (with a backup slurmctld,
-# LAB_BACKUP_CTLD=1, and back), the disk-full row moves slurmctld's state onto a tmpfs
-# and back, and the reboot row kills a slurmd.
+#   a node rebooted mid-MIG-apply           TestFaultMIGApplyNodeReboot, TestFaultMIGApplyNodeRebootBeforeGPU
+# The same tests run in `make test` (test/e2e.sh), but for the slurmctld kill -9 row
+# and the last three, which run only here (E2E_FAULT_MATRIX=1): the slurmctld kill -9
+# row takes six minutes a release, the backup's row restarts the lab twice (with a
+# backup slurmctld, LAB_BACKUP_CTLD=1, and back), the disk-full row moves slurmctld's
+# state onto a tmpfs and back, and the reboot rows kill a slurmd (and, before the GPU
+# changed, a job's processes).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rel=${1:-22.05}
@@ -29,5 +31,5 @@ case "$rel" in 22.05 | 24.11 | 26.05) ;; *)
 	exit 2
 	;;
 esac
-exec env E2E_FAULT_MATRIX=1 E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting|TestFaultBackupCtldTakesOver|TestFaultCtldStateDiskFull|TestFaultMIGApplyNodeReboot)$' \
+exec env E2E_FAULT_MATRIX=1 E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting|TestFaultBackupCtldTakesOver|TestFaultCtldStateDiskFull|TestFaultUsageKill9DuringKill|TestFaultMIGApplyNodeReboot|TestFaultMIGApplyNodeRebootBeforeGPU)$' \
 	"$REPO/test/e2e.sh" "$rel"

@@ -31,6 +31,10 @@ type sidecar struct {
 	base string         // http://127.0.0.1:PORT
 	port int            // the port to listen on; 0: a free one
 	done chan struct{}  // closed when the last gpumemd started has exited
+	proc *os.Process    // the last gpumemd started
+	// scontrol is the Scontrol gpumemd runs (squeue and scancel beside it); "" for the
+	// lab's own (scontrolFor).
+	scontrol string
 }
 
 // newSidecar copies the lab's node file and writes a gpumem.conf for gpumemd; start
@@ -103,6 +107,10 @@ func (s *sidecar) launch(t *testing.T, args ...string) {
 		port = freePort(t)
 	}
 	conf := filepath.Join(dir, "gpumem.conf")
+	scontrol := s.scontrol
+	if scontrol == "" {
+		scontrol = scontrolFor(t, dir)
+	}
 	os.WriteFile(conf, []byte(fmt.Sprintf(`ShardUnit = 1GiB
 SlurmConf = %s
 [gpumemd]
@@ -113,7 +121,7 @@ PollInterval = 1s
 HistoryDB = %s
 HealthState = %s
 Scontrol = %s
-`, hostPath("/etc/slurm/slurm.conf"), s.fake, s.node, port, filepath.Join(dir, "history.db"), filepath.Join(dir, "health.json"), scontrolFor(t, dir))), 0o644)
+`, hostPath("/etc/slurm/slurm.conf"), s.fake, s.node, port, filepath.Join(dir, "history.db"), filepath.Join(dir, "health.json"), scontrol)), 0o644)
 	logf, err := os.OpenFile(s.logf, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +133,7 @@ Scontrol = %s
 	}
 	exited := make(chan error, 1)
 	done := make(chan struct{})
-	s.done = done
+	s.done, s.proc = done, cmd.Process
 	go func() { exited <- cmd.Wait(); logf.Close(); close(done) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
