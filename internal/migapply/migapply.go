@@ -261,6 +261,9 @@ func (a *Applier) Apply(want map[int]mig.Layout) error {
 // change, or IdleTimeout passes.
 func (a *Applier) waitIdle(j *journal, want map[int]mig.Layout) error {
 	deadline := a.now().Add(a.idleTimeout())
+	// Said when the reason changes and once a minute while it stays: a poll a second for
+	// the whole IdleTimeout would be hundreds of identical lines.
+	said, saidAt := "", time.Time{}
 	for {
 		why := ""
 		if a.Slurm != nil {
@@ -286,7 +289,10 @@ func (a *Applier) waitIdle(j *journal, want map[int]mig.Layout) error {
 		if !a.now().Before(deadline) {
 			return fmt.Errorf("%w after %s: %s", ErrGaveUp, a.idleTimeout(), why)
 		}
-		a.logf("waiting: %s", why)
+		if now := a.now(); why != said || now.Sub(saidAt) >= time.Minute {
+			a.logf("waiting: %s", why)
+			said, saidAt = why, now
+		}
 		a.sleep(a.poll())
 	}
 }

@@ -242,6 +242,21 @@ func TestGiveUpWhenJobsStay(t *testing.T) {
 	}
 }
 
+// TestWaitingSaidOncePerMinute: an apply that waits for jobs says why when it starts
+// waiting and once a minute after, not at every poll.
+func TestWaitingSaidOncePerMinute(t *testing.T) {
+	r := newRig(t, "")
+	r.slurm.SetNode("MIXED", "")
+	a := r.applier(nil)
+	a.IdleTimeout = 5 * time.Minute // 30 polls of 10 s
+	if err := a.Apply(want(after)); !errors.Is(err, ErrGaveUp) {
+		t.Fatalf("jobs that stay: %v", err)
+	}
+	if n := strings.Count(r.log.String(), "waiting: n1 is MIXED+DRAIN"); n != 5 {
+		t.Errorf("said it waits %d times in 5 minutes of polls every 10 s; want 5 (once a minute)\n%s", n, r.log.String())
+	}
+}
+
 func TestCorruptJournalRefused(t *testing.T) {
 	r := newRig(t, "")
 	os.WriteFile(r.journal, []byte(`{"version": 9, "node": "n1"}`), 0o600)
