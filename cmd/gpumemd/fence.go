@@ -29,6 +29,7 @@ type fenceEnv struct {
 	allocated func(ctx context.Context, scontrol, job, node string) ([]fence.Slice, error)
 	drain     func(scontrol, node, reason string) error
 	now       func() time.Time
+	sleep     func(time.Duration)
 }
 
 func realFenceEnv() fenceEnv {
@@ -38,7 +39,7 @@ func realFenceEnv() fenceEnv {
 		os.Setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
 	}
 	return fenceEnv{getenv: os.Getenv, readFile: os.ReadFile, lstat: os.Lstat, openNVML: openFenceNVML,
-		allocated: slurmAllocation, drain: drainUnlessReason, now: time.Now}
+		allocated: slurmAllocation, drain: drainUnlessReason, now: time.Now, sleep: time.Sleep}
 }
 
 func openFenceNVML(spec string) (fence.Lib, string, func(), error) {
@@ -47,6 +48,32 @@ func openFenceNVML(spec string) (fence.Lib, string, func(), error) {
 		return nil, "", nil, err
 	}
 	return fence.NVML{Interface: src.NVML}, src.Kind, src.Close, nil
+}
+
+// allocationWait bounds how long the prolog waits for slurmctld to say what the job was
+// given: a controller restart or failover takes some seconds, and the job waits for its
+// prolog meanwhile, where a failed prolog drains the node and holds the job.
+const allocationWait = 60 * time.Second
+
+// allocationOf asks Slurm for the job's allocation on this node, again while slurmctld
+// cannot be reached (1 s, 2 s, 4 s, then every 5 s apart, until ctx ends); any other
+// answer, a refusal included, is the answer.
+func allocationOf(ctx context.Context, env fenceEnv, j fenceJob) ([]fence.Slice, error) {
+	var waited time.Duration
+	wait := time.Second
+	for {
+		slices, err := env.allocated(ctx, j.opt.Scontrol, j.id, j.node)
+		if err == nil || !errors.Is(err, slurmcli.ErrUnreachable) {
+			return slices, err
+		}
+		// The pauses alone are bounded too: ctx holds the calls' own time.
+		if ctx.Err() != nil || waited+wait > allocationWait {
+			return nil, fmt.Errorf("slurmctld unreachable for %s: %w", waited.Round(time.Second), err)
+		}
+		env.sleep(wait)
+		waited += wait
+		wait = min(2*wait, 5*time.Second)
+	}
 }
 
 // slurmAllocation reads the job's GPUs and shards on node from slurmctld's own record
@@ -164,9 +191,9 @@ func fenceProlog(args []string, env fenceEnv, stderr io.Writer) int {
 	if err != nil {
 		return fenceFailed(j, env, stderr, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), allocationWait)
 	defer cancel()
-	slices, err := env.allocated(ctx, j.opt.Scontrol, j.id, j.node)
+	slices, err := allocationOf(ctx, env, j)
 	if err != nil {
 		return fenceFailed(j, env, stderr, fmt.Errorf("the job's allocation: %w", err))
 	}

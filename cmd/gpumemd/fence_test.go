@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/gpumem/gpumem/internal/fence"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
+	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
 // fenceNode is a node of two fake H100s that hold the driver fence, with its
@@ -22,6 +24,7 @@ type fenceNode struct {
 	conf, log, root, state, failures string
 	drained                          []string
 	asked                            int
+	slept                            time.Duration
 }
 
 func newFenceNode(t *testing.T, fences [2]string, answer string) *fenceNode {
@@ -68,6 +71,7 @@ func (n *fenceNode) env(id string, slices []fence.Slice, extra map[string]string
 	e.drain = func(_, node, reason string) error { n.drained = append(n.drained, node+": "+reason); return nil }
 	e.readFile = func(string) ([]byte, error) { return nil, fmt.Errorf("not read on a fake node") }
 	e.now = func() time.Time { return time.Unix(0, 0) }
+	e.sleep = func(d time.Duration) { n.slept += d }
 	return e
 }
 
@@ -258,5 +262,48 @@ func TestFenceCheckRunsAStepOnlyAfterTheProlog(t *testing.T) {
 		if c.want == 1 && !strings.Contains(errb.String(), "job 12: n1 fences GPU memory by driver") {
 			t.Errorf("%s: fence-check says %q", c.name, errb.String())
 		}
+	}
+}
+
+// TestFencePrologWaitsOutAControllerRestart: while slurmctld cannot be reached (a restart,
+// a failover) the prolog asks again, and fences the job once it answers; a controller
+// that stays away, or any other error, still fails the prolog, so the job never runs
+// unfenced.
+func TestFencePrologWaitsOutAControllerRestart(t *testing.T) {
+	down := fmt.Errorf("scontrol -d show job 42: exit status 1: slurm_load_jobs error: Unable to contact slurm controller (connect failure) (%w)", slurmcli.ErrUnreachable)
+	slices := []fence.Slice{{GPU: 0, Shards: 20}}
+	for _, c := range []struct {
+		name  string
+		fails int   // answers before the allocation
+		err   error // what they are
+		rc    int
+		asked int
+		slept time.Duration
+	}{
+		{"back after 3 tries", 3, down, 0, 4, 1*time.Second + 2*time.Second + 4*time.Second},
+		{"away for good", 1000, down, 1, 14, 1*time.Second + 2*time.Second + 4*time.Second + 10*5*time.Second},
+		{"a refusal is an answer", 1000, errors.New("slurm_load_jobs error: Invalid job id specified"), 1, 1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
+			n.jobDir(t, "42")
+			env := n.env("42", slices, nil)
+			real := env.allocated
+			env.allocated = func(ctx context.Context, s, job, node string) ([]fence.Slice, error) {
+				if n.asked < c.fails {
+					n.asked++
+					return nil, c.err
+				}
+				return real(ctx, s, job, node)
+			}
+			var errb bytes.Buffer
+			rc := fenceProlog([]string{"--config", n.conf}, env, &errb)
+			if rc != c.rc || n.asked != c.asked || n.slept != c.slept {
+				t.Errorf("rc %d after %d questions and %s of pauses; want rc %d, %d, %s\n%s", rc, n.asked, n.slept, c.rc, c.asked, c.slept, errb.String())
+			}
+			if c.rc == 0 && len(n.calls(t)) != 1 {
+				t.Errorf("fenced by %+v; want one limit", n.calls(t))
+			}
+		})
 	}
 }

@@ -75,6 +75,30 @@ func named(path, def string) Runner {
 // ErrTooLarge is returned (wrapped) when a command prints more than MaxOutput bytes.
 var ErrTooLarge = errors.New("output too large")
 
+// ErrUnreachable is returned (wrapped) when the command could not reach slurmctld, or
+// did not answer in time: what a controller restart or failover looks like from a
+// client for some seconds, and worth asking again, where a refusal is not.
+var ErrUnreachable = errors.New("slurmctld unreachable")
+
+// unreachable are the texts of Slurm's errors for a controller it cannot reach or that
+// does not serve yet (slurm_errno.c), as its clients print them on stderr.
+var unreachable = []string{
+	"Unable to contact slurm controller",
+	"Socket timed out on send/recv operation",
+	"Zero Bytes were transmitted or received",
+	"Communication connection failure",
+	"in standby mode",
+}
+
+func unreachableText(stderr string) bool {
+	for _, u := range unreachable {
+		if strings.Contains(stderr, u) {
+			return true
+		}
+	}
+	return false
+}
+
 // Run runs the command with args and returns its stdout. The call ends by ctx, by
 // Timeout, or as soon as stdout passes MaxOutput, whichever comes first; the error
 // names the command and carries the start of its stderr.
@@ -102,10 +126,12 @@ func (r Runner) Run(ctx context.Context, args ...string) (string, error) {
 	case out.exceeded():
 		return "", fmt.Errorf("%s: %w: more than %d bytes", name, ErrTooLarge, max)
 	case err != nil && ctx.Err() == context.DeadlineExceeded:
-		return "", fmt.Errorf("%s: no answer within %s", name, timeout)
+		return "", fmt.Errorf("%s: no answer within %s (%w)", name, timeout, ErrUnreachable)
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
 		// The command itself is missing: say so, not the exec package's words alone.
 		return "", fmt.Errorf("%s: %w: Slurm's client commands are not installed on this host, or not at this path (the command's flags can name them)", r.Path, err)
+	case err != nil && unreachableText(errOut.String()):
+		return "", fmt.Errorf("%s: %v: %s (%w)", name, err, strings.TrimSpace(errOut.String()), ErrUnreachable)
 	case err != nil:
 		return "", fmt.Errorf("%s: %v: %s", name, err, strings.TrimSpace(errOut.String()))
 	}

@@ -29,6 +29,13 @@ func TestRunnerErrorCarriesStderr(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "show job: exit status 1: slurm_load_jobs error: Unable to contact") {
 		t.Errorf("err %v; want the command, its exit and its stderr", err)
 	}
+	if !errors.Is(err, slurmcli.ErrUnreachable) {
+		t.Errorf("err %v: not ErrUnreachable, though scontrol could not reach slurmctld", err)
+	}
+	r = slurmcli.Runner{Path: script(t, `echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1`)}
+	if _, err := r.Run(context.Background(), "show", "job", "7"); err == nil || errors.Is(err, slurmcli.ErrUnreachable) {
+		t.Errorf("a refusal: %v; want an error that is not ErrUnreachable", err)
+	}
 }
 
 func TestRunnerTimeoutAndWaitDelay(t *testing.T) {
@@ -39,6 +46,9 @@ func TestRunnerTimeoutAndWaitDelay(t *testing.T) {
 	_, err := r.Run(context.Background())
 	if took := time.Since(start); err == nil || took > 3*time.Second || !strings.Contains(err.Error(), "no answer within 200ms") {
 		t.Errorf("hung command: %v after %s; want a timeout error within about 1.2s", err, took)
+	}
+	if !errors.Is(err, slurmcli.ErrUnreachable) {
+		t.Errorf("hung command: %v is not ErrUnreachable", err)
 	}
 }
 
