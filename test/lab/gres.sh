@@ -30,7 +30,11 @@ gres_nodes() {
 	install -m 0755 "$REPO/bin/gpumemd" "$REPO/bin/gpumemctl" "$ROOT$LAB/bin/"
 	# gpumemd --mig-reload in the MIG e2e tests: what an admin's reload does, on the lab's slurm.conf.
 	install -m 0755 "$REPO/test/lab/mig-reload.sh" "$ROOT$LAB/bin/mig-reload"
-	cp "$REPO"/test/lab/nodes/*.json "$ROOT$LAB/nodes/"
+	if [ -n "$SCALE" ]; then
+		scale_node_files "$ROOT$LAB/nodes"
+	else
+		cp "$REPO"/test/lab/nodes/*.json "$ROOT$LAB/nodes/"
+	fi
 	printf 'ShardUnit = 1GiB\nSlurmConf = %s\nShardTypes = %s\n' "$CONF/slurm.conf" "$SHARD_TYPES" >"$ROOT$LAB/gpumemd.conf"
 	if cl_on; then # the nodes' gpumemd and the controller's pull do the rest
 		rm -rf "$out"

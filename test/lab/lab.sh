@@ -5,6 +5,8 @@
 #
 # LAB_CONFIGLESS=1 starts it as a configless cluster (test/lab/configless.sh).
 # LAB_BACKUP_CTLD=1 adds a backup slurmctld on the same state (test/lab/backup-ctld.sh).
+# LAB_SCALE=N (24.11 or 26.05) replaces the three nodes with N of mixed GPU models
+# (test/lab/nodes.sh), for test/steer/scale.sh.
 #
 # 22.05 is Debian bookworm's Slurm, installed on the host, on the standard ports and
 # /etc/slurm, so plain srun/sbatch/squeue talk to it. 24.11 is Debian trixie's Slurm and
@@ -347,6 +349,12 @@ cmd_up() {
 	[ "$(id -u)" -eq 0 ] || die "the lab starts daemons and makes device nodes: run as root"
 	[ -n "$ROOT" ] && chroot_ensure
 	[ -z "$ROOT" ] && ! command -v slurmctld >/dev/null && die "Slurm is not installed: run test/lab/deps.sh"
+	if [ -n "$SCALE" ]; then
+		# The host's 22.05 has one port range for the whole machine's Slurm.
+		[ -n "$ROOT" ] && [ "$REL" != 22.05 ] || die "LAB_SCALE runs on the 24.11 or 26.05 lab (LAB_SLURM=24.11)"
+		cl_on && die "LAB_SCALE with LAB_CONFIGLESS=1: the configless lab has three nodes"
+		bc_on && die "LAB_SCALE with LAB_BACKUP_CTLD=1: not supported together"
+	fi
 	foreign_daemons
 	[ -n "$(daemon_pids)" ] && say "already up: restarting"
 	# Also after a start that failed half-way: whatever it left running goes first.
@@ -382,7 +390,7 @@ cmd_up() {
 			lab_in slurmd -N "${LAB_NODES[$i]}"
 		done
 	fi
-	wait_for 60 "nodes to register idle" nodes_idle
+	wait_for $((60 + ${#LAB_NODES[@]})) "nodes to register idle" nodes_idle
 	if cl_on; then
 		cl_login_up
 	else
