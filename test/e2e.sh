@@ -1,17 +1,19 @@
 #!/bin/bash
 # End-to-end tests of gpumem in the real-Slurm lab, on one release or both.
 #
-#   test/e2e.sh [22.05|22.05-configless|22.05-fence|24.11|24.11-typed|24.11-configless|24.11-fence|26.05|26.05-configless|26.05-fence|all]
+#   test/e2e.sh [22.05|22.05-configless|22.05-fence|24.11|24.11-typed|24.11-scale|24.11-configless|24.11-fence|26.05|26.05-configless|26.05-fence|all]
 #                                                       (default: $LAB_SLURM, else 22.05)
 #
 # Installs what is missing (test/lab/deps.sh), builds bin/, starts each lab afresh, runs
 # the Go tests in test/e2e (build tag e2e) against it, and leaves each lab as it found
 # it (up or down). 24.11-typed is the 24.11 lab with per-GPU typed shards
-# (LAB_SHARD_TYPES=per-gpu), where the pinning tests and the 20,000-job submit storm run; the -configless passes are
+# (LAB_SHARD_TYPES=per-gpu), where the pinning tests and the 20,000-job submit storm run;
+# 24.11-scale is a nine-node lab of three GPU models (LAB_SCALE=9) where the small
+# version of the cluster-scale steering comparison runs (test/steer/scale.sh); the -configless passes are
 # those labs as configless clusters (LAB_CONFIGLESS=1), where the submit and configless
 # tests run; the -fence passes are those labs with the driver fence's hook on every node
 # (LAB_FENCE=1, test/lab/fence.sh), where the fence tests run. `all` runs 22.05,
-# 22.05-configless, 22.05-fence, 24.11, 24.11-typed, 24.11-configless, 24.11-fence, 26.05
+# 22.05-configless, 22.05-fence, 24.11, 24.11-typed, 24.11-scale, 24.11-configless, 24.11-fence, 26.05
 # (Debian forky's Slurm, the newest release the lab knows), 26.05-configless and
 # 26.05-fence.
 # Each pass, and the run at its end, counts the tests passed, failed and skipped
@@ -23,10 +25,10 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=$REPO/test/lab/lab.sh
 which=${1:-${LAB_SLURM:-22.05}}
 case "$which" in
-all) releases=(22.05 22.05-configless 22.05-fence 24.11 24.11-typed 24.11-configless 24.11-fence 26.05 26.05-configless 26.05-fence) ;;
-22.05 | 22.05-configless | 22.05-fence | 24.11 | 24.11-typed | 24.11-configless | 24.11-fence | 26.05 | 26.05-configless | 26.05-fence) releases=("$which") ;;
+all) releases=(22.05 22.05-configless 22.05-fence 24.11 24.11-typed 24.11-scale 24.11-configless 24.11-fence 26.05 26.05-configless 26.05-fence) ;;
+22.05 | 22.05-configless | 22.05-fence | 24.11 | 24.11-typed | 24.11-scale | 24.11-configless | 24.11-fence | 26.05 | 26.05-configless | 26.05-fence) releases=("$which") ;;
 *)
-	echo "usage: $0 [22.05|22.05-configless|22.05-fence|24.11|24.11-typed|24.11-configless|24.11-fence|26.05|26.05-configless|26.05-fence|all]" >&2
+	echo "usage: $0 [22.05|22.05-configless|22.05-fence|24.11|24.11-typed|24.11-scale|24.11-configless|24.11-fence|26.05|26.05-configless|26.05-fence|all]" >&2
 	exit 2
 	;;
 esac
@@ -75,13 +77,15 @@ failedLines() {
 # What failed, repeated at the very end: a CI log is often read from its tail.
 failures=()
 for pass in "${releases[@]}"; do
-	rel=${pass%-*} types=none run=. configless=0 fence=0
+	rel=${pass%-*} types=none run=. configless=0 fence=0 scale=
 	case "$pass" in
 	# Only the fence tests: with Contain every job runs an extern step, and in the lab
 	# (several slurmd on one host) a multi-node GPU job's extern step has crashed
 	# slurmstepd on 24.11 (docs/gpumemd.md), which the other tests' jobs would meet.
 	*-fence) fence=1 run='^TestFence' ;;
 	*-typed) types=per-gpu run='Pin|Storm' ;;
+	# The small version of test/steer/scale.sh, on nine nodes of three GPU models.
+	*-scale) types=per-gpu scale=9 run='^TestSteeringAtScale$' ;;
 	*-configless) configless=1 run='^Test(SrunGpuMemLandsOnGPUWithRoom|SbatchDirectiveAndSteps|SallocAndStep|ConcurrentJobsNeverOvercommit|Configless.*)$' ;; # submit_test.go, configless_test.go
 	esac
 	# E2E_RUN narrows a pass to the tests a developer is working on (go test -run).
@@ -94,7 +98,7 @@ for pass in "${releases[@]}"; do
 		LAB_SLURM=$rel "$LAB" down >/dev/null
 	fi
 	start=$(date +%s)
-	if ! LAB_SLURM=$rel LAB_SHARD_TYPES=$types LAB_CONFIGLESS=$configless LAB_FENCE=$fence "$LAB" up; then
+	if ! LAB_SLURM=$rel LAB_SHARD_TYPES=$types LAB_CONFIGLESS=$configless LAB_FENCE=$fence LAB_SCALE=$scale "$LAB" up; then
 		echo "e2e[$pass]: the lab did not start" >&2
 		failed=$((failed + 1))
 		failures+=("e2e[$pass]: the lab did not start")
@@ -106,7 +110,7 @@ for pass in "${releases[@]}"; do
 	# The configless lab's clients are a login node's: gpumem.conf from GPUMEM_CONF.
 	login=(env)
 	[ "$configless" = 1 ] && login+=(GPUMEM_CONF=/var/lib/gpumem-lab/$rel/login/gpumem.conf)
-	(cd "$REPO" && "${login[@]}" LAB_SLURM=$rel LAB_CONFIGLESS=$configless go test -tags e2e -count=1 -v -timeout 40m -run "$run" ./test/e2e/) >"$log" 2>&1
+	(cd "$REPO" && "${login[@]}" LAB_SLURM=$rel LAB_CONFIGLESS=$configless LAB_SCALE=$scale go test -tags e2e -count=1 -v -timeout 40m -run "$run" ./test/e2e/) >"$log" 2>&1
 	# Top-level results only: a subtest's failure also fails its parent.
 	p=$(grep -c '^--- PASS' "$log")
 	f=$(grep -c '^--- FAIL' "$log")

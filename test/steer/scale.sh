@@ -1,0 +1,248 @@
+#!/bin/bash
+# Steering at cluster scale, with arrivals and departures: the same trace-drawn job
+# stream submitted twice to a lab of many nodes (LAB_SCALE, mixed H100, A100 and L4,
+# typed shards), once as Slurm places it (native: no snapshot, nothing pinned) and once
+# with `gpumemctl steer --snapshot` running beside it, so that job_submit pins each job
+# to the GPU the gpumem policy picks (pinned). Jobs end on their own and queue when
+# nothing fits, FIFO with backfill as the lab's Slurm schedules.
+#
+#   test/steer/scale.sh [SEEDS] [NODES] [JOBS]     # default "42 43 44" 64 600
+#
+# Per run it reports jobs started by the horizon (the last arrival plus HORIZON seconds)
+# and those still pending then, mean and p95 queue wait of the started jobs (Slurm's
+# own submit and start times, from accounting), GPU allocation (shard-seconds held
+# within the window over capacity-seconds), shards stranded (mean over samples of
+# `gpumemctl steer report`: free shards on GPUs where no size of the stream fits), and
+# per seed the paired difference pinned − native, with the mean and standard error over
+# seeds at the end.
+#
+# The stream, per seed: JOBS single-GPU tasks of the trace's default workload, drawn
+# with replacement; a task's GPU share becomes that share of a REF GiB GPU, rounded up
+# (1 GiB shards), its run time the trace's (deletion − creation) over TSCALE, kept
+# within DMIN..DMAX seconds; Poisson arrivals at the rate that offers LOAD times the
+# lab's shards (rate = LOAD × capacity / (mean shards × mean run time)).
+#
+# Environment: LOAD (1.2), REF (24), TSCALE (30), DMIN (5), DMAX (120), HORIZON (60),
+# INTERVAL (steer's, 2s), UNPIN (its --unpin-after, 20s), RESULTS (a TSV of every run's
+# figures, for test/e2e), SCALE_LOGS (a folder to keep each run's stream, accounting,
+# samples and steer log in), LAB_SLURM (24.11; 26.05 also has typed shards). It brings the
+# lab up (LAB_SCALE=NODES LAB_SHARD_TYPES=per-gpu) unless one of NODES nodes is up, and
+# takes it down again if it did. Needs root, jq, make build, and the trace folder:
+# $GPUMEM_TRACE_DIR or ../shared/data beside the repository.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SEEDS=${1:-42 43 44}
+NODES=${2:-64}
+JOBS=${3:-600}
+LOAD=${LOAD:-1.2} REF=${REF:-24} TSCALE=${TSCALE:-30} DMIN=${DMIN:-5} DMAX=${DMAX:-120}
+HORIZON=${HORIZON:-60} INTERVAL=${INTERVAL:-2s} UNPIN=${UNPIN:-20s}
+export LAB_SLURM=${LAB_SLURM:-24.11}
+CACHE=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
+case $LAB_SLURM in
+24.11) ROOT=$CACHE/trixie ;;
+26.05) ROOT=$CACHE/forky ;;
+*)
+	echo "scale: LAB_SLURM=$LAB_SLURM: pinning needs typed shards, which 24.11 and 26.05 have (docs/steering.md)" >&2
+	exit 2
+	;;
+esac
+TRACE=${GPUMEM_TRACE_DIR:-$REPO/../shared/data/alibaba-gpu-v2023}
+PODS=$TRACE/openb_pod_list_default.csv
+LAB=/var/lib/gpumem-lab/$LAB_SLURM # as the lab sees it
+BIN=$LAB/bin/gpumemctl
+SNAP=$LAB/usage.json # the lab's gpumem.conf UsageSnapshot
+WORK=$(mktemp -d)
+
+die() {
+	echo "scale: $*" >&2
+	exit 1
+}
+in_lab() { chroot "$ROOT" "$@"; }
+
+[ "$(id -u)" -eq 0 ] || die "the lab starts Slurm daemons: run as root"
+[ -r "$PODS" ] || die "no trace at $PODS; get https://github.com/alibaba/clusterdata/tree/master/cluster-trace-gpu-v2023 (its csv folder) and set GPUMEM_TRACE_DIR to it"
+command -v jq >/dev/null || die "needs jq"
+for v in NODES JOBS HORIZON TSCALE DMIN DMAX; do
+	case ${!v} in '' | *[!0-9]*) die "$v=${!v}: want a whole number" ;; esac
+done
+[ "$JOBS" -ge 1 ] && [ "$TSCALE" -ge 1 ] || die "JOBS and TSCALE must be at least 1"
+
+# One lab of this release at a time, as test/e2e.sh and test/matrix/run.sh take it.
+exec 9>"/tmp/gpumem-lab-$LAB_SLURM.lock"
+flock -n 9 || die "another run holds the $LAB_SLURM lab (/tmp/gpumem-lab-$LAB_SLURM.lock)"
+
+started_lab=0
+steer_pid=
+sampler_pid=
+cleanup() {
+	[ -n "$steer_pid" ] && kill "$steer_pid" 2>/dev/null
+	[ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null
+	if [ "$started_lab" = 1 ]; then
+		"$REPO/test/lab/lab.sh" down >/dev/null 2>&1 || true
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if [ "$(in_lab sinfo -h -N -o %N 2>/dev/null | sort -u | grep -c '^s[0-9]')" != "$NODES" ] ||
+	! grep -qi '^ShardTypes = per-gpu' "$ROOT/etc/slurm/gpumem.conf" 2>/dev/null; then
+	LAB_SCALE=$NODES LAB_SHARD_TYPES=per-gpu "$REPO/test/lab/lab.sh" up >"$WORK/up.log" 2>&1 ||
+		die "the $NODES-node lab did not start: $(tail -5 "$WORK/up.log")"
+	started_lab=1
+fi
+
+# Shard capacity and the nodes, from the lab's own report.
+read -r CAPACITY GPUS < <(in_lab "$BIN" steer report -o json | jq -r '[([.gpus[] | .used + .free] | add), (.gpus | length)] | @tsv')
+echo "lab: $NODES nodes, $GPUS GPUs, $CAPACITY shards (Slurm $LAB_SLURM); $JOBS jobs a run at load $LOAD"
+
+# stream SEED prints "offset shards seconds" a job, offsets in seconds from the start.
+stream() {
+	awk -F, -v seed="$1" -v n="$JOBS" -v ref="$REF" -v ts="$TSCALE" -v dmin="$DMIN" -v dmax="$DMAX" \
+		-v load="$LOAD" -v cap="$CAPACITY" '
+		NR > 1 && $4 == 1 && $5 > 0 && $10 > $9 {
+			d = ($10 - $9) / ts
+			if (d < dmin) d = dmin
+			if (d > dmax) d = dmax
+			s[m] = int(($5 * ref + 999) / 1000); t[m] = int(d + 0.5); m++
+		}
+		END {
+			srand(seed)
+			for (k = 0; k < n; k++) { j = int(rand() * m); S[k] = s[j]; D[k] = t[j]; ss += S[k]; sd += D[k] }
+			rate = load * cap / ((ss / n) * (sd / n)) # Little: rate x run time x shards = offered
+			at = 0
+			for (k = 0; k < n; k++) { printf "%.3f %d %d\n", at, S[k], D[k]; at += -log(1 - rand()) / rate }
+		}' "$PODS"
+}
+
+reset() {
+	in_lab scancel --quiet -u root >/dev/null 2>&1 || true
+	for _ in $(seq 300); do
+		[ -z "$(in_lab squeue -h -o %i)" ] && break
+		sleep 0.2
+	done
+	[ -z "$(in_lab squeue -h -o %i)" ] || die "the lab's queue did not empty"
+	in_lab scontrol update nodename="s[1-$NODES]" weight=1
+	rm -f "$ROOT$SNAP"
+	# job_submit keeps the snapshot it read until its next look (gpumem.conf's
+	# ReloadInterval, 2 s in the lab), and pins by it while it is fresh: a native run
+	# started at once would have its first jobs pinned by the last run's snapshot.
+	sleep 3
+}
+
+# sample SIZES FILE appends, every two seconds, each job's id, state and GRES request
+# ("J id state gres") and the lab's stranded and used shards ("S stranded used").
+sample() {
+	while :; do
+		in_lab squeue -h -o 'J %i %T %b' >>"$2" 2>/dev/null || true
+		in_lab "$BIN" steer report -o json --sizes "$1" 2>/dev/null |
+			jq -r '"S \(.stranded_shards) \([.gpus[].used] | add)"' >>"$2" 2>/dev/null || true
+		sleep 2
+	done
+}
+
+# run SEED MODE prints the run's figures: started pending wait-mean wait-p95 alloc%
+# stranded pinned unpinned lag (the most the submissions fell behind their offsets, s).
+run() {
+	local seed=$1 mode=$2 name="scale-$1-$2" t0 now off n d id lag=0 end sizes
+	reset
+	stream "$seed" >"$WORK/stream"
+	sizes=$(awk '{ printf "%s%dG", (NR > 1 ? "," : ""), $2 }' "$WORK/stream")
+	: >"$WORK/ids" >"$WORK/samples" >"$WORK/steer.log"
+	if [ "$mode" = pinned ]; then
+		# chroot itself, not a function's subshell, so that $! is steer's own pid.
+		chroot "$ROOT" "$BIN" steer --policy gpumem --sizes "$sizes" --snapshot "$SNAP" --interval "$INTERVAL" \
+			--unpin-after "$UNPIN" >"$WORK/steer.log" 2>&1 9>&- &
+		steer_pid=$!
+		for _ in $(seq 100); do # the first snapshot, and the plugin's ReloadInterval
+			[ -s "$ROOT$SNAP" ] && break
+			sleep 0.1
+		done
+		sleep 2
+	fi
+	sample "$sizes" "$WORK/samples" 9>&- &
+	sampler_pid=$!
+	t0=$EPOCHREALTIME
+	while read -r off n d; do
+		now=$(awk -v a="$EPOCHREALTIME" -v b="$t0" -v o="$off" 'BEGIN { printf "%.3f", o - (a - b) }')
+		case $now in -*) lag=$(awk -v l="$lag" -v x="${now#-}" 'BEGIN { print (x > l ? x : l) }') ;; *) sleep "$now" ;; esac
+		id=$(in_lab sbatch --parsable -J "$name" -o /dev/null --gres="shard:$n" -t "$(((d + 59) / 60 + 1))" \
+			--wrap "sleep $d") || die "sbatch failed in run $name"
+		echo "$id $n" >>"$WORK/ids"
+	done <"$WORK/stream"
+	end=$(awk -v a="$EPOCHREALTIME" -v h="$HORIZON" 'BEGIN { printf "%d", a + h }')
+	sleep "$HORIZON"
+	kill "$sampler_pid" 2>/dev/null
+	wait "$sampler_pid" 2>/dev/null || true
+	sampler_pid=
+	if [ -n "$steer_pid" ]; then
+		kill "$steer_pid" 2>/dev/null
+		wait "$steer_pid" 2>/dev/null || true
+		steer_pid=
+	fi
+	reset
+	# Accounting has every job once slurmdbd has caught up.
+	for _ in $(seq 60); do
+		SLURM_TIME_FORMAT=%s in_lab sacct -X -n -P -a --name="$name" -S now-2hours -o JobIDRaw,Submit,Start,End >"$WORK/acct"
+		[ "$(wc -l <"$WORK/acct")" -ge "$(wc -l <"$WORK/ids")" ] && break
+		sleep 1
+	done
+	[ "$(wc -l <"$WORK/acct")" -ge "$(wc -l <"$WORK/ids")" ] ||
+		die "accounting holds $(wc -l <"$WORK/acct") of run $name's $(wc -l <"$WORK/ids") jobs"
+	if [ -n "${SCALE_LOGS:-}" ]; then
+		install -d "$SCALE_LOGS"
+		for f in stream ids acct samples steer.log; do cp "$WORK/$f" "$SCALE_LOGS/$name.$f"; done
+	fi
+	awk -v end="$end" -v t0="${t0%.*}" -v cap="$CAPACITY" -v lag="$lag" \
+		-v unpinned="$(grep -c 'unpinned job' "$WORK/steer.log" || true)" '
+		FILENAME ~ /ids$/ { size[$1] = $2; next }
+		FILENAME ~ /acct$/ {
+			split($0, f, "|"); id = f[1]
+			if (!(id in size)) next
+			if (f[3] ~ /^[0-9]+$/ && f[3] > 0 && f[3] <= end) {
+				started++; w[started] = f[3] - f[2]; wsum += w[started]
+				e = (f[4] ~ /^[0-9]+$/ && f[4] > 0 && f[4] < end) ? f[4] : end
+				held += size[id] * (e - f[3])
+			} else pending++
+			next
+		}
+		$1 == "S" { st += $2; ns++ }
+		$1 == "J" && $4 ~ /shard:[^:]*_g[0-9]+:/ { pin[$2] = 1 }
+		END {
+			n = 0; for (id in pin) n++
+			asort_w()
+			p95 = started ? w[int(0.95 * (started - 1)) + 1] : 0
+			printf "%d %d %.1f %.1f %.1f %.1f %d %d %.1f\n", started, pending + 0, started ? wsum / started : 0, p95,
+				100 * held / (cap * (end - t0)), ns ? st / ns : 0, n, unpinned, lag
+		}
+		function asort_w(   i, j, x) { for (i = 2; i <= started; i++) { x = w[i]; for (j = i - 1; j > 0 && w[j] > x; j--) w[j + 1] = w[j]; w[j + 1] = x } }
+	' "$WORK/ids" "$WORK/acct" "$WORK/samples"
+}
+
+cols="started pending wait_mean_s wait_p95_s alloc_pct stranded pinned unpinned lag_s"
+printf '%-5s %-7s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' seed mode $cols
+[ -n "${RESULTS:-}" ] && printf 'seed\tmode\t%s\n' "${cols// /$'\t'}" >"$RESULTS"
+for seed in $SEEDS; do
+	for mode in native pinned; do
+		run "$seed" "$mode" >"$WORK/r" # not in a subshell: cleanup must see its helpers
+		r=$(cat "$WORK/r")
+		printf '%-5s %-7s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' "$seed" "$mode" $r
+		[ -n "${RESULTS:-}" ] && printf '%s\t%s\t%s\n' "$seed" "$mode" "${r// /$'\t'}" >>"$RESULTS"
+		echo "$seed $mode $r" >>"$WORK/all"
+	done
+done
+# Paired differences, pinned − native per seed: mean ± standard error over the seeds.
+awk -v cols="$cols" '
+	{ for (i = 3; i <= 8; i++) v[$1, $2, i] = $i; seen[$1] = 1 }
+	END {
+		split(cols, c, " ")
+		for (s in seen) k++
+		printf "pinned - native over %d seed(s):", k
+		for (i = 3; i <= 8; i++) {
+			m = 0; q = 0
+			for (s in seen) { d = v[s, "pinned", i] - v[s, "native", i]; m += d; q += d * d }
+			m /= k; se = (k > 1) ? sqrt((q - k * m * m) / (k - 1) / k) : 0
+			printf " %s %+.1f±%.1f", c[i - 2], m, se
+		}
+		print ""
+	}' "$WORK/all"
