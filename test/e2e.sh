@@ -85,7 +85,7 @@ for pass in "${releases[@]}"; do
 	*-fence) fence=1 run='^TestFence' ;;
 	*-typed) types=per-gpu run='Pin|Storm' ;;
 	# The small version of test/steer/scale.sh, on nine nodes of three GPU models.
-	*-scale) types=per-gpu scale=9 run='^TestSteeringAtScale$' ;;
+	*-scale) types=per-gpu scale=${E2E_SCALE:-9} run='^TestSteeringAtScale$' ;; # E2E_SCALE: another node count
 	*-configless) configless=1 run='^Test(SrunGpuMemLandsOnGPUWithRoom|SbatchDirectiveAndSteps|SallocAndStep|ConcurrentJobsNeverOvercommit|Configless.*)$' ;; # submit_test.go, configless_test.go
 	esac
 	# E2E_RUN narrows a pass to the tests a developer is working on (go test -run).

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The fault matrix of docs/reliability.md on the real-Slurm lab, from one command:
 #
-#   test/faults.sh [22.05|24.11|26.05]     (default 22.05; run as root, one lab at a time)
+#   test/faults.sh [22.05|24.11|26.05|24.11-scale]     (default 22.05; run as root, one lab at a time)
 #
 # Each row is an e2e test (build tag e2e) that breaks one thing the way a machine fails
 # and checks: every job submitted ran or was refused with a reason, no GPU held more than
@@ -26,8 +26,15 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rel=${1:-22.05}
-case "$rel" in 22.05 | 24.11 | 26.05) ;; *)
-	echo "usage: $0 [22.05|24.11|26.05]" >&2
+case "$rel" in
+22.05 | 24.11 | 26.05) ;;
+24.11-scale)
+	# At cluster scale: the slurmctld kill -9 row on a 64-node lab of mixed GPUs
+	# (LAB_SCALE, docs/lab.md); E2E_SCALE sets another node count.
+	exec env E2E_FAULT_MATRIX=1 E2E_SCALE="${E2E_SCALE:-64}" E2E_RUN='^TestFaultCtldKill9DuringSubmitStorm$' "$REPO/test/e2e.sh" 24.11-scale
+	;;
+*)
+	echo "usage: $0 [22.05|24.11|26.05|24.11-scale]" >&2
 	exit 2
 	;;
 esac

@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,6 +41,11 @@ func fakeShardCap(t testing.TB, node, file string) (int64, bool) {
 		gpus = map[int]int64{}
 		// A copy: opening a fake may rewrite it (its MIG layout), never the repository's.
 		b, err := os.ReadFile(filepath.Join("..", "lab", "nodes", node+".json"))
+		if errors.Is(err, fs.ErrNotExist) {
+			// A LAB_SCALE node's file is written at lab start (test/lab/nodes.sh);
+			// its GPUs' memory is all that is read here, which a MIG layout never changes.
+			b, err = os.ReadFile(hostPath("/var/lib/gpumem-lab/" + release + "/nodes/" + node + ".json"))
+		}
 		if err == nil {
 			path := filepath.Join(t.TempDir(), node+".json")
 			if err := os.WriteFile(path, b, 0o644); err != nil {
