@@ -28,7 +28,8 @@
 # samples and steer log in), LAB_SLURM (24.11; 26.05 also has typed shards). It brings the
 # lab up (LAB_SCALE=NODES LAB_SHARD_TYPES=per-gpu) unless one of NODES nodes is up, and
 # takes it down again if it did. Needs root, jq, make build, and the trace folder:
-# $GPUMEM_TRACE_DIR or ../shared/data beside the repository.
+# $GPUMEM_TRACE_DIR or ../shared/data beside the repository, else it draws from the
+# repository's synthetic sample (internal/trace/testdata/sample), as CI does.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -48,6 +49,12 @@ case $LAB_SLURM in
 	;;
 esac
 TRACE=${GPUMEM_TRACE_DIR:-$REPO/../shared/data/alibaba-gpu-v2023}
+# Without the trace (a clean clone, CI), the repository's synthetic sample in the same
+# columns (internal/trace/testdata/sample): its figures are not the trace's.
+if [ -z "${GPUMEM_TRACE_DIR:-}" ] && [ ! -r "$TRACE/openb_pod_list_default.csv" ]; then
+	TRACE=$REPO/internal/trace/testdata/sample
+	echo "scale: no trace beside the repository; the stream is drawn from the synthetic sample in $TRACE" >&2
+fi
 PODS=$TRACE/openb_pod_list_default.csv
 LAB=/var/lib/gpumem-lab/$LAB_SLURM # as the lab sees it
 BIN=$LAB/bin/gpumemctl
