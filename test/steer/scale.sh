@@ -27,9 +27,10 @@
 # figures, for test/e2e), SCALE_LOGS (a folder to keep each run's stream, accounting,
 # samples and steer log in), LAB_SLURM (24.11; 26.05 also has typed shards). It brings the
 # lab up (LAB_SCALE=NODES LAB_SHARD_TYPES=per-gpu) unless one of NODES nodes is up, and
-# takes it down again if it did. Needs root, jq, make build, and the trace folder:
-# $GPUMEM_TRACE_DIR or ../shared/data beside the repository, else it draws from the
-# repository's synthetic sample (internal/trace/testdata/sample), as CI does.
+# leaves it as it found it: down, or the plain lab up again. Needs root, jq, make build,
+# and the trace folder: $GPUMEM_TRACE_DIR or ../shared/data beside the repository, else
+# it draws from the repository's synthetic sample (internal/trace/testdata/sample), as CI
+# does.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -80,12 +81,17 @@ exec 9>"/tmp/gpumem-lab-$LAB_SLURM.lock"
 flock -n 9 || die "another run holds the $LAB_SLURM lab (/tmp/gpumem-lab-$LAB_SLURM.lock)"
 
 started_lab=0
+was_up=0
+"$REPO/test/lab/lab.sh" status >/dev/null 2>&1 && was_up=1
 steer_pid=
 sampler_pid=
 cleanup() {
 	[ -n "$steer_pid" ] && kill "$steer_pid" 2>/dev/null
 	[ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null
-	if [ "$started_lab" = 1 ]; then
+	if [ "$started_lab" = 1 ] && [ "$was_up" = 1 ]; then
+		# Left as found, as test/e2e.sh leaves a lab: it was up plain, it is again.
+		"$REPO/test/lab/lab.sh" up >/dev/null 2>&1 || echo "scale: the $LAB_SLURM lab that was up did not start again" >&2
+	elif [ "$started_lab" = 1 ]; then
 		"$REPO/test/lab/lab.sh" down >/dev/null 2>&1 || true
 	fi
 	rm -rf "$WORK"
