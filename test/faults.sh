@@ -23,6 +23,9 @@
 # backup slurmctld, LAB_BACKUP_CTLD=1, and back), the disk-full row moves slurmctld's
 # state onto a tmpfs and back, and the reboot rows kill a slurmd (and, before the GPU
 # changed, a job's processes).
+# The lab runs with SlurmdTimeout=30 here (LAB_SLURMD_TIMEOUT): a job slurmctld's crash
+# brought back RUNNING is ended at a node registration, which slurmctld asks for every
+# 20 pings, SlurmdTimeout/3 apart; 200 s fits the storm row's wait, 33 min would not.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rel=${1:-22.05}
@@ -31,12 +34,12 @@ case "$rel" in
 24.11-scale)
 	# At cluster scale: the slurmctld kill -9 row on a 64-node lab of mixed GPUs
 	# (LAB_SCALE, docs/lab.md); E2E_SCALE sets another node count.
-	exec env E2E_FAULT_MATRIX=1 E2E_SCALE="${E2E_SCALE:-64}" E2E_RUN='^TestFaultCtldKill9DuringSubmitStorm$' "$REPO/test/e2e.sh" 24.11-scale
+	exec env E2E_FAULT_MATRIX=1 LAB_SLURMD_TIMEOUT="${LAB_SLURMD_TIMEOUT:-30}" E2E_SCALE="${E2E_SCALE:-64}" E2E_RUN='^TestFaultCtldKill9DuringSubmitStorm$' "$REPO/test/e2e.sh" 24.11-scale
 	;;
 *)
 	echo "usage: $0 [22.05|24.11|26.05|24.11-scale]" >&2
 	exit 2
 	;;
 esac
-exec env E2E_FAULT_MATRIX=1 E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting|TestFaultBackupCtldTakesOver|TestFaultCtldStateDiskFull|TestFaultUsageKill9DuringKill|TestFaultMIGApplyNodeReboot|TestFaultMIGApplyNodeRebootBeforeGPU)$' \
+exec env E2E_FAULT_MATRIX=1 LAB_SLURMD_TIMEOUT="${LAB_SLURMD_TIMEOUT:-30}" E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting|TestFaultBackupCtldTakesOver|TestFaultCtldStateDiskFull|TestFaultUsageKill9DuringKill|TestFaultMIGApplyNodeReboot|TestFaultMIGApplyNodeRebootBeforeGPU)$' \
 	"$REPO/test/e2e.sh" "$rel"

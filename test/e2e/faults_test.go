@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -140,8 +141,8 @@ func backToNormal(t *testing.T) {
 	bad := ""
 	if !eventually(120*time.Second, func() bool {
 		bad = ""
-		for _, l := range strings.Split(strings.TrimSpace(ok(t, "sinfo", "-h", "-N", "-o", "%N %T")), "\n") {
-			if f := strings.Fields(l); len(f) == 2 && regexp.MustCompile(`down|drain|fail|unknown|\*$`).MatchString(f[1]) {
+		for _, l := range strings.Split(strings.TrimSpace(ok(t, "sinfo", "-h", "-N", "-o", "%N %T %E")), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && regexp.MustCompile(`down|drain|fail|unknown|\*$`).MatchString(f[1]) {
 				bad += l + "; "
 			}
 		}
@@ -257,6 +258,12 @@ func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
 		switch {
 		case s.code == 0 && regexp.MustCompile(`^\d+$`).MatchString(s.id):
 			ids = append(ids, s.id)
+		case s.code != 0 && strings.Contains(s.err, "Requested node configuration is not available") && release != "22.05":
+			// 22.05 restores a node's shards without their GPUs until its slurmd
+			// registers again, so a shard job looks never runnable for those seconds
+			// (Slurm saves that state since 23.02, commit a54f9cff). Later releases
+			// must not refuse a job that would run.
+			t.Errorf("refused after the restart on %s (%s): %s", release, s.args, s.err)
 		case s.code != 0 && strings.Contains(s.err, "error"):
 			refused++
 			t.Logf("refused (%s, after %v): %s", s.args, s.took.Round(time.Millisecond), s.err)
@@ -277,7 +284,16 @@ func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if !eventually(240*time.Second, func() bool {
+	// A job that ended after the last state save is RUNNING again in the restarted
+	// slurmctld, with nothing of it on its node. slurmctld ends (and requeues) it at a
+	// registration of the node later than BatchStartTimeout + MessageTimeout after the
+	// restart, and asks each node for one every 20 pings, SlurmdTimeout/3 apart
+	// (ping_nodes.c, MAX_REG_FREQUENCY). A requeued job may start again only after the
+	// requeue delay, a credential's lifetime (120 s; the lab sets no requeue_delay=):
+	// the lab came back by itself within the sum and the jobs' own run.
+	purge := 20*time.Duration(configSeconds(t, "SlurmdTimeout"))*time.Second/3 + 121*time.Second + 90*time.Second
+	t.Logf("waiting up to %v for every job to end (slurmctld's purge of lost jobs included)", purge)
+	if !eventually(purge, func() bool {
 		checkFitsHardware(t, g, capMiB, running(t, g))
 		for _, id := range strings.Fields(ok(t, "squeue", "-h", "-o", "%i")) {
 			if seen[id] {
@@ -286,7 +302,10 @@ func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
 		}
 		return true
 	}) {
-		t.Errorf("jobs still queued 240s after the restart:\n%s", ok(t, "squeue", "-o", "%i %T %r"))
+		t.Errorf("jobs still queued %v after the restart:\n%s", purge, ok(t, "squeue", "-o", "%i %T %r %N"))
+	}
+	if b, err := os.ReadFile(hostPath("/var/lib/gpumem-lab/" + release + "/log/slurmctld.log")); err == nil {
+		t.Logf("jobs slurmctld found missing from their node after the restart: %d", bytes.Count(b, []byte("missing from batch node")))
 	}
 	states := map[string]string{}
 	eventually(60*time.Second, func() bool {
@@ -296,7 +315,14 @@ func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
 				states[id] = st
 			}
 		}
-		return len(states) >= len(seen)
+		// slurmctld forgets a job before slurmdbd has its end: a job that
+		// left squeue a moment ago can still be RUNNING in sacct.
+		for id := range seen {
+			if st, known := states[id]; !known || regexp.MustCompile(`^(PENDING|RUNNING|COMPLETING|REQUEUED|RESIZING|SUSPENDED)`).MatchString(st) {
+				return false
+			}
+		}
+		return true
 	})
 	for id := range seen {
 		if st, known := states[id]; !known || st != "COMPLETED" {
@@ -451,4 +477,15 @@ func TestFaultDbdDownDuringAccounting(t *testing.T) {
 		t.Errorf("180s after slurmdbd's restart sacct has, for jobs %v:\n%s", ids, got)
 	}
 	backToNormal(t)
+}
+
+// configSeconds reads a time setting of slurmctld's ("SlurmdTimeout = 300 sec").
+func configSeconds(t *testing.T, key string) int {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + key + `\s*=\s*(\d+) sec`).FindStringSubmatch(ok(t, "scontrol", "show", "config"))
+	if m == nil {
+		t.Fatalf("scontrol show config has no %s in seconds", key)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }

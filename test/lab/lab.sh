@@ -7,6 +7,8 @@
 # LAB_BACKUP_CTLD=1 adds a backup slurmctld on the same state (test/lab/backup-ctld.sh).
 # LAB_SCALE=N (24.11 or 26.05) replaces the three nodes with N of mixed GPU models
 # (test/lab/nodes.sh), for test/steer/scale.sh.
+# LAB_SLURMD_TIMEOUT=S sets SlurmdTimeout (Slurm's default 300 otherwise); test/faults.sh
+# sets 30, so that slurmctld's own purge of jobs lost in a crash comes within its wait.
 #
 # 22.05 is Debian bookworm's Slurm, installed on the host, on the standard ports and
 # /etc/slurm, so plain srun/sbatch/squeue talk to it. 24.11 is Debian trixie's Slurm and
@@ -75,6 +77,9 @@ die() {
 	echo "lab[$LAB_ID]: $*" >&2
 	exit 1
 }
+if [ -n "${LAB_SLURMD_TIMEOUT:-}" ] && ! [[ "$LAB_SLURMD_TIMEOUT" =~ ^[1-9][0-9]{1,3}$ ]]; then
+	die "LAB_SLURMD_TIMEOUT=$LAB_SLURMD_TIMEOUT: give slurm.conf's SlurmdTimeout in seconds, 10 to 9999"
+fi
 
 # lab_in runs a command in the lab's Slurm environment (the chroot for 24.11), as the
 # controller runs it: a configless lab's slurm.conf is not where Slurm looks by default.
@@ -328,6 +333,7 @@ render_conf() {
 	f=${f/@FENCE@/$(fence_conf_lines)}
 	f=${f/@NODES@/$nodes}
 	f=${f/@PARTITIONS@/$parts}
+	f=${f/@SLURMD_TIMEOUT@/${LAB_SLURMD_TIMEOUT:+SlurmdTimeout=$LAB_SLURMD_TIMEOUT}}
 	printf '%s\n' "$f" | bc_conf >"$etc/slurm.conf"
 	# CgroupPlugin=disabled came with 24.05; 22.05 loads a cgroup plugin in any case
 	# (test/lab/chroot.sh gives it the host's cgroup filesystems).
