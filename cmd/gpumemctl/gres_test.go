@@ -26,11 +26,11 @@ func run(t *testing.T, args ...string) (string, error) {
 }
 
 func TestGresGenerateFromMockToStdout(t *testing.T) {
-	out, err := run(t, "gres", "generate", "--nvml=mock:dgxh200", "--node", "g1", "--shard-unit", "2G")
+	out, err := run(t, "gres", "generate", "--nvml=mock:dgxh200", "--node", "g1", "--shard-unit", "2G", "--slurm-version", "24.11")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "# slurm.conf: NodeName=g1 Gres=gpu:h200:8,shard:560\n") ||
+	if !strings.Contains(out, "# slurm.conf: NodeName=g1 Gres=gpu:h200:8,shard:h200:560\n") ||
 		strings.Count(out, "Name=shard Count=70 File=/dev/nvidia") != 8 {
 		t.Fatalf("output:\n%s", out)
 	}
@@ -49,7 +49,7 @@ func TestGresGenerateInstallsOnceAndWritesInventoryDir(t *testing.T) {
 
 	gres := filepath.Join(dir, "gres.conf")
 	args := []string{"gres", "generate", "--nvml=mock:dgxh100", "--node", "h1", "--inventory-out", invDir,
-		"--out", gres, "--node-gres", filepath.Join(dir, "node-gres"), "--dev-prefix", "/lab/dev", "--no-cores"}
+		"--out", gres, "--node-gres", filepath.Join(dir, "node-gres"), "--dev-prefix", "/lab/dev", "--no-cores", "--slurm-version", "24.11"}
 	out, err := run(t, args...)
 	if err != nil || !strings.Contains(out, gres+": written") {
 		t.Fatalf("first generate: %v\n%s", err, out)
@@ -60,7 +60,7 @@ func TestGresGenerateInstallsOnceAndWritesInventoryDir(t *testing.T) {
 			t.Errorf("gres.conf lacks %q:\n%s", want, conf)
 		}
 	}
-	if g, _ := os.ReadFile(filepath.Join(dir, "node-gres", "h1")); string(g) != "gpu:h100:8,shard:640\n" {
+	if g, _ := os.ReadFile(filepath.Join(dir, "node-gres", "h1")); string(g) != "gpu:h100:8,shard:h100:640\n" {
 		t.Errorf("node Gres = %q", g)
 	}
 	c, err := inventory.LoadPath(invDir)
@@ -74,17 +74,17 @@ func TestGresGenerateInstallsOnceAndWritesInventoryDir(t *testing.T) {
 	if _, err := os.Stat(gres + ".prev"); err == nil {
 		t.Error("an unchanged generation kept a .prev")
 	}
-	out, err = run(t, "gres", "diff", "--inventory", invDir, "--current", gres, "--dev-prefix", "/lab/dev", "--no-cores")
+	out, err = run(t, "gres", "diff", "--inventory", invDir, "--current", gres, "--dev-prefix", "/lab/dev", "--no-cores", "--slurm-version", "24.11")
 	if err != nil || !strings.Contains(out, "up to date") {
 		t.Fatalf("diff after generate: %v\n%s", err, out)
 	}
-	out, err = run(t, "gres", "diff", "--inventory", invDir, "--current", gres, "--dev-prefix", "/lab/dev", "--no-cores", "--shard-unit", "2G")
+	out, err = run(t, "gres", "diff", "--inventory", invDir, "--current", gres, "--dev-prefix", "/lab/dev", "--no-cores", "--shard-unit", "2G", "--slurm-version", "24.11")
 	var st exitStatus
 	if !errors.As(err, &st) || st.code != 1 || st.err != nil ||
 		!strings.Contains(out, "-NodeName=h1 Name=shard Count=80") || !strings.Contains(out, "+NodeName=h1 Name=shard Count=40") {
 		t.Fatalf("diff with another unit: want exit status 1 and the diff, got %v\n%s", err, out)
 	}
-	if out, err := run(t, "gres", "diff", gres, "--inventory", invDir, "--dev-prefix", "/lab/dev", "--no-cores"); err != nil || !strings.Contains(out, "up to date") {
+	if out, err := run(t, "gres", "diff", gres, "--inventory", invDir, "--dev-prefix", "/lab/dev", "--no-cores", "--slurm-version", "24.11"); err != nil || !strings.Contains(out, "up to date") {
 		t.Fatalf("diff with the file as its argument, as check takes it: %v\n%s", err, out)
 	}
 	_, err = run(t, "gres", "diff", "--inventory", filepath.Join(dir, "missing"), "--current", gres)
@@ -178,7 +178,7 @@ func TestLabFakeNodesReproduceTheLabsGres(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("%d lines; want %d:\n%s", len(got), len(want), b)
 	}
-	for n, g := range map[string]string{"n1": "gpu:h100:2,shard:160", "n2": "gpu:2g.10gb:1,gpu:1g.5gb:2,gpu:3g.20gb:1", "n3": "gpu:l4:4,shard:88"} {
+	for n, g := range map[string]string{"n1": "gpu:h100:2,shard:h100:160", "n2": "gpu:2g.10gb:1,gpu:1g.5gb:2,gpu:3g.20gb:1", "n3": "gpu:l4:4,shard:l4:88"} {
 		if b, _ := os.ReadFile(filepath.Join(dir, "ng", n)); string(b) != g+"\n" {
 			t.Errorf("%s Gres=%q; want %s", n, b, g)
 		}
@@ -290,8 +290,8 @@ func TestGresDefaultsFromGpumemConf(t *testing.T) {
 	if err != nil || !strings.Contains(out, "shard:h100_g0:40") {
 		t.Fatalf("generate with gpumem.conf's 2GiB per-gpu shards: %v\n%s", err, out)
 	}
-	out, err = run(t, "gres", "generate", "--config", conf, "--nvml=mock:dgxh100", "--node", "h1", "--shard-unit", "1G", "--shard-types", "none")
-	if err != nil || !strings.Contains(out, "Gres=gpu:h100:8,shard:640") {
+	out, err = run(t, "gres", "generate", "--config", conf, "--nvml=mock:dgxh100", "--node", "h1", "--shard-unit", "1G", "--shard-types", "none", "--slurm-version", "24.11")
+	if err != nil || !strings.Contains(out, "Gres=gpu:h100:8,shard:h100:640") {
 		t.Fatalf("flags over gpumem.conf: %v\n%s", err, out)
 	}
 	gres := filepath.Join(t.TempDir(), "gres.conf")

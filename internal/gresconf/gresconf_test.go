@@ -36,7 +36,7 @@ func TestRenderLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `# slurm.conf: NodeName=n1 Gres=gpu:h100:2,shard:158
+	want := `# slurm.conf: NodeName=n1 Gres=gpu:h100:2,shard:h100:158
 NodeName=n1 Name=gpu Type=h100 File=/lab/dev/nvidia0 Cores=0-3
 NodeName=n1 Name=gpu Type=h100 File=/lab/dev/nvidia1 Cores=4-7
 NodeName=n1 Name=shard Count=79 File=/lab/dev/nvidia0
@@ -44,7 +44,7 @@ NodeName=n1 Name=shard Count=79 File=/lab/dev/nvidia1
 # slurm.conf: NodeName=n2 Gres=gpu:3g.20gb:1,gpu:1g.5gb:1
 NodeName=n2 Name=gpu Type=3g.20gb MultipleFiles=/lab/dev/nvidia0,/lab/dev/nvidia-caps/nvidia-cap12,/lab/dev/nvidia-caps/nvidia-cap13
 NodeName=n2 Name=gpu Type=1g.5gb MultipleFiles=/lab/dev/nvidia0,/lab/dev/nvidia-caps/nvidia-cap21,/lab/dev/nvidia-caps/nvidia-cap22
-# slurm.conf: NodeName=n3 Gres=gpu:l4:2,shard:22
+# slurm.conf: NodeName=n3 Gres=gpu:l4:2,shard:l4:22
 NodeName=n3 Name=gpu Type=l4 File=/lab/dev/nvidia0
 NodeName=n3 Name=gpu Type=l4 File=/lab/dev/nvidia1
 NodeName=n3 Name=shard Count=22 File=/lab/dev/nvidia0
@@ -183,7 +183,7 @@ func TestRenderTypedShards(t *testing.T) {
 	}
 	// Untyped is the default, byte for byte what it was.
 	plain, _ := Render(lab(), Options{DevPrefix: "/lab/dev/"})
-	if strings.Contains(string(plain), "Type=g") || !strings.Contains(string(plain), "Gres=gpu:h100:2,shard:158\n") {
+	if strings.Contains(string(plain), "Type=g") || !strings.Contains(string(plain), "Gres=gpu:h100:2,shard:h100:158\n") {
 		t.Errorf("untyped render changed:\n%s", plain)
 	}
 	// Slurm 22.05 runs jobs without their shards on typed shards: refused, with why.
@@ -298,5 +298,29 @@ func TestCheckCopiesIncludedFiles(t *testing.T) {
 	os.Remove(filepath.Join(src, "more.conf"))
 	if err := copyConfDir(filepath.Join(src, "slurm.conf"), t.TempDir()); err == nil || !strings.Contains(err.Error(), "more.conf") {
 		t.Errorf("a missing Included file: %v; want an error naming it", err)
+	}
+}
+
+// Gres= counts a node's shards by the type slurmd reports them with (their GPU's) where
+// typed shards were checked; before 24.11 it keeps one untyped count.
+func TestNodeGresTypesShardsAsSlurmdReportsThem(t *testing.T) {
+	n := inventory.Node{Name: "m1", GPUs: []inventory.GPU{
+		{Index: 0, Minor: 0, Type: "a100", MemoryMiB: 40960},
+		{Index: 1, Minor: 1, Type: "l4", MemoryMiB: 23034},
+		{Index: 2, Minor: 2, Type: "a100", MemoryMiB: 40960},
+		{Index: 3, Minor: 3, Type: "l4", MemoryMiB: 23034, Sharing: inventory.SharingWhole},
+	}}
+	for _, c := range []struct {
+		rel  Release
+		want string
+	}{
+		{Release{}, "gpu:a100:2,gpu:l4:2,shard:a100:80,shard:l4:22"},
+		{Release{24, 11, 5}, "gpu:a100:2,gpu:l4:2,shard:a100:80,shard:l4:22"},
+		{Release{22, 5, 8}, "gpu:a100:2,gpu:l4:2,shard:102"},
+	} {
+		got, err := NodeGres(n, Options{Slurm: c.rel})
+		if err != nil || got != c.want {
+			t.Errorf("Slurm %v: Gres=%q, %v; want %q", c.rel, got, err, c.want)
+		}
 	}
 }

@@ -58,7 +58,7 @@ func TestPipelineRunsEachStepOnce(t *testing.T) {
 			t.Errorf("gres.conf lacks %q:\n%s", want, conf)
 		}
 	}
-	if g, _ := os.ReadFile(filepath.Join(dir, "node-gres", "n3")); string(g) != "gpu:l4:2,shard:22\n" {
+	if g, _ := os.ReadFile(filepath.Join(dir, "node-gres", "n3")); string(g) != "gpu:l4:2,shard:l4:22\n" {
 		t.Errorf("node-gres/n3 = %q", g)
 	}
 	if res, err := build(n1); err != nil || res.Changed || hooks != 1 || wrote["gres.conf"] {

@@ -152,10 +152,16 @@ func (o Options) dev(p string) string {
 	return p
 }
 
-// NodeGres is the node's slurm.conf Gres= value, e.g. "gpu:h100:2,shard:158" or
+// NodeGres is the node's slurm.conf Gres= value, e.g. "gpu:h100:2,shard:h100:158" or
 // "gpu:3g.40gb:2,gpu:1g.10gb:1": types in order of first appearance, then the shards
-// (with ShardTypes one of each per GPU:
+// of each type (with ShardTypes one of each per GPU:
 // "gpu:h100_g0:1,gpu:h100_g1:1,shard:h100_g0:79,shard:h100_g1:79").
+//
+// On releases where typed shards were checked (TypedShardsWork) the shards carry their
+// GPU's type even without ShardTypes, because slurmd reports them so (a shard takes the
+// Type of the gpu on its File). An untyped count against typed reports holds only while
+// slurmctld has no saved GRES topology: a 24.11 backup taking over with one drained the
+// lab's nodes with "gres/shard type (h100) reported but not configured".
 func NodeGres(n inventory.Node, opt Options) (string, error) {
 	opt, err := opt.check()
 	if err != nil {
@@ -172,7 +178,8 @@ func NodeGres(n inventory.Node, opt Options) (string, error) {
 		}
 		count[t]++
 	}
-	var shards int64
+	var shardOrder []string
+	shardCount := map[string]int64{}
 	var typed []slurmgres.Item
 	for _, g := range n.GPUs {
 		if g.MIG {
@@ -186,7 +193,12 @@ func NodeGres(n inventory.Node, opt Options) (string, error) {
 			continue
 		}
 		k := shard.PerGPU(g.MemoryMiB, opt.ShardUnitMiB)
-		shards += k
+		if t := opt.gpuType(g); k > 0 {
+			if _, seen := shardCount[t]; !seen {
+				shardOrder = append(shardOrder, t)
+			}
+			shardCount[t] += k
+		}
 		if opt.ShardTypes && k > 0 {
 			typed = append(typed, slurmgres.Of(slurmgres.Shard, shard.TypeName(g.Type, g.Index), k))
 		}
@@ -198,8 +210,20 @@ func NodeGres(n inventory.Node, opt Options) (string, error) {
 	switch {
 	case opt.ShardTypes:
 		parts = append(parts, typed...)
-	case shards > 0:
-		parts = append(parts, slurmgres.Of(slurmgres.Shard, "", shards))
+	case opt.Slurm.TypedShardsWork():
+		for _, t := range shardOrder {
+			parts = append(parts, slurmgres.Of(slurmgres.Shard, t, shardCount[t]))
+		}
+	default:
+		// Before 24.11 typed shards were not checked to place jobs (typedShardsChecked),
+		// and 22.05 saves no GRES topology for a takeover to trip on: one untyped count.
+		var sum int64
+		for _, t := range shardOrder {
+			sum += shardCount[t]
+		}
+		if sum > 0 {
+			parts = append(parts, slurmgres.Of(slurmgres.Shard, "", sum))
+		}
 	}
 	return slurmgres.Join(parts), nil
 }
