@@ -33,12 +33,20 @@ grep -q "^NodeName=$node .* Gres=" "$CONF" || {
 }
 sed -i -E "s/^(NodeName=$node .* )Gres=[^ ]*/\1Gres=$gres/" "$CONF"
 
+# gone waits for a daemon sent SIGTERM, and after 15 s sends SIGKILL, as systemd's stop
+# does: 24.11's slurmd has hung in its shutdown (every thread waiting in conmgr) when
+# SIGTERM came a second or two after it started. Its jobs' slurmstepd live on.
 gone() {
-	for _ in $(seq 150); do
+	local i
+	for i in $(seq 200); do
 		kill -0 "$1" 2>/dev/null || return 0
+		if [ "$i" -eq 150 ]; then
+			echo "mig-reload: pid $1 still runs 15s after SIGTERM: SIGKILL" >&2
+			kill -9 "$1" 2>/dev/null || true
+		fi
 		sleep 0.1
 	done
-	echo "mig-reload: pid $1 still runs 15s after SIGTERM" >&2
+	echo "mig-reload: pid $1 still runs 5s after SIGKILL" >&2
 	return 1
 }
 ping_ctld() {
