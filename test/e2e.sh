@@ -98,10 +98,17 @@ for pass in "${releases[@]}"; do
 		LAB_SLURM=$rel "$LAB" down >/dev/null
 	fi
 	start=$(date +%s)
-	if ! LAB_SLURM=$rel LAB_SHARD_TYPES=$types LAB_CONFIGLESS=$configless LAB_FENCE=$fence LAB_SCALE=$scale "$LAB" up; then
+	# The lab's own words on a failed start go into the summary too: a CI log is read
+	# from its tail, and "did not start" alone leaves nothing to go on.
+	uplog=$REPO/test/lab/.state/up-$pass.log
+	up=0
+	LAB_SLURM=$rel LAB_SHARD_TYPES=$types LAB_CONFIGLESS=$configless LAB_FENCE=$fence LAB_SCALE=$scale "$LAB" up 2>"$uplog" || up=$?
+	cat "$uplog" >&2
+	if [ "$up" -ne 0 ]; then
 		echo "e2e[$pass]: the lab did not start" >&2
 		failed=$((failed + 1))
 		failures+=("e2e[$pass]: the lab did not start")
+		while IFS= read -r l; do failures+=("e2e[$pass]:   $l"); done < <(grep -v '^\[' "$uplog" | tail -15)
 		# What a failed start left running goes too, unless the lab was up before.
 		[ "$was_up" -eq 1 ] || LAB_SLURM=$rel LAB_CONFIGLESS=$configless "$LAB" down >/dev/null
 		continue

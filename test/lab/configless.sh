@@ -98,14 +98,6 @@ cl_pull_once() {
 		--timeout 2s >>"$1" 2>&1
 }
 
-# cl_slurmd_up starts each slurmd with only the controller's address.
-cl_slurmd_up() {
-	local n
-	for n in "${LAB_NODES[@]}"; do
-		lab_in env -u SLURM_CONF slurmd -N "$n" --conf-server "127.0.0.1:$CTLD_PORT"
-	done
-}
-
 # LOGIN is the login node's folder; clients read $LOGIN/gpumem.conf (GPUMEM_CONF).
 LOGIN=$LAB/login
 

@@ -1,5 +1,5 @@
-# The lab's guard against Slurm daemons it did not start (sourced by lab.sh; its test,
-# daemons_test.go, sources it alone).
+# The lab's guard against Slurm daemons it did not start, and its restart of a slurmd
+# that never registers (sourced by lab.sh; its test, daemons_test.go, sources it alone).
 #
 # A daemon is found by /proc/PID/comm, the name the kernel keeps for it: the basename it
 # was started as, so Debian's daemons show as slurmctld (the alternatives link in
@@ -32,4 +32,29 @@ foreign_daemons() {
 	for pid in $(slurm_daemon_pids); do
 		case "$mine" in *" $pid "*) ;; *) die "a Slurm daemon the lab did not start runs here (pid $pid, $(tr '\0' ' ' <"${LAB_PROC:-/proc}/$pid/cmdline")): stop it first; the lab would take its ports and configuration" ;; esac
 	done
+}
+
+# restart_unregistered restarts, once and out loud, the slurmd of each node that is not
+# idle $1 seconds after it started, as a node's systemd would restart a slurmd that hangs:
+# 24.11's slurmd has hung with every thread waiting in its connection manager (seen at
+# its shutdown; test/lab/mig-reload.sh). Nothing of gpumem's runs in slurmd before it
+# registers but gres.conf, which a restart does not change: a bad one fails again.
+# From lab.sh: ROOT, LAB, say, lab_in, poll, pid_alive, pidfile_pid and start_slurmd.
+restart_unregistered() {
+	local secs=$1 n state pid f
+	while read -r n state; do
+		[ "$state" = idle ] && continue
+		f=$ROOT$LAB/run/slurmd-$n.pid
+		pid=$(pidfile_pid "$f")
+		if [ -n "$pid" ] && pid_alive "$pid"; then
+			say "node $n is $state ${secs}s after its slurmd (pid $pid) started: restarting it; its log ends:"
+			kill -9 "$pid" 2>/dev/null || true
+			poll 5 eval "! pid_alive $pid" || true
+		else
+			say "node $n is $state and its slurmd is not running: starting it again; its log ends:"
+		fi
+		f=$ROOT$LAB/log/slurmd-$n.log
+		if [ -s "$f" ]; then tail -5 "$f" | sed 's/^/    /'; else echo "    (no log)"; fi
+		start_slurmd "$n"
+	done < <(lab_in sinfo -h -N -o '%N %T' 2>/dev/null | sort -u)
 }

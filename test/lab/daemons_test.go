@@ -116,3 +116,74 @@ func TestForeignDaemonsFindsARunningProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestRestartUnregisteredRestartsOnlyWhatDidNotRegister: of three nodes, the idle one's
+// slurmd is left alone, the one whose slurmd runs but never registered is killed and
+// started again with the end of its log shown, and the one whose slurmd is gone is
+// started again; each is said out loud.
+func TestRestartUnregisteredRestartsOnlyWhatDidNotRegister(t *testing.T) {
+	lab := t.TempDir()
+	for _, d := range []string{"run", "log"} {
+		if err := os.Mkdir(filepath.Join(lab, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	daemon := func(node string) (*exec.Cmd, chan struct{}) {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Skipf("no sleep to stand in for slurmd: %v", err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }() // reaped at once: a zombie would read as alive
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+		pid := strconv.Itoa(cmd.Process.Pid)
+		if err := os.WriteFile(filepath.Join(lab, "run", "slurmd-"+node+".pid"), []byte(pid+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, done
+	}
+	_, idleDone := daemon("n1")
+	stuck, stuckDone := daemon("n2")
+	if err := os.WriteFile(filepath.Join(lab, "log", "slurmd-n2.log"), []byte("[t] slurmd started\n[t] CPUs=16\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", `set -euo pipefail
+ROOT=
+say() { echo "lab: $*"; }
+lab_in() { [ "$1" = sinfo ] && printf 'n1 idle\nn2 unknown*\nn3 down*\nn1 idle\n'; }
+pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+pidfile_pid() { cat "$1" 2>/dev/null || true; }
+poll() { local n=$(($1 * 10)); shift; for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done; return 1; }
+start_slurmd() { echo "$1" >>"$LAB/started"; }
+. ./daemons.sh
+restart_unregistered 42
+echo done`)
+	cmd.Env = append(os.Environ(), "LAB="+lab)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasSuffix(string(out), "done\n") {
+		t.Fatalf("restart_unregistered: %v\n%s", err, out)
+	}
+	select {
+	case <-stuckDone:
+	case <-time.After(5 * time.Second):
+		t.Errorf("n2's stand-in slurmd (pid %d) still runs", stuck.Process.Pid)
+	}
+	select {
+	case <-idleDone:
+		t.Errorf("n1's slurmd, idle, was killed")
+	default:
+	}
+	started, _ := os.ReadFile(filepath.Join(lab, "started"))
+	if string(started) != "n2\nn3\n" {
+		t.Errorf("slurmd started again for %q; want n2 and n3, once each", started)
+	}
+	for _, want := range []string{
+		"lab: node n2 is unknown* 42s after its slurmd (pid " + strconv.Itoa(stuck.Process.Pid) + ") started: restarting it",
+		"    [t] CPUs=16",
+		"lab: node n3 is down* and its slurmd is not running: starting it again",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -177,20 +177,51 @@ stop_munge() {
 	rm -f "$f"
 }
 
-wait_for() { # seconds, description, command...
-	local n=$(($1 * 10)) what=$2
-	shift 2
+poll() { # seconds, command...: whether the command succeeded within the time
+	local n=$(($1 * 10))
+	shift
 	for _ in $(seq "$n"); do
 		"$@" >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
-	die "timed out waiting for $what; see $ROOT$LAB/log/"
+	return 1
+}
+
+wait_for() { # seconds, description, command...
+	local secs=$1 what=$2
+	shift 2
+	poll "$secs" "$@" && return 0
+	# A condition may say what it saw instead: a CI log often holds only this line.
+	local why=
+	declare -F "${1}_why" >/dev/null && why=$("${1}_why" 2>&1 | head -20)
+	die "timed out waiting for $what; see $ROOT$LAB/log/${why:+
+$why}"
 }
 
 nodes_idle() {
 	local out
 	out=$(lab_in sinfo -h -N -o '%N %T' 2>/dev/null) || return 1
 	[ "$(echo "$out" | sort -u | grep -c ' idle$')" -eq "${#LAB_NODES[@]}" ]
+}
+
+# start_slurmd starts node $1's slurmd as this lab runs it (a configless one with only
+# the controller's address).
+start_slurmd() {
+	if cl_on; then
+		lab_in env -u SLURM_CONF slurmd -N "$1" --conf-server "127.0.0.1:$CTLD_PORT"
+	else
+		lab_in slurmd -N "$1"
+	fi
+}
+
+nodes_idle_why() {
+	echo "what the controller says of its nodes:"
+	lab_in sinfo -h -N -o '%N %T %E' | sort -u
+	lab_in scontrol ping
+	local f
+	for f in "$ROOT$LAB"/log/slurmd*.log; do
+		[ -f "$f" ] && grep -h -m3 -i 'error\|fatal' "$f" | sed "s|^|$(basename "$f"): |"
+	done
 }
 
 fake_devices() {
@@ -388,15 +419,13 @@ cmd_up() {
 		wait_for 30 "slurmctld" lab_in scontrol ping
 	fi
 	bc_up
-	local i
-	if cl_on; then
-		cl_slurmd_up
-	else
-		for i in "${!LAB_NODES[@]}"; do
-			lab_in slurmd -N "${LAB_NODES[$i]}"
-		done
-	fi
-	wait_for $((60 + ${#LAB_NODES[@]})) "nodes to register idle" nodes_idle
+	local n
+	for n in "${LAB_NODES[@]}"; do
+		start_slurmd "$n"
+	done
+	local secs=$((30 + ${#LAB_NODES[@]}))
+	poll "$secs" nodes_idle || restart_unregistered "$secs"
+	wait_for "$secs" "nodes to register idle" nodes_idle
 	if cl_on; then
 		cl_login_up
 	else
