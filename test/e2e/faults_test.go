@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -293,7 +294,7 @@ func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
 	// the lab came back by itself within the sum and the jobs' own run.
 	purge := 20*time.Duration(configSeconds(t, "SlurmdTimeout"))*time.Second/3 + 121*time.Second + 90*time.Second
 	t.Logf("waiting up to %v for every job to end (slurmctld's purge of lost jobs included)", purge)
-	if !eventually(purge, func() bool {
+	allEnded := func() bool {
 		checkFitsHardware(t, g, capMiB, running(t, g))
 		for _, id := range strings.Fields(ok(t, "squeue", "-h", "-o", "%i")) {
 			if seen[id] {
@@ -301,8 +302,20 @@ func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
 			}
 		}
 		return true
-	}) {
-		t.Errorf("jobs still queued %v after the restart:\n%s", purge, ok(t, "squeue", "-o", "%i %T %r %N"))
+	}
+	if !eventually(purge, allEnded) {
+		queued := ok(t, "squeue", "-o", "%i %T %r %N")
+		if nodes := slurmDuplicateDrains(t); len(nodes) > 0 {
+			// Slurm's own outcome, which no plugin can change (docs/reliability.md):
+			// counted, explained, and undone here as the admin has to.
+			t.Logf("jobs still queued %v after the restart, behind Slurm's own drain of %v:\n%s", purge, nodes, queued)
+			adminUndoesDuplicateDrain(t, nodes, seen)
+			if !eventually(4*time.Minute, allEnded) {
+				t.Errorf("jobs still queued 4m after the admin's resume and release:\n%s", ok(t, "squeue", "-o", "%i %T %r %N"))
+			}
+		} else {
+			t.Errorf("jobs still queued %v after the restart:\n%s", purge, queued)
+		}
 	}
 	if b, err := os.ReadFile(hostPath("/var/lib/gpumem-lab/" + release + "/log/slurmctld.log")); err == nil {
 		t.Logf("jobs slurmctld found missing from their node after the restart: %d", bytes.Count(b, []byte("missing from batch node")))
@@ -331,6 +344,71 @@ func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
 	}
 	backToNormal(t)
 	clean(t)
+}
+
+// slurmDuplicateDrains are the lab nodes slurmctld drained as "Duplicate jobid" because
+// their slurmd refused to launch a job it had launched before ("already running, do
+// not launch second copy"). A job slurmctld started after its last state save runs and
+// ends on its node unseen by the restarted slurmctld, which never tells that slurmd the
+// job is over: slurmd keeps it among the batch jobs it launched (launch_state.c) and
+// refuses it when slurmctld starts it again, and slurmctld then drains the node
+// (agent.c, DSH_DUP_JOBID). The kill -9 landing as a job starts decides it; seen on
+// 26.05 (docs/reliability.md).
+func slurmDuplicateDrains(t *testing.T) []string {
+	t.Helper()
+	ctld, _ := os.ReadFile(hostPath(labDir() + "/log/slurmctld.log"))
+	var nodes []string
+	for _, l := range strings.Split(strings.TrimSpace(ok(t, "sinfo", "-h", "-N", "-o", "%N|%E")), "\n") {
+		node, reason, _ := strings.Cut(l, "|")
+		if reason != "Duplicate jobid" || slices.Contains(nodes, node) {
+			continue
+		}
+		d, _ := os.ReadFile(hostPath(labDir() + "/log/slurmd-" + node + ".log"))
+		if bytes.Contains(ctld, []byte("Duplicate jobid on nodes "+node)) && bytes.Contains(d, []byte("already running, do not launch second copy")) {
+			nodes = append(nodes, node)
+		}
+	}
+	return nodes
+}
+
+// adminUndoesDuplicateDrain does what an admin does after Slurm's "Duplicate jobid"
+// drain: restarts each node's slurmd (it forgets the jobs it launched; running jobs
+// keep running under their slurmstepd), resumes the node, and releases the jobs of
+// this test that Slurm held as "launch failed requeued held".
+func adminUndoesDuplicateDrain(t *testing.T, nodes []string, seen map[string]bool) {
+	t.Helper()
+	for _, n := range nodes {
+		b, _ := os.ReadFile(hostPath(labDir() + "/run/slurmd-" + n + ".pid"))
+		var pid int
+		if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 1 {
+			t.Fatalf("%s's slurmd pid file: %q", n, b)
+		}
+		// SIGKILL after 15 s, as systemd's stop does (test/lab/mig-reload.sh: 24.11's
+		// slurmd has hung in its shutdown).
+		gone := func() bool { return syscall.Kill(pid, 0) != nil }
+		syscall.Kill(pid, syscall.SIGTERM)
+		if !eventually(15*time.Second, gone) {
+			t.Logf("%s's slurmd %d still runs 15s after SIGTERM: SIGKILL", n, pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+			if !eventually(5*time.Second, gone) {
+				t.Fatalf("%s's slurmd %d still runs 5s after SIGKILL", n, pid)
+			}
+		}
+		if r := slurm(t, 60*time.Second, "", "slurmd", "-N", n); r.code != 0 {
+			t.Fatalf("%s's slurmd did not start again: %s", n, r)
+		}
+		ok(t, "scontrol", "update", "nodename="+n, "state=resume")
+	}
+	var held []string
+	for _, l := range strings.Split(strings.TrimSpace(ok(t, "squeue", "-h", "-o", "%i|%r")), "\n") {
+		if id, reason, _ := strings.Cut(l, "|"); seen[id] && strings.Contains(reason, "launch failed requeued held") {
+			held = append(held, id)
+		}
+	}
+	if len(held) > 0 {
+		ok(t, "scontrol", "release", strings.Join(held, ","))
+	}
+	t.Logf("as the admin: restarted slurmd on %v, resumed it, released %d held jobs %v", nodes, len(held), held)
 }
 
 // TestFaultGresWriteKill9 kills gpumemd --once with SIGKILL at spread moments of its
