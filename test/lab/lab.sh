@@ -205,13 +205,20 @@ nodes_idle() {
 }
 
 # start_slurmd starts node $1's slurmd as this lab runs it (a configless one with only
-# the controller's address).
+# the controller's address), and waits until it has written its pid file (at most 10 s).
+# One at a time: with auth/slurm every slurmd of a host unlinks /run/slurm/sack.socket
+# and binds its own there (src/plugins/auth/slurm/sack.c), and of two doing it at once
+# one dies ("init_sack_conmgr: ... Unable to bind UNIX socket: Address already in
+# use", seen on 26.05). The pid file comes after that bind.
 start_slurmd() {
+	local f=$ROOT$LAB/run/slurmd-$1.pid
+	rm -f "$f"
 	if cl_on; then
 		lab_in env -u SLURM_CONF slurmd -N "$1" --conf-server "127.0.0.1:$CTLD_PORT"
 	else
 		lab_in slurmd -N "$1"
 	fi
+	poll 10 test -s "$f" || true
 }
 
 nodes_idle_why() {
