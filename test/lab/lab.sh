@@ -193,7 +193,7 @@ wait_for() { # seconds, description, command...
 	poll "$secs" "$@" && return 0
 	# A condition may say what it saw instead: a CI log often holds only this line.
 	local why=
-	declare -F "${1}_why" >/dev/null && why=$("${1}_why" 2>&1 | head -20)
+	if declare -F "${1}_why" >/dev/null; then why=$("${1}_why" 2>&1 | head -20) || true; fi
 	die "timed out waiting for $what; see $ROOT$LAB/log/${why:+
 $why}"
 }
