@@ -77,22 +77,19 @@ func allocationOf(ctx context.Context, env fenceEnv, j fenceJob) ([]fence.Slice,
 }
 
 // slurmAllocation reads the job's GPUs and shards on node from slurmctld's own record
-// (scontrol -d show job ID): per GPU on 24.11 and later (shard:N(A/T,B/T)), by index
-// on 22.05 (IDX:), never from the job's environment.
+// of that job alone (an array task's, a hetjob component's): per GPU on 24.11 and later
+// (shard:N(A/T,B/T)), by index on 22.05 (IDX:), never from the job's environment.
 func slurmAllocation(ctx context.Context, scontrol, job, node string) ([]fence.Slice, error) {
 	run := slurmcli.Scontrol(scontrol)
 	run.Timeout = 20 * time.Second
-	js, err := (&slurmcli.JobReader{Scontrol: run, Squeue: slurmcli.SqueueBeside(scontrol)}).Show(ctx, job)
+	j, err := (&slurmcli.JobReader{Scontrol: run, Squeue: slurmcli.SqueueBeside(scontrol)}).One(ctx, job)
 	if err != nil {
 		return nil, err
 	}
-	if len(js.Jobs) != 1 || js.Jobs[0].ID != job {
-		return nil, fmt.Errorf("scontrol show job %s: %d records (%v)", job, len(js.Jobs), errors.Join(js.Bad...))
-	}
 	var out []fence.Slice
-	for _, u := range js.Jobs[0].Uses {
+	for _, u := range j.Uses {
 		if u.Node == node {
-			out = append(out, fence.Slice{GPU: u.GPU, Shards: u.Shards, Whole: u.Whole})
+			out = append(out, fence.Slice{GPU: u.GPU, Shards: u.Shards, Whole: u.Whole, Spread: u.Spread})
 		}
 	}
 	return out, nil
@@ -119,7 +116,7 @@ func drainUnlessReason(scontrol, node, reason string) error {
 type fenceJob struct {
 	opt      options
 	id, node string
-	dir      string
+	num      uint64
 	gpus     []inventory.GPU
 }
 
@@ -141,7 +138,7 @@ func loadFenceJob(args []string, env fenceEnv, cmd string) (fenceJob, error) {
 	if err != nil {
 		return j, err
 	}
-	j.id = fmt.Sprint(id)
+	j.id, j.num = fmt.Sprint(id), id
 	j.node = env.getenv("SLURMD_NODENAME")
 	if err := inventory.CheckNodeName(j.node); err != nil {
 		return j, fmt.Errorf("SLURMD_NODENAME: %w", err)
@@ -155,8 +152,7 @@ func loadFenceJob(args []string, env fenceEnv, cmd string) (fenceJob, error) {
 			j.gpus = n.GPUs
 		}
 	}
-	j.dir, err = fence.JobCgroup(j.opt.FenceCgroupRoot, j.opt.FenceCgroupScope, id)
-	return j, err
+	return j, nil
 }
 
 // driverGPUs reports whether any GPU of the node said it holds the driver fence.
@@ -170,14 +166,15 @@ func (j fenceJob) driverGPUs() []fence.Limit {
 	return out
 }
 
-// fenceProlog is `gpumemd prolog`, slurm.conf's Prolog with PrologFlags=Contain,RunInJob:
-// slurmstepd runs it as root inside the job's extern step, once the job's cgroup exists
-// and before any step of the job starts. For a shard job on GPUs this node said hold
-// the driver fence, it sets each GPU's hard limit (the job's shards there x ShardUnit)
-// on the job's cgroup. Exit 0: fenced, or nothing to fence. Exit 1: a fence this node
-// promised could not be set; Slurm then drains the node and requeues the job held, so
-// the job never runs unfenced here (with FenceFailure=drain gpumemd first drains the
-// node with its own reason).
+// fenceProlog is `gpumemd prolog`, slurm.conf's Prolog with PrologFlags=Contain,RunInJob
+// (or spank_gpumem.so's call in the extern step): slurmstepd runs it as root inside the
+// job's extern step, once the job's cgroup exists and before any step of the job
+// starts. For a shard job on GPUs this node said hold the driver fence, it sets each
+// GPU's hard limit (the job's shards there x ShardUnit) on the job's cgroup, the
+// directory Slurm put this very process in. Exit 0: fenced, or nothing to fence. Exit
+// 1: a fence this node promised could not be set within FenceTimeout; Slurm then
+// drains the node and requeues the job held, so the job never runs unfenced here
+// (with FenceFailure=drain gpumemd first drains the node with its own reason).
 func fenceProlog(args []string, env fenceEnv, stderr io.Writer) int {
 	j, err := loadFenceJob(args, env, "prolog")
 	if len(j.driverGPUs()) == 0 {
@@ -191,74 +188,107 @@ func fenceProlog(args []string, env fenceEnv, stderr io.Writer) int {
 	if err != nil {
 		return fenceFailed(j, env, stderr, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), allocationWait)
+	ctx, cancel := context.WithTimeout(context.Background(), j.opt.FenceTimeout)
 	defer cancel()
-	slices, err := allocationOf(ctx, env, j)
-	if err != nil {
-		return fenceFailed(j, env, stderr, fmt.Errorf("the job's allocation: %w", err))
-	}
-	d, err := fence.Plan(slices, j.gpus, j.opt.Shared.ShardUnitMiB)
-	if err != nil {
-		return fenceFailed(j, env, stderr, err)
-	}
-	if len(d.Limits) == 0 {
-		j.record(stderr, d.Fence)
-		return 0
-	}
 	j.forget() // a record left from an earlier run of this job id is not this run's
-	if err := fence.CheckDir(env.lstat, j.dir); err != nil {
-		return fenceFailed(j, env, stderr, err)
-	}
-	lib, kind, closeLib, err := env.openNVML(j.opt.NVML)
+	rec, err := j.set(ctx, env, stderr)
 	if err != nil {
 		return fenceFailed(j, env, stderr, err)
 	}
-	defer closeLib()
-	// A fake NVML stands for a node without Slurm's cgroup/v2 (the lab): there the test
-	// made the job's directory; a real node proves the path by the prolog's own cgroup.
-	if kind != nvmlsrc.KindFake {
-		self, err := env.readFile("/proc/self/cgroup")
-		if err == nil {
-			err = fence.InJob(self, j.opt.FenceCgroupRoot, j.dir)
-		}
-		if err != nil {
-			return fenceFailed(j, env, stderr, err)
-		}
+	if err := j.record(rec); err != nil {
+		// fence-check (SPANK) stops the job's steps without it; the limit stays on
+		// the cgroup, which goes with the job.
+		return fenceFailed(j, env, stderr, fmt.Errorf("the job's fence is set but not recorded: %w", err))
 	}
-	if err := fence.Apply(lib, j.dir, d.Limits); err != nil {
-		return fenceFailed(j, env, stderr, err)
+	if rec.Cgroup != "" {
+		fmt.Fprintf(stderr, "gpumemd prolog: job %s fenced by driver on %s (GPUs %v)\n", j.id, rec.Cgroup, rec.GPUs)
 	}
-	j.record(stderr, d.Fence)
-	parts := make([]string, len(d.Limits))
-	for i, l := range d.Limits {
-		parts[i] = fmt.Sprintf("GPU %d: %d MiB", l.GPU, l.Bytes>>20)
-	}
-	fmt.Fprintf(stderr, "gpumemd prolog: job %s fenced by driver on %s (%s)\n", j.id, j.dir, strings.Join(parts, ", "))
 	return 0
 }
 
-// noGPUs is the record of a job that holds no GPU on a node that fences: there was
-// nothing to fence, which `gpumemd fence-check` must tell from a prolog that failed.
-const noGPUs = "nogpu"
+// set reads the job's allocation, decides and sets its limits, each part within ctx:
+// a part that does not end in time (slurmctld, the cgroup file system, the driver) is
+// named in the error, and the prolog fails rather than wait on it.
+func (j fenceJob) set(ctx context.Context, env fenceEnv, stderr io.Writer) (fence.Record, error) {
+	rec := fence.Record{Job: j.id}
+	var slices []fence.Slice
+	if err := within(ctx, j.opt.FenceTimeout, "reading the job's allocation from slurmctld", func() (err error) {
+		slices, err = allocationOf(ctx, env, j)
+		return err
+	}); err != nil {
+		return rec, fmt.Errorf("the job's allocation: %w", err)
+	}
+	d, err := fence.Plan(slices, j.gpus, j.opt.Shared.ShardUnitMiB)
+	if err != nil {
+		return rec, err
+	}
+	rec.Fence = d.Fence
+	if d.Fence == "" {
+		rec.Fence = fence.NoGPUs
+	}
+	if len(d.Limits) == 0 {
+		return rec, nil
+	}
+	self, err := env.readFile("/proc/self/cgroup")
+	if err != nil {
+		return rec, err
+	}
+	dir, err := fence.FindJobCgroup(self, j.opt.FenceCgroupRoot, j.opt.FenceCgroupScope, j.num)
+	if err != nil {
+		return rec, err
+	}
+	if err := within(ctx, j.opt.FenceTimeout, "checking the job's cgroup "+dir, func() error {
+		rec.CgroupID, err = fence.CgroupID(env.lstat, dir)
+		return err
+	}); err != nil {
+		return rec, err
+	}
+	if len(d.Spread) > 0 {
+		// Slurm 22.05 did not say how the job's shards lie over these GPUs.
+		fmt.Fprintf(stderr, "gpumemd prolog: job %s: Slurm lists GPUs %v for its shards without saying how many lie on each; each gets the most the job may hold there\n", j.id, d.Spread)
+	}
+	err = within(ctx, j.opt.FenceTimeout, "setting the limits through NVML", func() error {
+		lib, _, closeLib, err := env.openNVML(j.opt.NVML)
+		if err != nil {
+			return err
+		}
+		defer closeLib()
+		return fence.Apply(lib, dir, d.Limits)
+	})
+	if err != nil {
+		return rec, err
+	}
+	rec.Cgroup = dir
+	for _, l := range d.Limits {
+		rec.GPUs = append(rec.GPUs, l.GPU)
+	}
+	return rec, nil
+}
+
+// within runs f and waits for it until ctx ends; then it returns an error that says
+// which part of the hook ran out of its deadline (f is left to the process's exit).
+func within(ctx context.Context, limit time.Duration, what string, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("FenceTimeout (%s) ran out while %s", limit, what)
+	}
+}
 
 // record leaves the job's fence where `gpumemd task-prolog` (run as the job's user)
-// reads it, so the job can see which fence it got, and where `gpumemd fence-check`
-// finds that the prolog finished for it. A failure to write it is logged; under SPANK
-// fence-check then stops the job's steps.
-func (j fenceJob) record(stderr io.Writer, f string) {
-	if f == "" {
-		f = noGPUs
-	}
+// reads it, where `gpumemd fence-check` finds that the prolog finished for it, and
+// where the epilog and the sweep find the cgroup whose limits to clear.
+func (j fenceJob) record(r fence.Record) error {
 	if j.opt.FenceState == "" {
-		return
+		return nil
 	}
-	err := os.MkdirAll(j.opt.FenceState, 0o755)
-	if err == nil {
-		err = atomicfile.Write(filepath.Join(j.opt.FenceState, j.id), []byte(f+"\n"), 0o644)
+	if err := os.MkdirAll(j.opt.FenceState, 0o755); err != nil {
+		return err
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "gpumemd prolog: fence not recorded for the task prolog:", err)
-	}
+	return atomicfile.Write(filepath.Join(j.opt.FenceState, j.id), r.Encode(), 0o644)
 }
 
 func (j fenceJob) forget() {
@@ -270,28 +300,25 @@ func (j fenceJob) forget() {
 // JobFence is the fence the prolog recorded for job id, "" when none (or when the job
 // held no GPU there).
 func JobFence(stateDir, id string) string {
-	switch f := recorded(stateDir, id); f {
-	case inventory.FenceDriver, inventory.FenceHardware, inventory.FenceMPS, inventory.FenceNone:
-		return f
+	r, ok := readRecord(stateDir, id)
+	if !ok || r.Fence == fence.NoGPUs {
+		return ""
 	}
-	return ""
+	return r.Fence
 }
 
-// recorded is what the prolog recorded for job id: a fence, noGPUs, or "" for nothing
-// (or anything else: the directory is root's, but a bad file counts as none).
-func recorded(stateDir, id string) string {
+// readRecord is what the prolog recorded for job id; false for nothing (or anything
+// unreadable: the directory is root's, but a bad file counts as none).
+func readRecord(stateDir, id string) (fence.Record, bool) {
 	if _, err := fence.ParseJobID(id); err != nil || stateDir == "" {
-		return ""
+		return fence.Record{}, false
 	}
-	b, err := atomicfile.ReadCapped(filepath.Join(stateDir, id), 32)
+	b, err := atomicfile.ReadCapped(filepath.Join(stateDir, id), fence.MaxRecord)
 	if err != nil {
-		return ""
+		return fence.Record{}, false
 	}
-	switch f := strings.TrimSpace(string(b)); f {
-	case inventory.FenceDriver, inventory.FenceHardware, inventory.FenceMPS, inventory.FenceNone, noGPUs:
-		return f
-	}
-	return ""
+	r, err := fence.ParseRecord(b, id)
+	return r, err == nil
 }
 
 // fenceCheck is `gpumemd fence-check`, run by gpumem's SPANK plugin as root in each
@@ -308,7 +335,7 @@ func fenceCheck(args []string, env fenceEnv, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gpumem: job %s: the GPU memory fence cannot be checked, so this step does not run: %v\n", j.id, err)
 		return 1
 	}
-	if recorded(j.opt.FenceState, j.id) != "" {
+	if _, ok := readRecord(j.opt.FenceState, j.id); ok {
 		return 0
 	}
 	fmt.Fprintf(stderr, "gpumem: job %s: %s fences GPU memory by driver, but this job's limit was not set there (gpumemd prolog failed or did not run: PrologFlags=Contain and plugstack.conf's %s are needed; its failures are in %s), so this step does not run unfenced\n",
@@ -341,31 +368,45 @@ func fenceFailed(j fenceJob, env fenceEnv, stderr io.Writer, err error) int {
 }
 
 // fenceEpilog is `gpumemd epilog` (Epilog, with the same PrologFlags): it clears the
-// limits on the job's cgroup on every driver-fenced GPU of the node, whatever the job
-// held, before Slurm removes the cgroup (which clears them too). It always exits 0: a
-// failing epilog would drain the node for a limit that goes with the cgroup anyway;
-// what failed is logged and counted.
+// limits the prolog recorded, on the very cgroup it set them on (same path and inode),
+// soft limit zeroed first as NVML asks before a cgroup goes, so no reservation outlives
+// the job. It always exits 0: a failing epilog would drain the node for a limit that
+// gpumemd's sweep clears anyway at its next start; what failed is logged.
 func fenceEpilog(args []string, env fenceEnv, stderr io.Writer) int {
 	j, err := loadFenceJob(args, env, "epilog")
-	if j.id != "" && j.opt.FenceState != "" {
-		_ = os.Remove(filepath.Join(j.opt.FenceState, j.id))
-	}
-	if err != nil || len(j.driverGPUs()) == 0 {
-		if err != nil {
-			fmt.Fprintln(stderr, "gpumemd epilog: nothing cleared:", err)
-		}
+	if err != nil {
+		fmt.Fprintln(stderr, "gpumemd epilog: nothing cleared:", err)
 		return 0
 	}
-	if err := fence.CheckDir(env.lstat, j.dir); err != nil {
-		return 0 // no job cgroup (any more): no limit can outlive it
+	r, ok := readRecord(j.opt.FenceState, j.id)
+	j.forget()
+	if !ok || r.Cgroup == "" {
+		return 0
 	}
-	lib, _, closeLib, err := env.openNVML(j.opt.NVML)
-	if err == nil {
-		defer closeLib()
-		err = fence.Clear(lib, j.dir, j.driverGPUs())
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "gpumemd epilog: job %s: limits not cleared (the cgroup's removal clears them): %v\n", j.id, err)
+	if err := clearRecorded(env, j.opt.NVML, r); err != nil {
+		fmt.Fprintf(stderr, "gpumemd epilog: job %s: %v\n", j.id, err)
 	}
 	return 0
+}
+
+// clearRecorded lifts the limits of record r, if its cgroup is still the directory
+// the prolog set them on; a directory gone (or made anew) took its limits with it.
+func clearRecorded(env fenceEnv, nvmlSpec string, r fence.Record) error {
+	id, err := fence.CgroupID(env.lstat, r.Cgroup)
+	if err != nil || id != r.CgroupID {
+		return nil
+	}
+	lib, _, closeLib, err := env.openNVML(nvmlSpec)
+	if err != nil {
+		return fmt.Errorf("limits on %s not cleared: %w", r.Cgroup, err)
+	}
+	defer closeLib()
+	limits := make([]fence.Limit, len(r.GPUs))
+	for i, g := range r.GPUs {
+		limits[i] = fence.Limit{GPU: g}
+	}
+	if err := fence.Clear(lib, r.Cgroup, limits); err != nil {
+		return fmt.Errorf("limits on %s not cleared: %w", r.Cgroup, err)
+	}
+	return nil
 }

@@ -69,14 +69,23 @@ func (n *fenceNode) env(id string, slices []fence.Slice, extra map[string]string
 		return slices, nil
 	}
 	e.drain = func(_, node, reason string) error { n.drained = append(n.drained, node+": "+reason); return nil }
-	e.readFile = func(string) ([]byte, error) { return nil, fmt.Errorf("not read on a fake node") }
+	// The prolog's own cgroup, where slurmstepd started it: the job's extern step.
+	e.readFile = func(p string) ([]byte, error) {
+		if p != "/proc/self/cgroup" {
+			return nil, fmt.Errorf("%s not read here", p)
+		}
+		return []byte("0::/" + testScope + "/job_" + id + "/step_extern/slurm\n"), nil
+	}
 	e.now = func() time.Time { return time.Unix(0, 0) }
 	e.sleep = func(d time.Duration) { n.slept += d }
 	return e
 }
 
+// testScope is where Slurm's cgroup/v2 puts job cgroups on a node of one slurmd.
+const testScope = "system.slice/slurmstepd.scope"
+
 func (n *fenceNode) jobDir(t *testing.T, id string) string {
-	d := filepath.Join(n.root, fence.DefaultScope, "job_"+id)
+	d := filepath.Join(n.root, testScope, "job_"+id)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -305,5 +314,48 @@ func TestFencePrologWaitsOutAControllerRestart(t *testing.T) {
 				t.Errorf("fenced by %+v; want one limit", n.calls(t))
 			}
 		})
+	}
+}
+
+// The epilog clears the limits on the very directory the prolog set them on: one
+// removed and made again under the same name (a new job's, after a requeue) is not
+// touched, and nothing is cleared twice.
+func TestFenceEpilogClearsOnlyTheRecordedCgroup(t *testing.T) {
+	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
+	dir := n.jobDir(t, "42")
+	var errb bytes.Buffer
+	if rc := fenceProlog([]string{"--config", n.conf}, n.env("42", []fence.Slice{{GPU: 1, Shards: 5}}, nil), &errb); rc != 0 {
+		t.Fatalf("prolog rc %d: %s", rc, errb.String())
+	}
+	r, ok := readRecord(n.state, "42")
+	if !ok || r.Cgroup != dir || r.CgroupID == 0 || !reflect.DeepEqual(r.GPUs, []int{1}) || r.Fence != inventory.FenceDriver {
+		t.Fatalf("record %+v; want GPU 1 on %s with its inode", r, dir)
+	}
+	os.Rename(dir, dir+".old") // the old inode lives on, so the new one differs
+	n.jobDir(t, "42")
+	before := len(n.calls(t))
+	fenceEpilog([]string{"--config", n.conf}, n.env("42", nil, nil), &errb)
+	if got := n.calls(t); len(got) != before {
+		t.Errorf("the epilog cleared a directory made after the prolog: %+v", got[before:])
+	}
+	if _, ok := readRecord(n.state, "42"); ok {
+		t.Errorf("record left after the epilog")
+	}
+}
+
+// A hook that hangs (slurmctld that never answers, a driver call that never returns)
+// fails when FenceTimeout runs out, and says which part ran out.
+func TestFencePrologDeadline(t *testing.T) {
+	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
+	b, _ := os.ReadFile(n.conf)
+	os.WriteFile(n.conf, append(b, "FenceTimeout = 1s\n"...), 0o644)
+	n.jobDir(t, "42")
+	env := n.env("42", nil, nil)
+	env.allocated = func(context.Context, string, string, string) ([]fence.Slice, error) { select {} }
+	var errb bytes.Buffer
+	start := time.Now()
+	rc := fenceProlog([]string{"--config", n.conf}, env, &errb)
+	if rc != 1 || !strings.Contains(errb.String(), "FenceTimeout (1s) ran out while reading the job's allocation") || time.Since(start) > 30*time.Second {
+		t.Fatalf("rc %d: %s", rc, errb.String())
 	}
 }

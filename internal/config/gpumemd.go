@@ -64,11 +64,12 @@ type Gpumemd struct {
 
 	// The driver fence (gpumemd prolog/epilog): where Slurm's cgroup/v2 puts job
 	// cgroups, and what a failed limit does to the job and the node.
-	FenceCgroupRoot  string // the cgroup2 mount (Slurm's CgroupMountpoint)
-	FenceCgroupScope string // below it, the directory that holds job_ID
-	FenceFailure     string // fail (the prolog fails) or drain (gpumemd's reason first, then fail)
-	FenceFailures    string // file that counts failed fences, one line each; "" counts nowhere
-	FenceState       string // directory of one file per fenced job naming its fence, for the TaskProlog
+	FenceCgroupRoot  string        // the cgroup2 mount (Slurm's CgroupMountpoint)
+	FenceCgroupScope string        // below it, the directory that holds job_ID
+	FenceFailure     string        // fail (the prolog fails) or drain (gpumemd's reason first, then fail)
+	FenceFailures    string        // file that counts failed fences, one line each; "" counts nowhere
+	FenceTimeout     time.Duration // the prolog's deadline, all of it
+	FenceState       string        // directory of one file per fenced job naming its fence, for the TaskProlog
 }
 
 // DefaultGpumemd is what gpumemd runs with when neither file nor flag says otherwise:
@@ -165,12 +166,14 @@ var gpumemdKeys = []gk{
 		func(c *Gpumemd) *bool { return &c.IdleInteractive }),
 	text("FenceCgroupRoot", "fence-cgroup-root", "/sys/fs/cgroup", "the cgroup2 mount (Slurm's CgroupMountpoint), where the dmem controller must be offered for the driver fence",
 		func(c *Gpumemd) *string { return &c.FenceCgroupRoot }, parsePath),
-	text("FenceCgroupScope", "fence-cgroup-scope", "system.slice/slurmstepd.scope", "below --fence-cgroup-root, the directory Slurm's cgroup/v2 puts job_ID in",
+	text("FenceCgroupScope", "fence-cgroup-scope", "", "below --fence-cgroup-root, the slurmstepd scope the job's cgroup must lie in (empty: any scope Slurm's cgroup/v2 names *slurmstepd.scope)",
 		func(c *Gpumemd) *string { return &c.FenceCgroupScope }, ParseCgroupScope),
 	text("FenceFailure", "fence-failure", "fail", "when the prolog cannot set a job's driver fence: fail (the prolog fails) or drain (gpumemd's drain reason first)",
 		func(c *Gpumemd) *string { return &c.FenceFailure }, ParseFenceFailure),
 	text("FenceFailures", "fence-failures", "/var/lib/gpumem/fence-failures.log", "file that counts failed driver fences, one line each; empty counts nowhere",
 		func(c *Gpumemd) *string { return &c.FenceFailures }, optionalPath),
+	duration("FenceTimeout", "fence-timeout", "90s", "how long the prolog may take to read the job's allocation and set its limits before it fails",
+		func(c *Gpumemd) *time.Duration { return &c.FenceTimeout }, time.Second, 10*time.Minute),
 	text("FenceState", "fence-state", "/run/gpumem/fence", "directory where the prolog records each job's fence for the task prolog",
 		func(c *Gpumemd) *string { return &c.FenceState }, parsePath),
 }
@@ -187,7 +190,10 @@ func ParseFenceFailure(v string) (string, error) {
 // ParseCgroupScope checks FenceCgroupScope: a relative path below the cgroup2 mount.
 func ParseCgroupScope(v string) (string, error) {
 	c := strings.Trim(v, "/")
-	if c == "" || strings.Contains("/"+c+"/", "/../") || strings.Contains("/"+c+"/", "/./") || strings.Contains(c, "//") {
+	if c == "" {
+		return "", nil // any scope Slurm names
+	}
+	if strings.Contains("/"+c+"/", "/../") || strings.Contains("/"+c+"/", "/./") || strings.Contains(c, "//") {
 		return "", fmt.Errorf("%q; want a path below the cgroup2 mount such as system.slice/slurmstepd.scope", v)
 	}
 	return c, nil

@@ -82,7 +82,7 @@ func TestFenceKeys(t *testing.T) {
 	if err != nil || c.FenceFailure != "drain" || c.FenceCgroupScope != "system.slice/n1_slurmstepd.scope" || c.FenceCgroupRoot != "/sys/fs/cgroup/unified" {
 		t.Fatalf("got %q %q %q, %v", c.FenceFailure, c.FenceCgroupScope, c.FenceCgroupRoot, err)
 	}
-	if d := DefaultGpumemd(); d.FenceFailure != "fail" || d.FenceCgroupScope != "system.slice/slurmstepd.scope" {
+	if d := DefaultGpumemd(); d.FenceFailure != "fail" || d.FenceCgroupScope != "" || d.FenceTimeout != 90*time.Second {
 		t.Fatalf("defaults %q %q", d.FenceFailure, d.FenceCgroupScope)
 	}
 	for _, bad := range []string{"FenceFailure = ignore", "FenceCgroupScope = ../etc", "FenceCgroupScope = a/./b", "FenceCgroupRoot = relative"} {

@@ -23,6 +23,9 @@ type Slice struct {
 	GPU    int   // NVML index, the order of the node's GRES records
 	Shards int64 // shards held on that GPU; 0 with Whole
 	Whole  bool  // the GPU itself (or a MIG instance of it)
+	// Spread is the job's shards over all the GPUs Slurm listed without saying how
+	// many lie on each (22.05, a job's shards over several GPUs); 0 where it said.
+	Spread int64
 }
 
 // Limit is one hard limit: GPU (NVML index) at Bytes, on the job's cgroup.
@@ -40,6 +43,9 @@ type Decision struct {
 	// Unfenced lists the GPUs where the job holds shards but the node holds no fence
 	// beyond gpumemd's measurement and kill.
 	Unfenced []int
+	// Spread lists the GPUs whose limit is the most the job may hold there, because
+	// Slurm did not say how its shards are spread over them.
+	Spread []int
 }
 
 // strength orders the fences, weakest first.
@@ -78,6 +84,12 @@ func Plan(slices []Slice, gpus []inventory.GPU, unitMiB int64) (Decision, error)
 			return Decision{}, fmt.Errorf("fence: %d shards on GPU %d", s.Shards, s.GPU)
 		case s.Shards > 0 && g.MIG:
 			return Decision{}, fmt.Errorf("fence: the job holds shards on GPU %d, which is in MIG mode", s.GPU)
+		case s.Spread > 0:
+			// Slurm 22.05 did not say how many of them lie here: the limit is what
+			// the job may hold here at most (all of them, or the GPU), never an even
+			// split that would fail a job whose share here is larger.
+			shards[s.GPU] += min(s.Spread, g.MemoryMiB/unitMiB)
+			d.Spread = append(d.Spread, s.GPU)
 		case s.Shards > 0:
 			shards[s.GPU] += s.Shards
 		}

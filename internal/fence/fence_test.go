@@ -221,38 +221,53 @@ func TestApplyRefusesALimitNVMLDoesNotReport(t *testing.T) {
 	}
 }
 
-func TestJobCgroupComesFromSlurmOnly(t *testing.T) {
-	p, err := JobCgroup("/sys/fs/cgroup", DefaultScope, 4711)
-	if err != nil || p != jobDir {
-		t.Fatalf("JobCgroup = %q, %v; want %q", p, err, jobDir)
+// The job's directory is read from where Slurm put the hook, as each release and
+// cgroup.conf names it, and never from a place another job or the user could make.
+func TestFindJobCgroupAsSlurmNamesIt(t *testing.T) {
+	root := "/sys/fs/cgroup"
+	for _, c := range []struct {
+		self, scope, want string
+	}{
+		// 22.05 and 24.11: job_ID below the scope; the hook in the extern step.
+		{"0::/system.slice/slurmstepd.scope/job_4711/step_extern/slurm\n", "", jobDir},
+		{"0::/system.slice/slurmstepd.scope/job_4711/step_extern/slurm\n", "system.slice/slurmstepd.scope", jobDir},
+		// Several slurmd on one host: a scope per node.
+		{"0::/system.slice/n3_slurmstepd.scope/job_4711/step_extern/slurm\n", "", root + "/system.slice/n3_slurmstepd.scope/job_4711"},
+		// 26.05: the job's SLUID by default, under CgroupSlice (here gpu.slice).
+		{"0::/gpu.slice/slurmstepd.scope/s0k2m7q9v3x5z1/step_extern/slurm\n", "", root + "/gpu.slice/slurmstepd.scope/s0k2m7q9v3x5z1"},
+		// The hybrid files a v1+v2 host writes: only the 0:: line counts.
+		{"4:memory:/slurm/uid_0/job_4711\n0::/system.slice/slurmstepd.scope/job_4711/step_extern/slurm\n", "", jobDir},
+		// A step's sub-cgroup: still the job's directory.
+		{"0::/system.slice/slurmstepd.scope/job_4711/step_0/user/task_0/mine\n", "", jobDir},
+	} {
+		got, err := FindJobCgroup([]byte(c.self), root, c.scope, 4711)
+		if err != nil || got != c.want {
+			t.Errorf("FindJobCgroup(%q, %q) = %q, %v; want %q", c.self, c.scope, got, err, c.want)
+		}
 	}
-	for _, bad := range [][2]string{{"sys/fs/cgroup", DefaultScope}, {"/sys/fs/cgroup/", DefaultScope}, {"/sys/fs/cgroup", "/abs"}, {"/sys/fs/cgroup", "../x"}, {"/sys/fs/cgroup", ""}} {
-		if p, err := JobCgroup(bad[0], bad[1], 1); err == nil {
-			t.Errorf("JobCgroup(%q, %q) = %q; want an error", bad[0], bad[1], p)
+	for _, c := range []struct{ self, scope string }{
+		{"0::/system.slice/slurmstepd.scope/job_47110/step_extern/slurm\n", ""}, // another job
+		{"0::/system.slice/slurmstepd.scope/job_12/step_extern/slurm\n", ""},
+		{"0::/system.slice/slurmd.service\n", ""},                                  // run by slurmd: no RunInJob
+		{"4:memory:/slurm/uid_1000/job_4711/step_extern\n1:name=systemd:/x\n", ""}, // cgroup v1 only
+		{"0::/system.slice/slurmstepd.scope/job_4711\n", ""},                       // no step
+		{"0::/system.slice/slurmstepd.scope/mine/job_4711/step_0\n", ""},           // not Slurm's job directory
+		{"0::/system.slice/slurmstepd.scope/SABCDEFGHJKMNP/step_0\n", ""},          // not a SLUID
+		{"0::/system.slice/slurmstepd.scope/job_4711/../job_12/step_extern/slurm\n", ""},
+		{"0::/user.slice/slurmstepd.scope/job_4711/step_extern/slurm\n", "system.slice/slurmstepd.scope"},
+	} {
+		if got, err := FindJobCgroup([]byte(c.self), root, c.scope, 4711); err == nil {
+			t.Errorf("FindJobCgroup(%q, %q) = %q; want an error", c.self, c.scope, got)
+		}
+	}
+	for _, bad := range [][2]string{{"sys/fs/cgroup", ""}, {"/sys/fs/cgroup/", ""}, {"/sys/fs/cgroup", "/abs"}, {"/sys/fs/cgroup", "../x"}} {
+		if p, err := FindJobCgroup([]byte("0::/system.slice/slurmstepd.scope/job_1/step_extern\n"), bad[0], bad[1], 1); err == nil {
+			t.Errorf("FindJobCgroup(root %q, scope %q) = %q; want an error", bad[0], bad[1], p)
 		}
 	}
 	for _, id := range []string{"", "0", "-1", "12 ", "12/../13", "4711;x", "99999999999"} {
 		if _, err := ParseJobID(id); err == nil {
 			t.Errorf("ParseJobID(%q): want an error", id)
-		}
-	}
-}
-
-func TestInJobHostileCgroups(t *testing.T) {
-	root := "/sys/fs/cgroup"
-	for self, ok := range map[string]bool{
-		"0::/system.slice/slurmstepd.scope/job_4711/step_extern/slurm\n":           true,
-		"0::/system.slice/slurmstepd.scope/job_4711/step_0/user/task_0/mine\n":     true, // a sub-cgroup below the job: the limit still goes on the job
-		"0::/system.slice/slurmstepd.scope/job_47110/step_extern/slurm\n":          false,
-		"0::/system.slice/slurmstepd.scope/job_12/step_extern/slurm\n":             false, // another job's
-		"0::/system.slice/slurmd.service\n":                                        false, // a prolog run by slurmd (no RunInJob, 22.05)
-		"4:memory:/slurm/uid_1000/job_4711/step_extern\n1:name=systemd:/x\n":       false, // cgroup v1 only
-		"12:memory:/slurm/uid_1000/job_4711\n0::/system.slice/slurmd.service\n":    false, // v1 job, v2 elsewhere
-		"0::/system.slice/slurmstepd.scope/job_4711/../job_12/step_extern/slurm\n": false,
-	} {
-		err := InJob([]byte(self), root, jobDir)
-		if (err == nil) != ok {
-			t.Errorf("InJob(%q) = %v; want ok=%v", self, err, ok)
 		}
 	}
 }
@@ -325,5 +340,23 @@ func TestDetect(t *testing.T) {
 func TestHasDmem(t *testing.T) {
 	if !HasDmem([]byte("cpuset cpu io memory dmem pids\n")) || HasDmem([]byte("cpuset cpu io memory pids rdma\n")) || HasDmem([]byte("dmemx")) {
 		t.Error("HasDmem misreads cgroup.controllers")
+	}
+}
+
+// 22.05 says only which GPUs a job's shards lie on: each gets the most the job may
+// hold there (all of them, at most the GPU), never an even split, and never more than
+// the GPU has.
+func TestPlanSpreadOverGPUs(t *testing.T) {
+	gpus := []inventory.GPU{
+		{Index: 0, MemoryMiB: 81920, Fence: inventory.FenceDriver},
+		{Index: 1, MemoryMiB: 81920, Fence: inventory.FenceDriver},
+	}
+	d, err := Plan([]Slice{{GPU: 0, Shards: 40, Spread: 80}, {GPU: 1, Shards: 40, Spread: 80}}, gpus, 1024)
+	if err != nil || len(d.Limits) != 2 || d.Limits[0].Bytes != 80<<30 || d.Limits[1].Bytes != 80<<30 || len(d.Spread) != 2 {
+		t.Fatalf("Plan = %+v, %v; want 80 GiB on each GPU", d, err)
+	}
+	d, err = Plan([]Slice{{GPU: 0, Shards: 50, Spread: 100}, {GPU: 1, Shards: 50, Spread: 100}}, gpus, 1024)
+	if err != nil || d.Limits[0].Bytes != 80<<30 || d.Limits[1].Bytes != 80<<30 {
+		t.Fatalf("Plan = %+v, %v; want each GPU's whole 80 GiB, no more", d, err)
 	}
 }

@@ -53,9 +53,12 @@ func perGPU(it slurmgres.Item) ([]Use, error) {
 		for j, i := range d.Index {
 			out[j] = Use{GPU: i, Whole: whole}
 			if !whole {
-				// A job's shards on a node come from one GPU unless the site allows
-				// more; an even split is the best reading of an index list.
+				// One GPU holds them all; over several, Slurm did not say how many
+				// each holds: an even share for counts, the whole as Spread.
 				out[j].Shards = it.Count / int64(len(d.Index))
+				if len(d.Index) > 1 {
+					out[j].Spread = it.Count
+				}
 			}
 		}
 		return out, nil

@@ -17,6 +17,10 @@ type Use struct {
 	GPU    int   // GRES index on the node: the order of its gres.conf lines, NVML order
 	Shards int64 // 0 when Whole
 	Whole  bool  // the GPU is taken as a gpu GRES
+	// Spread is, where Slurm printed only the GPUs a job's shards lie on and not how
+	// many on each (22.05's shard:N(IDX:0-1)), the N over all of them; Shards is then
+	// an even share, a reading for counts and never for a limit. 0 where Slurm said.
+	Spread int64
 	// Type is the GRES type asked for (a model, or a per-GPU shard type such as
 	// h100_g1) where GPU is AnyGPU; "" otherwise.
 	Type string
