@@ -128,8 +128,9 @@ func (d *daemon) poll(now time.Time) {
 	}
 	dutyUp, dutyFailures, counts := d.duties.snapshot()
 	var fences map[int]string
+	var backend string
 	if d.gres != nil {
-		fences = d.gres.Fences()
+		fences, backend = d.gres.Fences(), d.gres.FenceBackend()
 	}
 	d.exporter.Set(&metrics.State{
 		Node:             d.node,
@@ -158,6 +159,7 @@ func (d *daemon) poll(now time.Time) {
 		HistorySetAside:  counts["history_set_aside"],
 		WarningsDropped:  d.warningsDropped(),
 		Fences:           fences,
+		FenceBackend:     backend,
 	})
 }
 

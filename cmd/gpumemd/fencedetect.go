@@ -13,27 +13,47 @@ import (
 )
 
 // fenceProbe is what this node answers about the driver fence, outside NVML: whether
-// Slurm runs gpumemd's prolog inside the job's cgroup (slurm.conf), and whether the
-// cgroup2 hierarchy offers the dmem controller (the kernel).
-func fenceProbe(opt options, conf *slurmconf.Conf, confErr error) fence.Probe {
-	var p fence.Probe
+// Slurm runs gpumemd's prolog inside the job's cgroup (slurm.conf), whether a cgroup2
+// hierarchy is mounted at FenceCgroupRoot and with which backend the driver will hold
+// a limit there. It makes gpumemd's own probe cgroup (FenceCgroupRoot/gpumem.probe),
+// which done removes once Detect has set, read and cleared a limit on it.
+func fenceProbe(opt options, conf *slurmconf.Conf, confErr error) (p fence.Probe, done func()) {
+	done = func() {}
 	if confErr != nil {
 		p.Hook = "slurm.conf unreadable: " + confErr.Error()
 	} else {
 		p.Hook = fenceHook(conf, opt.Shared.SlurmConf)
 	}
 	root := opt.FenceCgroupRoot
-	if b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers")); err != nil {
-		p.Dmem = "no cgroup2 hierarchy at " + root + " (cgroup.controllers: " + err.Error() + ")"
-	} else if !fence.HasDmem(b) {
-		p.Dmem = "the kernel offers no dmem cgroup controller at " + root + " (Linux 6.14+, CONFIG_CGROUP_DMEM)"
+	b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers"))
+	if err != nil {
+		p.V2 = "no cgroup2 hierarchy at " + root + " (cgroup.controllers: " + err.Error() + "); set FenceCgroupRoot to cgroup.conf's CgroupMountpoint"
+		return p, done
 	}
-	p.Dir = filepath.Join(root, opt.FenceCgroupScope)
-	if fi, err := os.Stat(p.Dir); err != nil || !fi.IsDir() {
-		p.Dir = root
+	p.Backend = fence.BackendMisc
+	if fence.HasDmem(b) {
+		p.Backend = fence.BackendDmem
 	}
-	return p
+	if p.Hook != "" {
+		return p, done // no probe cgroup for a node that cannot fence anyway
+	}
+	dir := filepath.Join(root, probeCgroup)
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		p.V2 = "cannot make gpumemd's probe cgroup " + dir + ": " + err.Error()
+		return p, done
+	}
+	// A directory of that name that gpumemd did not make (a symlink, another owner)
+	// is never probed.
+	if err := fence.CheckDir(os.Lstat, dir); err != nil {
+		p.V2 = err.Error()
+		return p, done
+	}
+	p.Dir = dir
+	return p, func() { _ = os.Remove(dir) }
 }
+
+// probeCgroup is the cgroup gpumemd makes below the cgroup2 root to probe the fence.
+const probeCgroup = "gpumem.probe"
 
 // SpankPlugin is the file name of gpumem's SPANK plugin (cgo/spank).
 const SpankPlugin = "spank_gpumem.so"
@@ -75,6 +95,13 @@ func hasFlag(list, flag string) bool {
 // GPU holds none when that changes.
 func (w *gresWriter) setFences(node *inventory.Node, p fence.Probe) {
 	fences, why := fence.Detect(fence.NVML{Interface: w.src.NVML}, node.GPUs, p)
+	w.backend.Store(&p.Backend)
+	for i := range node.GPUs {
+		node.GPUs[i].FenceBackend = ""
+		if fences[i] == inventory.FenceDriver {
+			node.GPUs[i].FenceBackend = p.Backend
+		}
+	}
 	byIndex := make(map[int]string, len(node.GPUs))
 	defer w.fences.Store(&byIndex)
 	for i := range node.GPUs {

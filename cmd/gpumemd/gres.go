@@ -31,6 +31,16 @@ type gresWriter struct {
 	// fences is each GPU's fence by NVML index as last written into the inventory, for
 	// the metrics; written here, read by the poll (a MIG apply may write too).
 	fences atomic.Pointer[map[int]string]
+	// backend is how the driver holds a limit here (dmem or misc), as last probed.
+	backend atomic.Pointer[string]
+}
+
+// FenceBackend is the driver fence's backend on this node as last probed, "" before.
+func (w *gresWriter) FenceBackend() string {
+	if b := w.backend.Load(); b != nil {
+		return *b
+	}
+	return ""
 }
 
 // Fences is each GPU's fence, by NVML index, as the inventory last said; nil before the
@@ -65,7 +75,9 @@ func (w *gresWriter) write() error {
 	if err != nil {
 		return err
 	}
-	w.setFences(&node, fenceProbe(w.opt, conf, confErr))
+	p, done := fenceProbe(w.opt, conf, confErr)
+	w.setFences(&node, p)
+	done()
 	in := gresconf.Input{Cluster: inventory.Cluster{Nodes: []inventory.Node{node}}, Out: w.opt.GresConf}
 	if confErr == nil {
 		conf.Annotate(&in.Cluster) // partitions, so the plugins can route by pool

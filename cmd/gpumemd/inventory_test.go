@@ -50,8 +50,10 @@ func TestInventoryNotServedWithoutWriting(t *testing.T) {
 }
 
 // Each GPU's fence in the inventory is what the node answers: the driver fence needs
-// gpumemd's prolog run in the job (PrologFlags=RunInJob), the dmem controller and the
-// NVML functions; without any of them the GPU says none, and a MIG GPU hardware.
+// gpumemd's prolog run in the job (PrologFlags=RunInJob), a cgroup2 hierarchy and the
+// NVML functions answering on gpumemd's own probe cgroup; without any of them the GPU
+// says none, and a MIG GPU hardware. A kernel without dmem fences through the driver's
+// misc backend, and the inventory says which backend holds.
 func TestInventoryFenceIsWhatTheNodeAnswers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the fake NVML sets limits for root only")
@@ -60,26 +62,30 @@ func TestInventoryFenceIsWhatTheNodeAnswers(t *testing.T) {
 		name, flags, controllers, limits string
 		want                             []string
 		plugstack, prolog                string
+		backend                          string
 	}{
 		// Through gpumem's SPANK plugin (the way on 22.05): required, with Contain.
 		{"spank", "Contain", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"driver", "hardware"},
-			"required /usr/lib/slurm/spank_gpumem.so /usr/sbin/gpumemd\n", "-"},
+			"required /usr/lib/slurm/spank_gpumem.so /usr/sbin/gpumemd\n", "-", "dmem"},
 		{"spank without Contain", "Alloc", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"},
-			"required /usr/lib/slurm/spank_gpumem.so /usr/sbin/gpumemd\n", "-"},
+			"required /usr/lib/slurm/spank_gpumem.so /usr/sbin/gpumemd\n", "-", ""},
 		{"spank optional", "Contain", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"},
-			"optional /usr/lib/slurm/spank_gpumem.so /usr/sbin/gpumemd\n", "-"},
+			"optional /usr/lib/slurm/spank_gpumem.so /usr/sbin/gpumemd\n", "-", ""},
 		{"RunInJob with another prolog", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"},
-			"", "/usr/sbin/site-prolog"},
-		{"all answer", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"driver", "hardware"}, "", ""},
-		{"no RunInJob", "Contain", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"}, "", ""},
-		{"no dmem", "Contain,RunInJob", "cpu memory", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"}, "", ""},
-		{"old driver", "Contain,RunInJob", "cpu memory dmem", ``, []string{"none", "hardware"}, "", ""},
-		{"driver says no", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG", "answer": "ERROR_NOT_SUPPORTED"},`, []string{"none", "hardware"}, "", ""},
+			"", "/usr/sbin/site-prolog", ""},
+		{"all answer", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"driver", "hardware"}, "", "", "dmem"},
+		{"no RunInJob", "Contain", "cpu memory dmem", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"}, "", "", ""},
+		{"no dmem: misc", "Contain,RunInJob", "cpu memory", `"memory_limits": {"log": "LOG"},`, []string{"driver", "hardware"}, "", "", "misc"},
+		{"no cgroup v2", "Contain,RunInJob", "", `"memory_limits": {"log": "LOG"},`, []string{"none", "hardware"}, "", "", ""},
+		{"old driver", "Contain,RunInJob", "cpu memory dmem", ``, []string{"none", "hardware"}, "", "", ""},
+		{"driver says no", "Contain,RunInJob", "cpu memory dmem", `"memory_limits": {"log": "LOG", "answer": "ERROR_NOT_SUPPORTED"},`, []string{"none", "hardware"}, "", "", ""},
 	} {
 		dir := t.TempDir()
 		root := filepath.Join(dir, "cg")
 		os.MkdirAll(root, 0o755)
-		os.WriteFile(filepath.Join(root, "cgroup.controllers"), []byte(c.controllers+"\n"), 0o644)
+		if c.controllers != "" {
+			os.WriteFile(filepath.Join(root, "cgroup.controllers"), []byte(c.controllers+"\n"), 0o644)
+		}
 		fake := filepath.Join(dir, "node.json")
 		os.WriteFile(fake, []byte(`{`+strings.ReplaceAll(c.limits, "LOG", filepath.Join(dir, "l.log"))+
 			`"gpus": [{"model": "h100"}, {"model": "a100-40gb", "mig": {"enabled": true, "instances": [{"profile": "7g.40gb", "start": 0}]}}]}`), 0o644)
@@ -113,6 +119,12 @@ func TestInventoryFenceIsWhatTheNodeAnswers(t *testing.T) {
 		}
 		if strings.Join(got, " ") != strings.Join(c.want, " ") {
 			t.Errorf("%s: fences %v; want %v", c.name, got, c.want)
+		}
+		if b := cl.Nodes[0].GPUs[0].FenceBackend; b != c.backend {
+			t.Errorf("%s: backend %q; want %q", c.name, b, c.backend)
+		}
+		if _, err := os.Stat(filepath.Join(root, probeCgroup)); err == nil {
+			t.Errorf("%s: the probe cgroup outlived the probe", c.name)
 		}
 	}
 }

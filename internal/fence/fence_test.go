@@ -324,7 +324,12 @@ func TestDetect(t *testing.T) {
 	}{
 		{"all answer", NVML{probe(nvml.ERROR_NOT_FOUND).lib}, good, inventory.FenceDriver},
 		{"no hook", NVML{probe(nvml.ERROR_NOT_FOUND).lib}, Probe{Hook: "no RunInJob", Dir: "/"}, inventory.FenceNone},
-		{"no dmem", NVML{probe(nvml.ERROR_NOT_FOUND).lib}, Probe{Dmem: "no dmem", Dir: "/"}, inventory.FenceNone},
+		// A kernel without dmem still fences (the driver's misc backend).
+		{"misc backend", NVML{probe(nvml.ERROR_NOT_FOUND).lib}, Probe{Backend: BackendMisc, Dir: "/sys/fs/cgroup/gpumem.probe"}, inventory.FenceDriver},
+		{"no cgroup v2", NVML{probe(nvml.ERROR_NOT_FOUND).lib}, Probe{V2: "no cgroup2 at /sys/fs/cgroup", Dir: "/"}, inventory.FenceNone},
+		{"no probe cgroup", NVML{probe(nvml.ERROR_NOT_FOUND).lib}, Probe{}, inventory.FenceNone},
+		// A driver that takes the set but does not hold it is no fence.
+		{"limit not held", NVML{probe(nvml.SUCCESS).lib}, good, inventory.FenceNone},
 		{"no symbol", NVML{newMockLib(2, false, nil).lib}, good, inventory.FenceNone},
 		{"NOT_SUPPORTED", NVML{probe(nvml.ERROR_NOT_SUPPORTED).lib}, good, inventory.FenceNone},
 		{"OPERATING_SYSTEM", NVML{probe(nvml.ERROR_OPERATING_SYSTEM).lib}, good, inventory.FenceNone},

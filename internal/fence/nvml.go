@@ -157,31 +157,47 @@ func Clear(lib Lib, dir string, limits []Limit) error {
 	return nil
 }
 
-// Probe is what the node answers about the driver fence, GPU by GPU.
+// Probe is what the node answers about the driver fence, outside NVML.
 type Probe struct {
 	// Hook says Slurm runs gpumemd's prolog inside the job's cgroup before the job's
-	// first task (slurm.conf Prolog and PrologFlags=RunInJob, cgroup/v2); "" when it does,
-	// else why not.
+	// first task (slurm.conf Prolog and PrologFlags=RunInJob, or the SPANK plugin with
+	// Contain); "" when it does, else why not.
 	Hook string
-	// Dmem says the cgroup2 hierarchy offers the dmem controller; "" when it does.
-	Dmem string
-	// Dir is a cgroup v2 directory that exists (the scope the job cgroups go in, or the
-	// root): NVML is asked for its limits there, as a real call.
+	// V2 says a cgroup2 hierarchy is mounted where Slurm's cgroup/v2 uses it; "" when
+	// it is, else why not.
+	V2 string
+	// Backend is the driver's accounting for the limit: BackendDmem where the kernel
+	// offers the dmem controller (Linux 6.14+), BackendMisc (the driver's own) where not.
+	Backend string
+	// Dir is a cgroup v2 directory gpumemd made for the probe and owns: a limit is set
+	// there, read back and cleared, GPU by GPU, as the real proof.
 	Dir string
 }
 
+// The driver's two ways of holding a per-cgroup limit.
+const (
+	BackendDmem = "dmem"
+	BackendMisc = "misc"
+)
+
+// probeBytes is the limit the probe sets on its own cgroup: small and exact.
+const probeBytes = 1 << 20
+
 // Detect is the fence each of gpus holds: hardware for a GPU in MIG mode; driver where
-// the hook, the dmem controller, the NVML symbols and a real NVML call all answer; none
-// otherwise, with why, GPU by GPU (nil reasons for MIG and driver GPUs). It never
-// returns FenceMPS: gpumemd does not set MPS limits itself.
+// the hook, a cgroup2 hierarchy, the NVML symbols and a real set, read-back and clear
+// on a cgroup gpumemd owns all answer; none otherwise, with why, GPU by GPU (nil
+// reasons for MIG and driver GPUs). It never returns FenceMPS: gpumemd does not set MPS
+// limits itself. Kernel and driver versions are never consulted: only answers.
 func Detect(lib Lib, gpus []inventory.GPU, p Probe) (fences []string, why []error) {
 	fences, why = make([]string, len(gpus)), make([]error, len(gpus))
 	common := func() error {
-		if p.Hook != "" {
+		switch {
+		case p.Hook != "":
 			return errors.New("fence: " + p.Hook)
-		}
-		if p.Dmem != "" {
-			return errors.New("fence: " + p.Dmem)
+		case p.V2 != "":
+			return errors.New("fence: " + p.V2)
+		case p.Dir == "":
+			return errors.New("fence: no cgroup of gpumemd's own to probe the limit on")
 		}
 		return guard(lib.Symbols)
 	}()
@@ -194,17 +210,7 @@ func Detect(lib Lib, gpus []inventory.GPU, p Probe) (fences []string, why []erro
 			fences[i], why[i] = inventory.FenceNone, common
 			continue
 		}
-		err := guard(func() error {
-			d, err := lib.Device(g.Index)
-			if err != nil {
-				return err
-			}
-			_, ret := d.GetMemoryLimits_v1(p.Dir)
-			if ret == nvml.ERROR_NOT_FOUND {
-				return nil // no limits on that cgroup: the call itself works
-			}
-			return retErr(ret, fmt.Sprintf("GPU %d: probe the limits on %s", g.Index, p.Dir))
-		})
+		err := guard(func() error { return probeOne(lib, g.Index, p.Dir) })
 		if err != nil {
 			fences[i], why[i] = inventory.FenceNone, err
 			continue
@@ -212,4 +218,24 @@ func Detect(lib Lib, gpus []inventory.GPU, p Probe) (fences []string, why []erro
 		fences[i] = inventory.FenceDriver
 	}
 	return fences, why
+}
+
+// probeOne sets a small limit on dir, reads it back and clears it.
+func probeOne(lib Lib, gpu int, dir string) error {
+	d, err := lib.Device(gpu)
+	if err != nil {
+		return err
+	}
+	if err := retErr(d.SetMemoryLimits_v1(dir, 0, probeBytes), fmt.Sprintf("GPU %d: probe: set a limit on %s", gpu, dir)); err != nil {
+		return err
+	}
+	got, ret := d.GetMemoryLimits_v1(dir)
+	clearErr := retErr(d.SetMemoryLimits_v1(dir, 0, nvml.DEVICE_MEMORY_LIMIT_MAX), fmt.Sprintf("GPU %d: probe: clear the limit on %s", gpu, dir))
+	if err := retErr(ret, fmt.Sprintf("GPU %d: probe: read the limit back on %s", gpu, dir)); err != nil {
+		return err
+	}
+	if got.HardLimit != probeBytes {
+		return fmt.Errorf("fence: GPU %d: probe: NVML reports a hard limit of %d bytes on %s after setting %d", gpu, got.HardLimit, dir, probeBytes)
+	}
+	return clearErr
 }

@@ -55,6 +55,10 @@ type GPU struct {
 	// slice (FenceHardware, FenceDriver, FenceMPS or FenceNone); empty in files older
 	// than format version 2, which the controller reads as FenceNone.
 	Fence string `json:"fence,omitempty"`
+	// FenceBackend is, on a GPU that holds the driver fence, how the driver holds the
+	// limit: "dmem" (the kernel's controller, Linux 6.14+) or "misc" (the driver's
+	// own). Version 3.
+	FenceBackend string `json:"fence_backend,omitempty"`
 }
 
 // The fences a GPU can hold a job's memory to, strongest first. Each names what stops
@@ -94,8 +98,8 @@ func (g GPU) Shared() bool { return !g.MIG && g.Sharing != SharingWhole }
 
 // FormatVersion is the version of the inventory file format: gpumemd on each node
 // writes it and the plugins and gpumemctl of another release may read it. A file
-// without a version predates the field and is version 1. Version 2 adds GPU.Fence.
-const FormatVersion = 2
+// without a version predates the field and is version 1. Version 2 adds GPU.Fence, 3 GPU.FenceBackend.
+const FormatVersion = 3
 
 func init() {
 	if versioned.Inventory.Current != FormatVersion {

@@ -126,6 +126,11 @@ func (g GPU) validate() error {
 			return fmt.Errorf("cores %q: %v", g.Cores, err)
 		}
 	}
+	switch g.FenceBackend {
+	case "", "dmem", "misc":
+	default:
+		return fmt.Errorf("fence_backend %q; want dmem or misc", g.FenceBackend)
+	}
 	switch g.Fence {
 	case "", FenceHardware, FenceDriver, FenceMPS, FenceNone:
 	default:

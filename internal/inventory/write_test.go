@@ -63,7 +63,7 @@ func TestDecodeVersions(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		`{"version": 3, ` + nodes + `}`:  "format version 3; this gpumem reads versions 1 to 2",
+		`{"version": 4, ` + nodes + `}`:  "format version 4; this gpumem reads versions 1 to 3",
 		`{"version": -1, ` + nodes + `}`: "format version -1",
 	} {
 		if _, err := Decode([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {

@@ -53,6 +53,10 @@ type State struct {
 	// Fences is each full GPU's memory fence by NVML index (inventory.FenceDriver, ...),
 	// as gpumemd found it; a GPU without one reads as none, a MIG GPU as hardware.
 	Fences map[int]string
+	// FenceBackend is how the driver holds a per-cgroup limit on this node: dmem (the
+	// kernel's controller) or misc (the driver's own); the backend label of a GPU that
+	// holds the driver fence.
+	FenceBackend string
 }
 
 // Exporter is the prometheus.Collector of all gpumem metrics.

@@ -46,8 +46,8 @@ func newGPUCollector() *gpuCollector {
 		mig:          gpuDesc("mig_instances", "MIG GPU instances on this GPU; 0 outside MIG mode."),
 		// An info series, without hpc_job: which fence holds does not change with the jobs,
 		// and a series per job set would come and go with every job.
-		fence: prometheus.NewDesc(namespace+"_gpu_fence", "1 for the memory fence that holds a job to its slice on this GPU: hardware (MIG), driver (NVML per-cgroup limit), mps (MPS limit set by root) or none (only gpumemd's kill).",
-			[]string{"gpu", "UUID", "modelName", "Hostname", "fence"}, nil),
+		fence: prometheus.NewDesc(namespace+"_gpu_fence", "1 for the memory fence that holds a job to its slice on this GPU: hardware (MIG), driver (NVML per-cgroup limit), mps (MPS limit set by root) or none (only gpumemd's kill); backend is how the driver holds its limit (dmem or misc), empty for other fences.",
+			[]string{"gpu", "UUID", "modelName", "Hostname", "fence", "backend"}, nil),
 		xid: prometheus.NewDesc(namespace+"_gpu_xid_errors_total", "XID error events since gpumemd started, by XID (DCGM_FI_DEV_XID_ERRORS holds only the last XID).",
 			[]string{"gpu", "Hostname", "xid"}, nil),
 		instances: newMIGDescs(),
@@ -89,7 +89,11 @@ func (c *gpuCollector) Collect(st *State, ch chan<- prometheus.Metric) error {
 		gauge(ch, c.mig, float64(len(g.Instances)), l)
 		c.instances.collect(ch, g, st.Node)
 		fence := inventory.GPU{MIG: g.MIG, Fence: st.Fences[g.Index]}.FenceOf()
-		gauge(ch, c.fence, 1, []string{l[0], l[1], l[2], l[3], fence})
+		backend := ""
+		if fence == inventory.FenceDriver {
+			backend = st.FenceBackend
+		}
+		gauge(ch, c.fence, 1, []string{l[0], l[1], l[2], l[3], fence, backend})
 	}
 	if failed {
 		return errors.New("a GPU did not answer")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -24,6 +25,10 @@ type FakeMemoryLimits struct {
 	// Answer, when set, is what every set and get answers instead (e.g.
 	// "ERROR_NOT_SUPPORTED"), to play a driver or kernel that refuses.
 	Answer string `json:"answer,omitempty"`
+	// Cgroup makes the fake take, as the driver does, only a real cgroup v2
+	// directory (one that has cgroup.procs): the lab's fence pass, where Slurm's
+	// cgroup/v2 makes them, sets it.
+	Cgroup bool `json:"cgroup,omitempty"`
 }
 
 // FakeLimitCall is one set call as the fake records it.
@@ -34,8 +39,9 @@ type FakeLimitCall struct {
 	Namespace string    `json:"namespace"`
 	Soft      uint64    `json:"soft"`
 	Hard      uint64    `json:"hard"`
-	PID       int       `json:"pid"`  // the caller, so a test can see who set it
-	EUID      int       `json:"euid"` // and as whom
+	PID       int       `json:"pid"`             // the caller, so a test can see who set it
+	EUID      int       `json:"euid"`            // and as whom
+	Inode     uint64    `json:"inode,omitempty"` // the directory's, so a test can tell one made anew
 }
 
 var fakeReturns = map[string]nvml.Return{
@@ -82,11 +88,16 @@ func (n *FakeNode) wireLimits(srv *server.Server) {
 			case soft > hard || (hard != nvml.DEVICE_MEMORY_LIMIT_MAX && hard > d.MemoryInfo.Total):
 				return nvml.ERROR_INVALID_ARGUMENT
 			}
-			if fi, err := os.Stat(ns); err != nil || !fi.IsDir() {
+			fi, err := os.Stat(ns)
+			if err != nil || !fi.IsDir() || m.Cgroup && !isCgroup(ns) {
 				return nvml.ERROR_OPERATING_SYSTEM
 			}
+			var ino uint64
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				ino = st.Ino
+			}
 			return m.record(FakeLimitCall{Time: time.Now().UTC(), GPU: i, UUID: d.UUID, Namespace: ns,
-				Soft: soft, Hard: hard, PID: os.Getpid(), EUID: os.Geteuid()})
+				Soft: soft, Hard: hard, PID: os.Getpid(), EUID: os.Geteuid(), Inode: ino})
 		}
 		d.GetMemoryLimits_v1Func = func(ns string) (nvml.MemoryLimits_v1, nvml.Return) {
 			if r, ok := fakeReturns[m.Answer]; ok {
@@ -106,6 +117,12 @@ func (n *FakeNode) wireLimits(srv *server.Server) {
 			return nvml.MemoryLimits_v1{NameSpace: ns, SoftLimit: l.Soft, HardLimit: l.Hard}, nvml.SUCCESS
 		}
 	}
+}
+
+// isCgroup reports whether dir is a cgroup v2 directory: it has cgroup.procs.
+func isCgroup(dir string) bool {
+	fi, err := os.Stat(dir + "/cgroup.procs")
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // record appends one call; a line this short is written by one write(2) with

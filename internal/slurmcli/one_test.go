@@ -58,10 +58,10 @@ func TestOneTextHostileNames(t *testing.T) {
 // The record must be the job's own and the name the one squeue gives it.
 func TestOneTextRefusesAnotherRecord(t *testing.T) {
 	for _, c := range []struct{ out, id, name string }{
-		{record("JobId=10", "n", "shard:4(IDX:1)", ""), "9", "n"},                     // another job
-		{"x\n" + record("JobId=9", "n", "shard:4(IDX:1)", ""), "9", "n"},             // not first
-		{record("JobId=9", "n", "shard:4(IDX:1)", ""), "9", "m"},                     // renamed
-		{record("JobId=9 Comment=x", "n", "shard:4(IDX:1)", ""), "9", "n"},           // free text before the name
+		{record("JobId=10", "n", "shard:4(IDX:1)", ""), "9", "n"},          // another job
+		{"x\n" + record("JobId=9", "n", "shard:4(IDX:1)", ""), "9", "n"},   // not first
+		{record("JobId=9", "n", "shard:4(IDX:1)", ""), "9", "m"},           // renamed
+		{record("JobId=9 Comment=x", "n", "shard:4(IDX:1)", ""), "9", "n"}, // free text before the name
 		{strings.Replace(record("JobId=9", "n", "shard:4(IDX:1)", ""), " MinCPUsNode=1", "", 1), "9", "n"},
 	} {
 		if j, err := OneText(c.out, c.id, c.name); err == nil {

@@ -27,7 +27,7 @@ type Format struct {
 // release, or answered over HTTP. Outputs: JSON that gpumemctl prints for scripts (-o
 // json).
 var (
-	Inventory     = Format{Name: "inventory", Current: 2, Oldest: 1, Unversioned: 1, Newer: "upgrade gpumem here to the release of the gpumemd that wrote it"}
+	Inventory     = Format{Name: "inventory", Current: 3, Oldest: 1, Unversioned: 1, Newer: "upgrade gpumem here to the release of the gpumemd that wrote it"}
 	UsageSnapshot = Format{Name: "usage snapshot", Current: 1, Oldest: 1, Unversioned: 1, Newer: "run the gpumemctl steer of this release"}
 	HealthState   = Format{Name: "health state", Current: 1, Oldest: 1, Newer: "it was written by a newer gpumemd"}
 	RefusalCounts = Format{Name: "refusal counts file", Current: 1, Oldest: 1, Newer: "it was written by a newer job_submit/gpumem"}

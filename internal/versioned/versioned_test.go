@@ -14,7 +14,8 @@ func TestCheck(t *testing.T) {
 		{Inventory, 0, ""}, // before the field: version 1
 		{Inventory, 1, ""},
 		{Inventory, 2, ""},
-		{Inventory, 3, "inventory: format version 3; this gpumem reads versions 1 to 2: upgrade gpumem"},
+		{Inventory, 3, ""},
+		{Inventory, 4, "inventory: format version 4; this gpumem reads versions 1 to 3: upgrade gpumem"},
 		{Inventory, -1, "format version -1"},
 		{HealthState, 0, "health state: format version 0; this gpumem reads version 1"},
 		{HealthState, 1, ""},

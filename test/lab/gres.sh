@@ -14,7 +14,7 @@ SHARD_TYPES=${LAB_SHARD_TYPES:-none}
 gpumemd_once() {
 	local n=$1
 	shift
-	lab_in "$LAB/bin/gpumemd" --once --config "$LAB/gpumemd.conf" --nvml="fake:$LAB/nodes/$n.json" \
+	lab_in env "$(fence_preload)" "$LAB/bin/gpumemd" --once --config "$LAB/gpumemd.conf" --nvml="fake:$LAB/nodes/$n.json" \
 		--node "$n" --dev-prefix "$DEV" "$@"
 }
 

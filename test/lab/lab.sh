@@ -216,7 +216,9 @@ start_slurmd() {
 	if cl_on; then
 		lab_in env -u SLURM_CONF slurmd -N "$1" --conf-server "127.0.0.1:$CTLD_PORT"
 	else
-		lab_in slurmd -N "$1"
+		# In the fence pass Slurm's cgroup/v2 on this hybrid host sees only the 0::
+		# line (fence.sh).
+		lab_in env "$(fence_preload)" slurmd -N "$1"
 	fi
 	poll 10 test -s "$f" || true
 }
@@ -369,14 +371,20 @@ render_conf() {
 	f=${f/@ACCOUNTING@/$acct}
 	f=${f/@PLUGINS@/$plugins}
 	f=${f/@FENCE@/$(fence_conf_lines)}
+	f=${f/@PROCTRACK@/$(fence_proctrack)}
+	f=${f/@TASK@/$(fence_task)}
 	f=${f/@NODES@/$nodes}
 	f=${f/@PARTITIONS@/$parts}
 	f=${f/@SLURMD_TIMEOUT@/${LAB_SLURMD_TIMEOUT:+SlurmdTimeout=$LAB_SLURMD_TIMEOUT}}
 	printf '%s\n' "$f" | bc_conf >"$etc/slurm.conf"
 	# CgroupPlugin=disabled came with 24.05; 22.05 loads a cgroup plugin in any case
 	# (test/lab/chroot.sh gives it the host's cgroup filesystems).
-	if [ -n "$ROOT" ] && [ "$REL" != 22.05 ]; then
+	if fence_on; then
+		fence_cgroup_conf >"$etc/cgroup.conf"
+	elif [ -n "$ROOT" ] && [ "$REL" != 22.05 ]; then
 		echo "CgroupPlugin=disabled" >"$etc/cgroup.conf"
+	else
+		rm -f "$etc/cgroup.conf"
 	fi
 	if [ "$AUTH" = auth/slurm ] && [ ! -s "$etc/slurm.key" ]; then
 		(umask 077 && head -c 1024 /dev/urandom >"$etc/slurm.key")
@@ -406,6 +414,7 @@ cmd_up() {
 	LAB_KEEP_BACKUP=1 cmd_down >/dev/null
 	cl_on && cl_clear_etc
 	[ -n "$ROOT" ] && chroot_mount
+	fence_prepare
 	rm -rf "$ROOT$LAB"/{ctld,spool,log,run,backup-ctld}
 	install -d "$ROOT$LAB"/{ctld,spool,log,run}
 	fake_devices

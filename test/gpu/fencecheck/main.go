@@ -108,9 +108,9 @@ func detect(out io.Writer, src *nvmlsrc.Source, lib fence.Lib, dir string) int {
 	p := fence.Probe{Dir: dir}
 	root := cgroupRoot(dir)
 	if b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers")); err != nil {
-		p.Dmem = "no cgroup2 hierarchy at " + root
-	} else if !fence.HasDmem(b) {
-		p.Dmem = "no dmem controller at " + root
+		p.V2 = "no cgroup2 hierarchy at " + root
+	} else if p.Backend = fence.BackendMisc; fence.HasDmem(b) {
+		p.Backend = fence.BackendDmem
 	}
 	fences, why := fence.Detect(lib, gpus, p)
 	for i := range gpus {
@@ -118,7 +118,7 @@ func detect(out io.Writer, src *nvmlsrc.Source, lib fence.Lib, dir string) int {
 		if why[i] != nil {
 			w = why[i].Error()
 		}
-		fmt.Fprintf(out, "detect: GPU %d fence=%s why=%q\n", i, fences[i], w)
+		fmt.Fprintf(out, "detect: GPU %d fence=%s backend=%s why=%q\n", i, fences[i], p.Backend, w)
 	}
 	return 0
 }
