@@ -3,7 +3,12 @@
  * PrologFlags=RunInJob), the driver fence's hook runs from slurmstepd through SPANK.
  *
  * plugstack.conf:
- *   required /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gpumem.so /usr/sbin/gpumemd [--config FILE]
+ *   required /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gpumem.so [timeout=SECONDS] /usr/sbin/gpumemd [--config FILE]
+ *
+ * timeout=SECONDS (whole seconds, 1 to 3600; default 120), before gpumemd's path, is how
+ * long gpumemd may run: past it, gpumemd and everything it started (its process group)
+ * are killed, and the hook fails as if gpumemd had failed, so a hung gpumemd never holds
+ * a job's step. A bad value fails every hook until plugstack.conf is fixed.
  *
  * Every decision is gpumemd's; this file only runs it at the two moments Slurm offers
  * (read in slurmd/slurmstepd/mgr.c, 22.05 to 26.05):
@@ -20,11 +25,14 @@
  * node name, as in Slurm's own paths.
  */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -34,6 +42,8 @@ SPANK_PLUGIN(gpumem, 1);
 
 #define MAX_ARGS 16
 #define ARG_LEN 1024
+#define TIMEOUT 120
+#define MAX_TIMEOUT 3600
 
 static int expand(char *dst, const char *src, const char *node)
 {
@@ -57,7 +67,39 @@ static int expand(char *dst, const char *src, const char *node)
 	return 0;
 }
 
-/* run_gpumemd runs `av[0] cmd av[1..]` and waits for it; 0 when it exited 0. */
+/* options takes the plugin's own timeout=SECONDS from the front of av; -1 when bad. */
+static int options(int *ac, char ***av, int *timeout)
+{
+	*timeout = TIMEOUT;
+	while (*ac > 0 && strncmp((*av)[0], "timeout=", 8) == 0) {
+		const char *v = (*av)[0] + 8;
+		char *end;
+		long t;
+		errno = 0;
+		t = strtol(v, &end, 10);
+		if (errno || end == v || *end || t < 1 || t > MAX_TIMEOUT) {
+			slurm_error("gpumem: plugstack.conf: bad %s: the timeout is whole seconds, 1 to %d",
+				    (*av)[0], MAX_TIMEOUT);
+			return -1;
+		}
+		*timeout = (int) t;
+		(*ac)--;
+		(*av)++;
+	}
+	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long) t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * run_gpumemd runs `av[0] cmd av[1..]` (after the plugin's options) and waits for it,
+ * at most the timeout; 0 when it exited 0.
+ */
 static int run_gpumemd(spank_t sp, int ac, char **av, const char *cmd)
 {
 	uint32_t job = 0;
@@ -69,7 +111,11 @@ static int run_gpumemd(spank_t sp, int ac, char **av, const char *cmd)
 	char msg[2048], drop[512];
 	size_t n = 0;
 	pid_t pid;
+	int timeout, state = 0; /* 1 when it exited, -1 when it cannot be waited for */
+	long long deadline;
 
+	if (options(&ac, &av, &timeout) < 0)
+		return -1;
 	if (ac < 1 || ac > MAX_ARGS) {
 		slurm_error("gpumem: plugstack.conf must name gpumemd (and at most %d arguments)", MAX_ARGS - 1);
 		return -1;
@@ -111,31 +157,73 @@ static int run_gpumemd(spank_t sp, int ac, char **av, const char *cmd)
 		return -1;
 	}
 	if (pid == 0) {
+		setpgid(0, 0); /* its own group, so a timeout kills all it started */
 		close(errp[0]);
 		dup2(errp[1], STDERR_FILENO);
 		execve(argv[0], argv, envp);
 		fprintf(stderr, "gpumem: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	setpgid(pid, pid); /* either side may be first */
 	close(errp[1]);
-	/* Read all of it (a child blocked on a full pipe never exits), keep the start. */
+	/*
+	 * Read all of it (a child blocked on a full pipe never exits), keep the start, and
+	 * reap it, all before the deadline. Past it, kill its whole group: what it started
+	 * may hang too, or hold the pipe open after it is gone.
+	 */
+	deadline = now_ms() + (long long) timeout * 1000;
 	for (;;) {
-		ssize_t r = read(errp[0], n < sizeof(msg) - 1 ? msg + n : drop,
-				 n < sizeof(msg) - 1 ? sizeof(msg) - 1 - n : sizeof(drop));
+		long long left = deadline - now_ms();
+		struct pollfd p = {errp[0], POLLIN, 0};
+		ssize_t r;
+		if (errp[0] < 0) {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid) {
+				state = 1;
+				break;
+			}
+			if (w < 0 && errno != EINTR) {
+				slurm_error("gpumem: waitpid: %m");
+				state = -1;
+				break;
+			}
+		}
+		if (left <= 0)
+			break;
+		if (errp[0] < 0) {
+			poll(NULL, 0, left < 20 ? (int) left : 20);
+			continue;
+		}
+		if (poll(&p, 1, (int) left) <= 0)
+			continue;
+		r = read(errp[0], n < sizeof(msg) - 1 ? msg + n : drop,
+			 n < sizeof(msg) - 1 ? sizeof(msg) - 1 - n : sizeof(drop));
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			break;
-		if (n < sizeof(msg) - 1)
+		if (r <= 0) {
+			close(errp[0]);
+			errp[0] = -1;
+		} else if (n < sizeof(msg) - 1) {
 			n += r;
+		}
 	}
 	msg[n] = 0;
-	close(errp[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			slurm_error("gpumem: waitpid: %m");
-			return -1;
-		}
+	if (errp[0] >= 0)
+		close(errp[0]);
+	if (state < 0)
+		return -1;
+	if (state == 0) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		/* Reap it; one stuck in the kernel may take a while: not past 5 s. */
+		for (i = 0; i < 500 && waitpid(pid, &status, WNOHANG) == 0; i++)
+			poll(NULL, 0, 10);
+		for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n"))
+			slurm_error("%s", line);
+		slurm_error("gpumem: job %u: `%s %s` did not finish in %d s (plugstack.conf timeout=%d); killed",
+			    job, argv[0], cmd, timeout, timeout);
+		return -1;
+	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	for (char *line = strtok(msg, "\n"); line; line = strtok(NULL, "\n"))

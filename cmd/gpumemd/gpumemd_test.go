@@ -229,7 +229,7 @@ func TestSidecarEndToEnd(t *testing.T) {
 	if !eventually(5*time.Second, func() bool { return strings.Contains(nodeCalls(), "state=resume") }) {
 		t.Fatal("node not resumed after GPU 1 came back")
 	}
-	if b, want := nodeCalls(), "show node t1 -o\nupdate nodename=t1 state=drain reason=gpumem: GPU 1 lost"; !strings.HasPrefix(b, want) {
+	if b, want := nodeCalls(), "show node t1 -o\nupdate nodename=t1 state=drain reason=gpumem: health: GPU 1 lost"; !strings.HasPrefix(b, want) {
 		t.Errorf("scontrol calls %q; want to start with %q (a look for an earlier drain, then the drain)", b, want)
 	}
 
@@ -314,7 +314,7 @@ func TestNVMLFailingAtStartDrains(t *testing.T) {
 		"--poll-interval", "100ms", "--history-db", "", "--drain", "--resume", "--drain-after", "2", "--resume-after", "2",
 		"--scontrol", slurm.Scontrol, "--health-state", filepath.Join(dir, "health.json"))
 	if !eventually(5*time.Second, func() bool {
-		return strings.Contains(slurm.Calls(), "state=drain reason=gpumem: NVML failed: NVML cannot start")
+		return strings.Contains(slurm.Calls(), "state=drain reason=gpumem: health: NVML failed: NVML cannot start")
 	}) {
 		t.Fatalf("NVML failing at start did not drain the node; scontrol calls:\n%s", slurm.Calls())
 	}

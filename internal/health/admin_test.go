@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/migapply"
 	"github.com/gpumem/gpumem/internal/usage"
 )
@@ -88,7 +89,7 @@ func TestDebounce(t *testing.T) {
 		}
 	}
 	m.Observe(twoGPUs(), nil, now)
-	if got := strings.Join(r.calls, "|"); got != "drain n1 gpumem: GPU 1 lost: GPU is lost|resume n1" {
+	if got := strings.Join(r.calls, "|"); got != "drain n1 gpumem: health: GPU 1 lost: GPU is lost|resume n1" {
 		t.Fatalf("calls %q; want one drain after 3 bad polls and one resume after 3 good", got)
 	}
 }
@@ -154,5 +155,66 @@ func TestMIGApplyDrainIsNotAdopted(t *testing.T) {
 	}
 	if len(r.calls) != 0 || r.state != "IDLE+DRAIN" || !strings.HasPrefix(r.reason, migapply.Reason) {
 		t.Fatalf("calls %q state %s reason %q; want the apply's drain left to the apply", r.calls, r.state, r.reason)
+	}
+}
+
+// TestFenceDrainIsNeverResumed: a node drained because the driver fence failed for a job
+// (this release's reason or the one before's) is an admin's to lift, or the fence's own
+// next success: a GPU problem that comes and goes under it must not make the monitor
+// take the drain as its own and resume the node once the GPU is back.
+func TestFenceDrainIsNeverResumed(t *testing.T) {
+	for _, reason := range []string{
+		drainreason.ForFence("42", "cannot write the limit"),
+		"gpumem: GPU memory fence failed for job 42",
+	} {
+		r := &recorder{state: "IDLE+DRAIN", reason: reason}
+		m := &Monitor{Node: "n1", Drainer: r, Drain: true, Resume: true, ResumeAfter: 3}
+		now := time.Unix(0, 0)
+		m.Observe(twoGPUs(), nil, now)
+		if st, _ := m.Observe(lostGPU1, nil, now); st.Drained || st.Held == "" {
+			t.Errorf("%q: lost GPU on a fence-drained node: %+v; want the drain not adopted, and held back", reason, st)
+		}
+		for i := 0; i < 5; i++ {
+			m.Observe(twoGPUs(), nil, now)
+		}
+		if len(r.calls) != 0 || r.state != "IDLE+DRAIN" || r.reason != reason {
+			t.Errorf("%q: calls %q state %s reason %q; want the fence's drain left alone", reason, r.calls, r.state, r.reason)
+		}
+	}
+}
+
+// TestFenceDrainAfterAnAdminResumeIsNotResumed: the monitor drained the node; an admin
+// resumed it and, before the monitor looked again, a fence failed and drained it. The
+// monitor's drain is over, and the fence's is not its to lift.
+func TestFenceDrainAfterAnAdminResumeIsNotResumed(t *testing.T) {
+	r := &recorder{}
+	m := &Monitor{Node: "n1", Drainer: r, Drain: true, Resume: true}
+	now := time.Unix(0, 0)
+	m.Observe(twoGPUs(), nil, now)
+	if st, _ := m.Observe(lostGPU1, nil, now); !st.Drained || !drainreason.IsHealth(r.reason) {
+		t.Fatalf("lost GPU: %+v, reason %q; want drained with a health reason", st, r.reason)
+	}
+	r.state, r.reason = "IDLE+DRAIN", "gpumem: GPU memory fence failed for job 7"
+	for i := 0; i < 3; i++ {
+		m.Observe(twoGPUs(), nil, now)
+	}
+	if strings.Contains(strings.Join(r.calls, "|"), "resume") || r.state != "IDLE+DRAIN" {
+		t.Fatalf("calls %q state %s; want the fence's drain left alone", r.calls, r.state)
+	}
+}
+
+// TestOldReleaseHealthDrainIsAdopted: a node the previous release's monitor drained (its
+// reason had no "health: ") is still the monitor's after an upgrade that lost the state
+// file: it is adopted while the problem lasts and resumed once it is gone.
+func TestOldReleaseHealthDrainIsAdopted(t *testing.T) {
+	r := &recorder{state: "IDLE+DRAIN", reason: "gpumem: GPU 1 lost: GPU is lost"}
+	m := &Monitor{Node: "n1", Drainer: r, Drain: true, Resume: true}
+	now := time.Unix(0, 0)
+	if st, _ := m.Observe(lostGPU1, nil, now); !st.Drained || len(r.calls) != 0 {
+		t.Fatalf("old health drain: %+v calls %q; want it adopted as it is", st, r.calls)
+	}
+	m.Observe(twoGPUs(), nil, now)
+	if got := strings.Join(r.calls, "|"); got != "resume n1" {
+		t.Fatalf("calls %q; want the adopted drain resumed once the GPU is back", got)
 	}
 }

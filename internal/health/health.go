@@ -10,11 +10,9 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/gpumem/gpumem/internal/migapply"
-
+	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/usage"
 )
@@ -182,7 +180,7 @@ func (m *Monitor) followUp(healthy bool, now time.Time) error {
 		m.save()
 		return nil
 	case !ownReason(n.Reason):
-		m.log(slog.LevelInfo, "an admin drained the node with a reason of their own; gpumemd will not resume it", "node", m.Node, "reason", n.Reason)
+		m.log(slog.LevelInfo, "the node was drained again with a reason not the health monitor's (an admin's, or a failed fence's); gpumemd will not resume it", "node", m.Node, "reason", n.Reason)
 		m.st.Drained = ""
 		m.save()
 		return nil
@@ -261,23 +259,17 @@ func failed(s usage.Snapshot, idx int) bool {
 	return false
 }
 
-// reasonPrefix marks gpumemd's drains, so an admin (and a later resume) can tell them
-// from their own.
-const reasonPrefix = "gpumem: "
-
-// ownReason says whether a drain reason is one the monitor writes. A MIG layout change
-// drains with gpumem's prefix too, but that drain belongs to the apply: were the monitor
-// to adopt it (NVML may well report errors while instances are rebuilt), it would
-// resume the node in the middle of the change.
+// ownReason says whether a drain reason is one the monitor writes (drainreason.IsHealth,
+// which also knows the previous release's). Every other drain of gpumem's is some other
+// writer's: a failed driver fence is lifted only by an admin or by the fence itself, and
+// a MIG layout change by its apply (were the monitor to adopt that one, as NVML may well
+// report errors while instances are rebuilt, it would resume the node in the middle of
+// the change).
 func ownReason(reason string) bool {
-	return strings.HasPrefix(reason, reasonPrefix) && !strings.HasPrefix(reason, migapply.Reason)
+	return drainreason.IsHealth(reason)
 }
 
 // Reason is the drain reason Slurm shows, short enough for sinfo -R.
 func Reason(problems []string) string {
-	r := reasonPrefix + strings.Join(problems, "; ")
-	if len(r) > 200 {
-		r = r[:197] + "..."
-	}
-	return r
+	return drainreason.ForHealth(problems)
 }

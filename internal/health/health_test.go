@@ -84,7 +84,7 @@ func TestCriticalXIDDrainsOnceAndHoldsUntilCleared(t *testing.T) {
 	m.XID(1, 79, t0)
 	st, _ := m.Observe(twoGPUs(), nil, t0.Add(time.Second))
 	m.Observe(twoGPUs(), nil, t0.Add(2*time.Second))
-	want := []string{"drain n1 gpumem: GPU 1 XID 79"}
+	want := []string{"drain n1 gpumem: health: GPU 1 XID 79"}
 	if st.Healthy || !st.Drained || strings.Join(r.calls, "|") != strings.Join(want, "|") {
 		t.Fatalf("XID 79: status %+v calls %q; want one drain %q", st, r.calls, want)
 	}
@@ -111,7 +111,7 @@ func TestLostGPUAndNVMLFailure(t *testing.T) {
 	r2 := &recorder{}
 	m2 := &Monitor{Node: "n3", Drainer: r2, Drain: true}
 	st, _ = m2.Observe(usage.Snapshot{}, errors.New("device count: Unknown Error"), now)
-	if st.Healthy || len(r2.calls) != 1 || !strings.HasPrefix(r2.calls[0], "drain n3 gpumem: NVML failed: device count") {
+	if st.Healthy || len(r2.calls) != 1 || !strings.HasPrefix(r2.calls[0], "drain n3 gpumem: health: NVML failed: device count") {
 		t.Fatalf("NVML failure: %+v %q", st, r2.calls)
 	}
 }

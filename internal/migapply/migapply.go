@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/versioned"
@@ -30,9 +31,20 @@ var JournalVersion = versioned.MIGJournal.Current
 // it leaves when an apply fails past the point of no return. A node drained with any
 // other reason is an admin's (or health's): never resumed, never drained over here.
 const (
-	Reason       = "gpumem: MIG layout change"
+	Reason       = drainreason.MIG
 	ReasonFailed = Reason + ": failed, see gpumemd log"
 )
+
+// drainer names the writer of another of gpumem's drains, for the apply's refusal.
+func drainer(reason string) string {
+	switch {
+	case drainreason.IsHealth(reason):
+		return "gpumemd's health monitor"
+	case drainreason.IsFence(reason):
+		return "gpumemd for a failed driver fence (job " + drainreason.FenceJob(reason) + ")"
+	}
+	return "gpumem"
+}
 
 // ownDrain says whether the node is drained by an apply, with a reason gpumem set.
 func ownDrain(n slurmcli.Node) bool {
@@ -232,9 +244,11 @@ func (a *Applier) Apply(want map[int]mig.Layout) error {
 		switch {
 		case ownDrain(n):
 			j.Drained = true // left by an earlier apply that failed: this one resumes it
-		case n.Flag("DRAIN") && strings.HasPrefix(n.Reason, "gpumem: "):
-			// gpumemd's health monitor drained it: a sick GPU is not repartitioned.
-			return a.rollBack(j, fmt.Errorf("%s is drained by gpumemd's health monitor (%q)", a.Node, n.Reason))
+		case n.Flag("DRAIN") && drainreason.IsGpumem(n.Reason):
+			// Another of gpumem's drains (its health monitor's for a sick GPU, a failed
+			// driver fence's): the node waits for an admin, and is not repartitioned
+			// under it.
+			return a.rollBack(j, fmt.Errorf("%s is drained by %s (%q)", a.Node, drainer(n.Reason), n.Reason))
 		case n.Flag("DRAIN") || n.Flag("DOWN"):
 			a.logf("%s is already drained (%q): kept, and not resumed afterwards", a.Node, n.Reason)
 		default:

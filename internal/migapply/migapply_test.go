@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/discover"
+	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -266,15 +267,25 @@ func TestCorruptJournalRefused(t *testing.T) {
 	r.has(before, "journal refused")
 }
 
+// TestHealthDrainRefused: a node drained by gpumem for another reason than an apply's (a
+// sick GPU, of this release's reasons or the one before's; a failed driver fence) is left
+// to the admin: not repartitioned, its drain untouched, and the refusal says whose it is.
 func TestHealthDrainRefused(t *testing.T) {
-	r := newRig(t, "")
-	r.slurm.SetNode("IDLE", "gpumem: GPU 1 XID 79")
-	if err := r.applier(nil).Apply(want(after)); err == nil || !strings.Contains(err.Error(), "health monitor") {
-		t.Fatalf("a node health drained: %v", err)
-	}
-	r.has(before, "health drain")
-	if n := r.node(); n.Reason != "gpumem: GPU 1 XID 79" || r.applier(nil).Pending() {
-		t.Errorf("the health drain was touched: %s %q", n.State, n.Reason)
+	for _, c := range []struct{ reason, who string }{
+		{"gpumem: GPU 1 XID 79", "health monitor"},
+		{drainreason.ForHealth([]string{"GPU 1 XID 79"}), "health monitor"},
+		{drainreason.ForFence("42", "cannot write the limit"), "failed driver fence (job 42)"},
+		{"gpumem: GPU memory fence failed for job 42", "failed driver fence (job 42)"},
+	} {
+		r := newRig(t, "")
+		r.slurm.SetNode("IDLE", c.reason)
+		if err := r.applier(nil).Apply(want(after)); err == nil || !strings.Contains(err.Error(), c.who) {
+			t.Fatalf("a node drained with %q: %v; want refused, naming the %s", c.reason, err, c.who)
+		}
+		r.has(before, "gpumem's drain")
+		if n := r.node(); n.Reason != c.reason || r.applier(nil).Pending() {
+			t.Errorf("the drain %q was touched: %s %q", c.reason, n.State, n.Reason)
+		}
 	}
 }
 
