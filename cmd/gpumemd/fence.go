@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
 	"github.com/gpumem/gpumem/internal/config"
+	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/fence"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
@@ -28,8 +29,11 @@ type fenceEnv struct {
 	openNVML  func(spec string) (fence.Lib, string, func(), error) // lib, backend kind, close
 	allocated func(ctx context.Context, scontrol, job, node string) ([]fence.Slice, error)
 	drain     func(scontrol, node, reason string) error
-	now       func() time.Time
-	sleep     func(time.Duration)
+	// resumeFence resumes node when its drain reason is the fence failure of job;
+	// false when it was not (another reason, an admin's, or none).
+	resumeFence func(scontrol, node, job string) (bool, error)
+	now         func() time.Time
+	sleep       func(time.Duration)
 }
 
 func realFenceEnv() fenceEnv {
@@ -39,7 +43,7 @@ func realFenceEnv() fenceEnv {
 		os.Setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
 	}
 	return fenceEnv{getenv: os.Getenv, readFile: os.ReadFile, lstat: os.Lstat, openNVML: openFenceNVML,
-		allocated: slurmAllocation, drain: drainUnlessReason, now: time.Now, sleep: time.Sleep}
+		allocated: slurmAllocation, drain: drainUnlessReason, resumeFence: resumeOwnFenceDrain, now: time.Now, sleep: time.Sleep}
 }
 
 func openFenceNVML(spec string) (fence.Lib, string, func(), error) {
@@ -109,6 +113,26 @@ func drainUnlessReason(scontrol, node, reason string) error {
 		return fmt.Errorf("node %s already has the reason %q; not drained over it", node, have)
 	}
 	return c.Drain(node, reason)
+}
+
+// resumeOwnFenceDrain resumes node when what drains it is gpumemd's failed fence of
+// job: that job's next fence on this node succeeded. Any other reason (an admin's, the
+// health monitor's, another job's fence) stays.
+func resumeOwnFenceDrain(scontrol, node, job string) (bool, error) {
+	run := slurmcli.Scontrol(scontrol)
+	run.Timeout = 10 * time.Second
+	c := slurmcli.ScontrolNode{Run: run}
+	have, err := c.Reason(node)
+	if err != nil || drainreason.FenceJob(have) != job {
+		return false, err
+	}
+	return true, c.Resume(node)
+}
+
+// firstLine is the first line of s, for a drain reason.
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
 
 // fenceJob is what the prolog and the epilog share: the job, this node, its GPUs, the
@@ -202,6 +226,14 @@ func fenceProlog(args []string, env fenceEnv, stderr io.Writer) int {
 	}
 	if rec.Cgroup != "" {
 		fmt.Fprintf(stderr, "gpumemd prolog: job %s fenced by driver on %s (GPUs %v)\n", j.id, rec.Cgroup, rec.GPUs)
+	}
+	if j.opt.FenceFailure == "drain" {
+		// This job's fence failed here before and drained the node; it holds now.
+		if resumed, err := env.resumeFence(j.opt.Scontrol, j.node, j.id); err != nil {
+			fmt.Fprintln(stderr, "gpumemd prolog: the node's own fence drain not lifted:", err)
+		} else if resumed {
+			fmt.Fprintf(stderr, "gpumemd prolog: job %s's fence holds now: lifted the drain its failure set on %s\n", j.id, j.node)
+		}
 	}
 	return 0
 }
@@ -359,7 +391,7 @@ func fenceFailed(j fenceJob, env fenceEnv, stderr io.Writer, err error) int {
 		}
 	}
 	if j.opt.FenceFailure == "drain" && j.node != "" {
-		reason := "gpumem: GPU memory fence failed for job " + j.id
+		reason := drainreason.ForFence(j.id, "GPU memory fence not set: "+firstLine(err.Error()))
 		if derr := env.drain(j.opt.Scontrol, j.node, reason); derr != nil {
 			fmt.Fprintln(stderr, "gpumemd prolog: not drained:", derr)
 		}

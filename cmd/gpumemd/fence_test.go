@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/fence"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
@@ -69,6 +70,15 @@ func (n *fenceNode) env(id string, slices []fence.Slice, extra map[string]string
 		return slices, nil
 	}
 	e.drain = func(_, node, reason string) error { n.drained = append(n.drained, node+": "+reason); return nil }
+	e.resumeFence = func(_, node, job string) (bool, error) {
+		for i, d := range n.drained {
+			if drainreason.FenceJob(strings.TrimPrefix(d, node+": ")) == job {
+				n.drained = append(n.drained[:i], n.drained[i+1:]...)
+				return true, nil
+			}
+		}
+		return false, nil
+	}
 	// The prolog's own cgroup, where slurmstepd started it: the job's extern step.
 	e.readFile = func(p string) ([]byte, error) {
 		if p != "/proc/self/cgroup" {
@@ -357,5 +367,29 @@ func TestFencePrologDeadline(t *testing.T) {
 	rc := fenceProlog([]string{"--config", n.conf}, env, &errb)
 	if rc != 1 || !strings.Contains(errb.String(), "FenceTimeout (1s) ran out while reading the job's allocation") || time.Since(start) > 30*time.Second {
 		t.Fatalf("rc %d: %s", rc, errb.String())
+	}
+}
+
+// A failed fence drains the node (FenceFailure=drain) with a reason naming the job;
+// that job's own next success lifts it, another job's success does not.
+func TestFenceDrainLiftedOnlyByThatJobsSuccess(t *testing.T) {
+	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
+	b, _ := os.ReadFile(n.conf)
+	os.WriteFile(n.conf, append(b, "FenceFailure = drain\n"...), 0o644)
+	var errb bytes.Buffer
+	// No job directory: the fence fails and drains.
+	if rc := fenceProlog([]string{"--config", n.conf}, n.env("9", []fence.Slice{{GPU: 1, Shards: 10}}, nil), &errb); rc != 1 || len(n.drained) != 1 {
+		t.Fatalf("rc %d, drained %q", rc, n.drained)
+	}
+	if !drainreason.IsFence(n.drained[0][len("n1: "):]) || drainreason.FenceJob(n.drained[0][len("n1: "):]) != "9" {
+		t.Fatalf("drain reason %q; want job 9's fence reason", n.drained[0])
+	}
+	n.jobDir(t, "10")
+	if rc := fenceProlog([]string{"--config", n.conf}, n.env("10", []fence.Slice{{GPU: 1, Shards: 10}}, nil), &errb); rc != 0 || len(n.drained) != 1 {
+		t.Fatalf("another job's success: rc %d, drained %q; want the drain kept", rc, n.drained)
+	}
+	n.jobDir(t, "9")
+	if rc := fenceProlog([]string{"--config", n.conf}, n.env("9", []fence.Slice{{GPU: 1, Shards: 10}}, nil), &errb); rc != 0 || len(n.drained) != 0 {
+		t.Fatalf("job 9's success: rc %d, drained %q; want the drain lifted", rc, n.drained)
 	}
 }
