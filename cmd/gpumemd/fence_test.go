@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/fence"
 	"github.com/gpumem/gpumem/internal/inventory"
@@ -391,5 +394,45 @@ func TestFenceDrainLiftedOnlyByThatJobsSuccess(t *testing.T) {
 	n.jobDir(t, "9")
 	if rc := fenceProlog([]string{"--config", n.conf}, n.env("9", []fence.Slice{{GPU: 1, Shards: 10}}, nil), &errb); rc != 0 || len(n.drained) != 0 {
 		t.Fatalf("job 9's success: rc %d, drained %q; want the drain lifted", rc, n.drained)
+	}
+}
+
+// Limits left by a job whose epilog never ran are cleared at gpumemd's next start;
+// a job Slurm still runs here keeps its limit, and nothing is cleared when Slurm
+// cannot say which jobs run.
+func TestFenceSweepClearsWhatEndedJobsLeft(t *testing.T) {
+	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
+	var errb bytes.Buffer
+	for _, id := range []string{"41", "42"} {
+		n.jobDir(t, id)
+		if rc := fenceProlog([]string{"--config", n.conf}, n.env(id, []fence.Slice{{GPU: 0, Shards: 3}}, nil), &errb); rc != 0 {
+			t.Fatalf("prolog %s: %s", id, errb.String())
+		}
+	}
+	opt := options{}
+	cfg, err := config.LoadGpumemd(n.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Gpumemd = cfg
+	env := n.env("0", nil, nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if c := sweepFences(opt, "n1", env, func(context.Context, string) (map[string]string, error) { return nil, errors.New("down") }, log); c != 0 {
+		t.Fatalf("swept %d with Slurm down", c)
+	}
+	c := sweepFences(opt, "n1", env, func(context.Context, string) (map[string]string, error) {
+		return map[string]string{"42": "RUNNING"}, nil
+	}, log)
+	cs, _ := nvmlsrc.ReadFakeLimits(n.log)
+	_, left41 := nvmlsrc.CurrentFakeLimit(cs, 0, n.jobDir(t, "41"))
+	_, left42 := nvmlsrc.CurrentFakeLimit(cs, 0, n.jobDir(t, "42"))
+	if c != 1 || left41 || !left42 {
+		t.Fatalf("swept %d; limit left on 41 %v, on 42 %v; want 41 cleared, 42 kept", c, left41, left42)
+	}
+	if _, ok := readRecord(n.state, "41"); ok {
+		t.Errorf("record of ended job 41 kept")
+	}
+	if _, ok := readRecord(n.state, "42"); !ok {
+		t.Errorf("record of running job 42 removed")
 	}
 }

@@ -86,6 +86,7 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 			return err
 		}
 		defer src.Close()
+		sweepFences(opt, node, realFenceEnv(), slurmHolding(opt.Scontrol), log)
 		return once(opt, node, src, log)
 	}
 	if err != nil {
@@ -96,6 +97,8 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 		src = nil
 	}
 
+	// Limits a crashed gpumemd's prolog or epilog left behind go first.
+	go sweepFences(opt, node, realFenceEnv(), slurmHolding(opt.Scontrol), log)
 	d := newDaemon(opt, node, src, log)
 	defer d.closeNVML()
 	defer d.closeHistory()
