@@ -3,9 +3,12 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +24,21 @@ import (
 // user's jobs land on (sbatchAs).
 const driverFenceNode = "n3"
 
-// fenceLab is the lab's driver-fence hook (test/lab/fence.sh) with n3's fake NVML given
-// the per-cgroup limit functions and the fake cgroup2 root the dmem controller: what a
-// node with a new driver and kernel answers. The lab has no Slurm cgroup plugin, so a
-// test makes each job's cgroup directory itself, where Slurm's cgroup/v2 would.
+// fenceLab is the lab's fence pass (LAB_FENCE=1, test/lab/fence.sh): Slurm's own
+// cgroup/v2 makes every job's directory on this host's cgroup2 hierarchy, and n3's fake
+// NVML is given the per-cgroup limit functions, taking only real cgroup directories as
+// the driver does: what a node with a new driver answers.
 type fenceLab struct {
-	lab, cgRoot, scope, limitLog string
+	lab, cgRoot, limitLog string
+}
+
+// labCgroupRoot is the cgroup2 mount as the lab's Slurm and gpumemd see it: bound at
+// the chroot's /sys/fs/cgroup, or the host's /sys/fs/cgroup/unified for the host lab.
+func labCgroupRoot() string {
+	if root != "" {
+		return "/sys/fs/cgroup"
+	}
+	return "/sys/fs/cgroup/unified"
 }
 
 func setupFence(t *testing.T) *fenceLab {
@@ -36,9 +48,7 @@ func setupFence(t *testing.T) *fenceLab {
 	}
 	ensureLabUser(t)
 	clean(t)
-	f := &fenceLab{lab: "/var/lib/gpumem-lab/" + release}
-	f.cgRoot = f.lab + "/fence/cgroup"
-	f.scope = f.cgRoot + "/system.slice/slurmstepd.scope"
+	f := &fenceLab{lab: "/var/lib/gpumem-lab/" + release, cgRoot: labCgroupRoot()}
 	f.limitLog = f.lab + "/fence/limits.log"
 	fake := hostPath(f.lab + "/nodes/" + driverFenceNode + ".json")
 	orig, err := os.ReadFile(fake)
@@ -49,24 +59,20 @@ func setupFence(t *testing.T) *fenceLab {
 	if err := json.Unmarshal(orig, &node); err != nil {
 		t.Fatal(err)
 	}
-	node["memory_limits"] = map[string]string{"log": f.limitLog}
+	node["memory_limits"] = map[string]any{"log": f.limitLog, "cgroup": true}
 	b, _ := json.Marshal(node)
 	must(t, os.WriteFile(fake, b, 0o644))
-	must(t, os.MkdirAll(hostPath(f.scope), 0o755))
-	must(t, os.WriteFile(hostPath(f.cgRoot+"/cgroup.controllers"), []byte("cpuset cpu io memory dmem pids\n"), 0o644))
 	os.Remove(hostPath(f.limitLog))
 	f.inventory(t)
 	t.Cleanup(func() {
 		ok(t, "scancel", "--quiet", "-u", labUser)
 		clean(t)
 		os.WriteFile(fake, orig, 0o644)
-		os.Remove(hostPath(f.cgRoot + "/cgroup.controllers"))
 		f.inventory(t)
 		slurm(t, 30*time.Second, "", "scontrol", "update", "nodename="+driverFenceNode, "state=resume")
 	})
 	return f
 }
-
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -80,6 +86,9 @@ func (f *fenceLab) inventory(t *testing.T) []inventory.GPU {
 	t.Helper()
 	ok(t, f.lab+"/bin/gpumemd", "--once", "--config", f.lab+"/gpumemd.conf", "--nvml=fake:"+f.lab+"/nodes/"+driverFenceNode+".json",
 		"--node", driverFenceNode, "--write-inventory", "--inventory-dir", "/etc/slurm/gpumem.d", "--fence-cgroup-root", f.cgRoot)
+	if strings.Contains(ok(t, "scontrol", "show", "node", driverFenceNode), "REASON") {
+		t.Logf("%s", ok(t, "scontrol", "show", "node", driverFenceNode))
+	}
 	c, err := inventory.LoadPath(ctldConf("gpumem.d/" + driverFenceNode + ".json"))
 	if err != nil || len(c.Nodes) != 1 {
 		t.Fatalf("%s's inventory: %v", driverFenceNode, err)
@@ -87,23 +96,106 @@ func (f *fenceLab) inventory(t *testing.T) []inventory.GPU {
 	return c.Nodes[0].GPUs
 }
 
-// heldJob submits a job as the lab user, held, so its cgroup can be made before it
-// runs; the script first copies the fake driver's state and its recorded fence where
-// the test reads them: what the job's first code sees.
+// jobScript is what each fence test's job runs first: it copies the fake driver's
+// state, its recorded fence and its own /proc/self/cgroup where the test reads them
+// (what the job's first code sees), tries a cgroup of its own below the job's, then
+// waits (bounded) for the test to have read its allocation. One line: the test reads
+// the job's record with `scontrol -o`, which a line break in the command would split.
+func (f *fenceLab) jobScript() string {
+	return fmt.Sprintf(`cat %s > /tmp/gpumem-fence-seen-$SLURM_JOB_ID 2>&1; cat %s/fence/state/$SLURM_JOB_ID >> /tmp/gpumem-fence-seen-$SLURM_JOB_ID 2>&1; `+
+		`grep '^0::' /proc/self/cgroup > /tmp/gpumem-fence-cg-$SLURM_JOB_ID; `+
+		`d=%s$(sed -n 's|^0::||p' /proc/self/cgroup | sed 's|/step_.*||'); mkdir $d/mine 2>/dev/null && echo MADE-A-SUBCGROUP >> /tmp/gpumem-fence-seen-$SLURM_JOB_ID; `+
+		`srun --export=NONE true; `+
+		`for i in $(seq 300); do [ -e /tmp/gpumem-fence-go-$SLURM_JOB_ID ] && break; sleep 0.2; done; true`, f.limitLog, f.lab, f.cgRoot)
+}
+
+// heldJob submits a job as the lab user, held, so that the test sees it from its
+// start; the script is jobScript's.
 func (f *fenceLab) heldJob(t *testing.T, extra ...string) (id, seen string) {
 	t.Helper()
-	// One line: the test reads the job's record with `scontrol -o`, which a line
-	// break in the command would split.
-	script := fmt.Sprintf(`cat %s > /tmp/gpumem-fence-seen-$SLURM_JOB_ID 2>&1; cat %s/fence/state/$SLURM_JOB_ID >> /tmp/gpumem-fence-seen-$SLURM_JOB_ID 2>&1; `+
-		`mkdir %s/job_$SLURM_JOB_ID/mine 2>/dev/null && echo MADE-A-SUBCGROUP >> /tmp/gpumem-fence-seen-$SLURM_JOB_ID; srun --export=NONE true; `+
-		// It then waits (bounded) for the test to have read its allocation.
-		`for i in $(seq 300); do [ -e /tmp/gpumem-fence-go-$SLURM_JOB_ID ] && break; sleep 0.2; done; true`, f.limitLog, f.lab, f.scope)
-	args := append([]string{"--hold", "--output=/dev/null", "--wrap", script}, extra...)
+	args := append([]string{"--hold", "--output=/dev/null", "--wrap", f.jobScript()}, extra...)
 	id = sbatchAs(t, args...)
-	seen = hostPath("/tmp/gpumem-fence-seen-" + id)
-	os.Remove(seen)
-	t.Cleanup(func() { os.Remove(seen); os.Remove(hostPath("/tmp/gpumem-fence-go-" + id)) })
+	seen = f.seen(t, id)
 	return id, seen
+}
+
+// seen is where job id's script leaves what it saw; removed at the test's end.
+func (f *fenceLab) seen(t *testing.T, id string) string {
+	seen := hostPath("/tmp/gpumem-fence-seen-" + id)
+	os.Remove(seen)
+	t.Cleanup(func() {
+		for _, p := range []string{"seen", "go", "cg"} {
+			os.Remove(hostPath("/tmp/gpumem-fence-" + p + "-" + id))
+		}
+	})
+	return seen
+}
+
+// jobCgroup is job id's cgroup as Slurm made it, from the job's own process's
+// /proc/self/cgroup (as the lab sees the path): the first directory below
+// Slurm's slurmstepd scope.
+func (f *fenceLab) jobCgroup(t *testing.T, id string) string {
+	t.Helper()
+	var line string
+	eventually(30*time.Second, func() bool {
+		b, _ := os.ReadFile(hostPath("/tmp/gpumem-fence-cg-" + id))
+		line = strings.TrimSpace(string(b))
+		return line != ""
+	})
+	rel, ok := strings.CutPrefix(line, "0::")
+	parts := strings.Split(strings.TrimPrefix(rel, "/"), "/")
+	for i, p := range parts {
+		if ok && strings.HasSuffix(p, "slurmstepd.scope") && i+1 < len(parts) {
+			return f.cgRoot + "/" + strings.Join(parts[:i+2], "/")
+		}
+	}
+	t.Fatalf("job %s ran in %q: not below Slurm's slurmstepd scope", id, line)
+	return ""
+}
+
+// limitsOn are the fake driver's calls on dir: sets, then clears (soft 0, hard MAX).
+func (f *fenceLab) limitsOn(t *testing.T, dir string) (sets, clears []nvmlsrc.FakeLimitCall) {
+	t.Helper()
+	calls, err := nvmlsrc.ReadFakeLimits(hostPath(f.limitLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		if c.Namespace != dir {
+			continue
+		}
+		if c.Hard == nvml.DEVICE_MEMORY_LIMIT_MAX && c.Soft == 0 {
+			clears = append(clears, c)
+		} else {
+			sets = append(sets, c)
+		}
+	}
+	return sets, clears
+}
+
+// strayLimits are calls on any cgroup but those named (and gpumemd's own probe).
+func (f *fenceLab) strayLimits(t *testing.T, dirs ...string) []nvmlsrc.FakeLimitCall {
+	t.Helper()
+	calls, err := nvmlsrc.ReadFakeLimits(hostPath(f.limitLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []nvmlsrc.FakeLimitCall
+	for _, c := range calls {
+		if !strings.HasSuffix(c.Namespace, "/gpumem.probe") && !slices.Contains(dirs, c.Namespace) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// notDrained fails the test when the fence node is drained or down.
+func notDrained(t *testing.T) {
+	t.Helper()
+	out := ok(t, "sinfo", "-h", "-n", driverFenceNode, "-o", "%T %E")
+	if strings.Contains(strings.ToLower(out), "drain") || strings.Contains(out, "down") {
+		t.Fatalf("%s drained: %s", driverFenceNode, out)
+	}
 }
 
 // letGo lets job id's script end.
@@ -112,15 +204,134 @@ func letGo(t *testing.T, id string) {
 	must(t, os.WriteFile(hostPath("/tmp/gpumem-fence-go-"+id), nil, 0o644))
 }
 
-// allocatedGPU is the GPU of n3 Slurm gave job id, from Slurm's own record.
-func allocatedGPU(t *testing.T, id string) int {
+// fencedRun is what one job of a fence test showed: its cgroup as Slurm made it, the
+// GPU Slurm gave it on n3, the limit calls on that cgroup, and what its first code saw.
+type fencedRun struct {
+	id, dir, saw   string
+	gpu            int
+	sets, clears   []nvmlsrc.FakeLimitCall
+	recordLeft     bool
+	limitLeft      bool
+	cgroupOutlived bool
+}
+
+// run releases held job id (or, for "", one already queued) and follows it to its end.
+func (f *fenceLab) run(t *testing.T, id, seen string, release bool) fencedRun {
 	t.Helper()
-	out := ok(t, "scontrol", "-d", "-o", "show", "job", id)
-	js := slurmcli.ParseJobsText(out)
-	if len(js.Jobs) != 1 || len(js.Jobs[0].Uses) != 1 {
-		t.Fatalf("job %s: want one GPU in its record:\n%s", id, out)
+	if release {
+		ok(t, "scontrol", "release", id)
 	}
-	return js.Jobs[0].Uses[0].GPU
+	waitState(t, id, "RUNNING")
+	r := fencedRun{id: id, dir: f.jobCgroup(t, id), gpu: -1}
+	if js := allocatedGPUs(t, id); len(js) == 1 {
+		r.gpu = js[0]
+	}
+	letGo(t, id)
+	waitGone(t, id)
+	b, _ := os.ReadFile(seen)
+	r.saw = string(b)
+	r.sets, r.clears = f.limitsOn(t, r.dir)
+	_, err := os.Stat(hostPath(f.lab + "/fence/state/" + id))
+	r.recordLeft = err == nil
+	eventually(10*time.Second, func() bool { _, err := os.Stat(hostPath(r.dir)); return err != nil })
+	_, err = os.Stat(hostPath(r.dir))
+	r.cgroupOutlived = err == nil
+	// A limit goes with its cgroup, as the driver's does: one is left only on a
+	// directory that is still there.
+	calls, _ := nvmlsrc.ReadFakeLimits(hostPath(f.limitLog))
+	_, set := nvmlsrc.CurrentFakeLimit(calls, max(r.gpu, 0), r.dir)
+	r.limitLeft = set && r.cgroupOutlived
+	return r
+}
+
+// fenced checks a shard job's run: one hard limit of want bytes on the GPU Slurm gave
+// it, set by root on the directory Slurm made (as the job's own process names it)
+// before the job's first code, one clear after, nothing left, no sub-cgroup of the
+// user's, and the fence readable by the job.
+func (r fencedRun) fenced(t *testing.T, want uint64) {
+	t.Helper()
+	if strings.Contains(r.saw, "MADE-A-SUBCGROUP") {
+		t.Errorf("job %s: the lab user made a cgroup below the job's", r.id)
+	}
+	// The epilog clears the limit where it runs before Slurm removes the cgroup
+	// (RunInJob, 24.11 and 26.05); on 22.05 slurmd runs it after, and the directory's
+	// removal took the limit (never a soft one: gpumem sets none) with it.
+	clears := 1
+	if release == "22.05" {
+		clears = 0
+	}
+	if len(r.sets) != 1 || r.sets[0].GPU != r.gpu || r.sets[0].Hard != want || r.sets[0].Soft != 0 || r.sets[0].EUID != 0 || len(r.clears) != clears {
+		t.Fatalf("job %s (GPU %d, cgroup %s): sets %+v, clears %+v; want one %d-byte hard limit by root, then %d clear", r.id, r.gpu, r.dir, r.sets, r.clears, want, clears)
+	}
+	firstLine, _, _ := strings.Cut(r.saw, "\n")
+	var first nvmlsrc.FakeLimitCall
+	if err := json.Unmarshal([]byte(firstLine), &first); err != nil {
+		t.Fatalf("job %s's first code saw %q; want the limit already set", r.id, r.saw)
+	}
+	if first.Namespace != "" && !strings.Contains(r.saw, r.dir) {
+		t.Fatalf("job %s's first code saw %q; want its own limit on %s already set", r.id, r.saw, r.dir)
+	}
+	if !strings.Contains(r.saw, `"fence":"driver"`) {
+		t.Errorf("job %s could not read its fence (driver) from the prolog's record: %q", r.id, r.saw)
+	}
+	r.clean(t)
+}
+
+// unfenced checks a run that held no shard here: no limit on its cgroup, nothing left.
+func (r fencedRun) unfenced(t *testing.T) {
+	t.Helper()
+	if len(r.sets) != 0 || len(r.clears) != 0 {
+		t.Errorf("job %s holds no shard on %s but its cgroup got %+v %+v", r.id, driverFenceNode, r.sets, r.clears)
+	}
+	r.clean(t)
+}
+
+func (r fencedRun) clean(t *testing.T) {
+	t.Helper()
+	if r.recordLeft {
+		t.Errorf("the fence record of job %s outlived it", r.id)
+	}
+	if r.limitLeft {
+		t.Errorf("job %s: a limit left on %s after the job", r.id, r.dir)
+	}
+	if r.cgroupOutlived {
+		t.Errorf("job %s: its cgroup %s outlived it", r.id, r.dir)
+	}
+}
+
+// allocatedGPUs are the GPUs of n3 Slurm gave job id, from Slurm's own record of it.
+func allocatedGPUs(t *testing.T, id string) []int {
+	t.Helper()
+	var out []int
+	for _, u := range jobRecord(t, id).Uses {
+		if u.Node == driverFenceNode {
+			out = append(out, u.GPU)
+		}
+	}
+	return out
+}
+
+// jobRecord is job id's own record, as gpumem reads it.
+func jobRecord(t *testing.T, id string) slurmcli.Job {
+	t.Helper()
+	r := &slurmcli.JobReader{Scontrol: labCommand(t, "scontrol"), Squeue: labCommand(t, "squeue")}
+	j, err := r.One(context.Background(), id)
+	if err != nil {
+		t.Fatalf("job %s's record: %v", id, err)
+	}
+	return j
+}
+
+// labCommand is a Runner of the lab's Slurm command name (inside the chroot from
+// 24.11 on).
+func labCommand(t *testing.T, name string) slurmcli.Runner {
+	t.Helper()
+	if root == "" {
+		return slurmcli.Runner{Path: name}
+	}
+	p := filepath.Join(t.TempDir(), name)
+	must(t, os.WriteFile(p, []byte("#!/bin/sh\nexec chroot "+root+" "+name+" \"$@\"\n"), 0o755))
+	return slurmcli.Runner{Path: p}
 }
 
 func waitGone(t *testing.T, id string) {
@@ -134,80 +345,30 @@ func waitGone(t *testing.T, id string) {
 }
 
 // gpumemd's prolog sets the shard job's slice as the hard limit on the job's cgroup, as
-// root, before the job's first code runs; the epilog clears it. 24.11 and 26.05 run it
-// as the Prolog (PrologFlags=RunInJob); 22.05, whose Prolog runs before the job's cgroup
-// exists, through gpumem's SPANK plugin in the extern step (PrologFlags=Contain).
+// Slurm's cgroup/v2 made it, as root, before the job's first code runs; the epilog
+// clears it. 24.11 and 26.05 run it as the Prolog (PrologFlags=RunInJob); 22.05, whose
+// Prolog runs before the job's cgroup exists, through gpumem's SPANK plugin in the
+// extern step (PrologFlags=Contain).
 func TestFenceDriverLimitBeforeTheJobRuns(t *testing.T) {
 	needFenceHook(t)
 	f := setupFence(t)
 	gpus := f.inventory(t)
-	want := inventory.FenceDriver
 	for _, g := range gpus {
-		if g.FenceOf() != want {
-			t.Fatalf("%s GPU %d says fence %q; want %q on %s", driverFenceNode, g.Index, g.FenceOf(), want, release)
+		if g.FenceOf() != inventory.FenceDriver || g.FenceBackend == "" {
+			t.Fatalf("%s GPU %d says fence %q backend %q; want driver with its backend on %s", driverFenceNode, g.Index, g.FenceOf(), g.FenceBackend, release)
 		}
 	}
 	// Everything the user controls about the job, aimed at the limit: another job id,
 	// node and device list in the environment; the script tries a sub-cgroup and a step
 	// with other options.
 	id, seen := f.heldJob(t, "--export=ALL,SLURM_JOB_ID=1,SLURMD_NODENAME=n1,CUDA_VISIBLE_DEVICES=3,SLURM_SHARDS_ON_NODE=20,GPUMEM_CONF=/tmp/x")
-	dir := f.scope + "/job_" + id
-	must(t, os.MkdirAll(hostPath(dir), 0o755))
-	t.Cleanup(func() { os.RemoveAll(hostPath(dir)) })
-	ok(t, "scontrol", "release", id)
-	waitState(t, id, "RUNNING")
-	gpu := allocatedGPU(t, id)
-	letGo(t, id)
-	waitGone(t, id)
-	sawB, err := os.ReadFile(seen)
-	if err != nil {
-		t.Fatalf("the job's script left nothing: %v", err)
+	r := f.run(t, id, seen, true)
+	r.fenced(t, 4<<30)
+	if stray := f.strayLimits(t, r.dir); len(stray) != 0 {
+		t.Errorf("limits on other cgroups than job %s's %s: %+v", id, r.dir, stray)
 	}
-	saw := string(sawB)
-	if strings.Contains(saw, "MADE-A-SUBCGROUP") {
-		t.Errorf("the lab user made a cgroup below the job's")
-	}
-	calls, err := nvmlsrc.ReadFakeLimits(hostPath(f.limitLog))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mine []nvmlsrc.FakeLimitCall
-	for _, c := range calls {
-		if c.Namespace == dir {
-			mine = append(mine, c)
-		} else {
-			t.Errorf("a limit on %s, not job %s's cgroup: %+v", c.Namespace, id, c)
-		}
-	}
-	// One set (4 GiB on the GPU Slurm gave the job, by root) before the script ran;
-	// after it, the epilog's clears (every driver GPU of the node, whatever the job
-	// held); the step set nothing.
-	var sets, clears []nvmlsrc.FakeLimitCall
-	for _, c := range mine {
-		if c.Hard == nvml.DEVICE_MEMORY_LIMIT_MAX && c.Soft == 0 {
-			clears = append(clears, c)
-		} else {
-			sets = append(sets, c)
-		}
-	}
-	if len(sets) != 1 || sets[0].GPU != gpu || sets[0].Hard != 4<<30 || sets[0].Soft != 0 || sets[0].EUID != 0 ||
-		len(clears) != len(gpus) || mine[0] != sets[0] {
-		t.Fatalf("limit calls for job %s (GPU %d): %+v; want one 4 GiB hard limit set by root, then a clear on each of the %d GPUs", id, gpu, mine, len(gpus))
-	}
-	firstLine, _, _ := strings.Cut(saw, "\n")
-	var first nvmlsrc.FakeLimitCall
-	if err := json.Unmarshal([]byte(firstLine), &first); err != nil || first.Namespace != sets[0].Namespace || first.Hard != 4<<30 {
-		t.Fatalf("the job's first code saw %q; want the limit already set", saw)
-	}
-	if !strings.Contains(saw, "\ndriver\n") {
-		t.Errorf("the job could not read its fence (driver) from the prolog's record: %q", saw)
-	}
-	if _, err := os.Stat(hostPath(f.lab + "/fence/state/" + id)); err == nil {
-		t.Errorf("the fence record of job %s outlived it", id)
-	}
-	if c, left := nvmlsrc.CurrentFakeLimit(calls, gpu, sets[0].Namespace); left {
-		t.Errorf("limit left after the job: %+v", c)
-	}
+	notDrained(t)
+	t.Logf("%s: job %s fenced on %s (Slurm's cgroup/v2), GPU %d", release, id, r.dir, r.gpu)
 }
 
 // A node that said it fences and cannot set a job's limit never runs the job there
@@ -218,7 +379,10 @@ func TestFenceFailureNeverRunsTheJobUnfenced(t *testing.T) {
 	f := setupFence(t)
 	failures := hostPath(f.lab + "/fence/failures.log")
 	os.Remove(failures)
-	// No cgroup directory for the job: the prolog cannot prove or reach it.
+	// The driver refuses every call from now on; the inventory still says driver.
+	fake := hostPath(f.lab + "/nodes/" + driverFenceNode + ".json")
+	b, _ := os.ReadFile(fake)
+	must(t, os.WriteFile(fake, []byte(strings.Replace(string(b), `"cgroup":true`, `"cgroup":true,"answer":"ERROR_UNKNOWN"`, 1)), 0o644))
 	id, seen := f.heldJob(t)
 	ok(t, "scontrol", "release", id)
 	var state, reason string
@@ -228,7 +392,7 @@ func TestFenceFailureNeverRunsTheJobUnfenced(t *testing.T) {
 			break
 		}
 	}
-	b, _ := os.ReadFile(failures)
+	b, _ = os.ReadFile(failures)
 	if !strings.Contains(string(b), "job "+id+" on "+driverFenceNode+": driver fence not set") {
 		t.Fatalf("failure not counted for job %s: %q", id, b)
 	}
