@@ -121,3 +121,20 @@ func TestHostRangeRefusalBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestManyNodesBounded: --nodes=1000000 is refused after a look at each partition's
+// nodes, not one per node asked for.
+func TestManyNodesBounded(t *testing.T) {
+	a, err := New(rangeCluster(), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := Job{TresPerNode: "gres:gpu:mem:20g", MinNodes: 1000000}
+	if per := bytesPerRun(3, func() {
+		if _, err := a.Admit(j); err == nil {
+			t.Fatal("a million nodes admitted on 64")
+		}
+	}); per > 1<<20 {
+		t.Errorf("%d bytes per decision, want under 1 MiB", per)
+	}
+}
