@@ -168,7 +168,7 @@ func (a *Admitter) AdmitWith(j Job, use *Usage) (Decision, error) {
 	if !found {
 		return Decision{Job: j}, nil
 	}
-	sh, err := shapeOf(&j)
+	sh, err := a.shapeOf(&j)
 	if err != nil {
 		return Decision{}, err
 	}

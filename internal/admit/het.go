@@ -23,7 +23,7 @@ func (a *Admitter) Hosts(j Job, d Decision) [][]string {
 	if !d.Changed {
 		return nil
 	}
-	sh, err := shapeOf(&j)
+	sh, err := a.shapeOf(&j)
 	if err != nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/slurmconf"
 )
 
 // unit is one kind of device a node offers whole to a job: a MIG profile or a full-GPU
@@ -65,6 +66,7 @@ type nodeRef struct{ g *group }
 type index struct {
 	parts map[string]*partition
 	nodes map[string]nodeRef
+	hosts *slurmconf.NodeSet // the nodes' names, which a job's host lists are read against
 }
 
 // indexOf groups the cluster's nodes by GPU config and features, and lists each
@@ -104,6 +106,11 @@ func indexOf(c inventory.Cluster, unitMiB int64) index {
 			p.add(g)
 		}
 	}
+	names := make([]string, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		names = append(names, n.Name)
+	}
+	ix.hosts = slurmconf.NewNodeSet(names)
 	return ix
 }
 

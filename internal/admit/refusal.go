@@ -324,11 +324,12 @@ func (a *Admitter) partitionsOf(node string) string {
 }
 
 // mostNodes is the most nodes, fewer than the job asked for, on which q fits in p with
-// the rest of its shape; 0 when none.
+// the rest of its shape; 0 when none. More nodes than p has never fit: the search
+// starts at p's size, whatever --nodes says.
 func (a *Admitter) mostNodes(q *ask, sh *shape, p *partition) int64 {
 	probe := *sh
 	ps := []*partition{p}
-	for k := sh.nodes - 1; k >= max(int64(len(sh.req)), 1); k-- {
+	for k := min(sh.nodes-1, int64(len(p.nodes))); k >= max(int64(len(sh.req)), 1); k-- {
 		probe.nodes = k
 		for _, o := range a.options(q, ps) {
 			if _, _, ok := a.reachIn(q, &probe, p, &o, nil); ok {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpumem/gpumem/internal/clip"
 	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/slurmconf"
 	"github.com/gpumem/gpumem/internal/slurmgres"
@@ -12,8 +13,8 @@ import (
 // shape is the rest of a job's request, read once: which nodes it must, may and may not
 // use, and how many of its kind it wants running at once.
 type shape struct {
-	req      []string        // --nodelist, expanded
-	exc      map[string]bool // --exclude, expanded
+	req      []string        // --nodelist: its nodes, in its order, then any it names the cluster lacks (one)
+	exc      map[string]bool // --exclude: the cluster's nodes it names
 	feat     *featureExpr    // --constraint; nil: none
 	nodes    int64           // nodes the job spans (at least the required ones)
 	want     int64           // tasks wanted at once; 0: a single job, as many as possible
@@ -30,25 +31,33 @@ type shape struct {
 	held     string // the native GRES the job holds, for messages
 }
 
-// shapeOf reads j's shape; an error is a refusal naming the option at fault.
-func shapeOf(j *Job) (shape, error) {
+// shapeOf reads j's shape; an error is a refusal naming the option at fault. The host
+// lists are read against the cluster's nodes, never expanded (slurmconf.NodeSet): a
+// required node the cluster lacks ends the list, and the refusal names it; an excluded
+// one means nothing here.
+func (a *Admitter) shapeOf(j *Job) (shape, error) {
 	s := shape{nodes: max(int64(j.MinNodes), 1), features: j.Features, siblings: j.HetSiblings, het: j.HetJob || len(j.HetSiblings) > 0}
 	if j.Keep != "" {
 		s.keep, s.held = heldName(j.Keep), slurmgres.StripAll(j.Keep)
 	}
 	if j.ReqNodes != "" {
-		names, err := slurmconf.ExpandHostlist(j.ReqNodes)
+		h, err := slurmconf.ParseHostlist(j.ReqNodes)
 		if err != nil {
-			return s, fmt.Errorf("gpumem cannot read --nodelist=%s: %v", j.ReqNodes, err)
+			return s, fmt.Errorf("gpumem cannot read --nodelist=%s: %v", clip.String(j.ReqNodes, clip.List), err)
 		}
-		s.req = dedupe(names)
+		names, missing := a.ix.hosts.Required(h)
+		if missing != "" {
+			names = append(names, missing) // no partition has it: the refusal names it
+		}
+		s.req = names
 		s.nodes = max(s.nodes, int64(len(s.req)))
 	}
 	if j.ExcNodes != "" {
-		names, err := slurmconf.ExpandHostlist(j.ExcNodes)
+		h, err := slurmconf.ParseHostlist(j.ExcNodes)
 		if err != nil {
-			return s, fmt.Errorf("gpumem cannot read --exclude=%s: %v", j.ExcNodes, err)
+			return s, fmt.Errorf("gpumem cannot read --exclude=%s: %v", clip.String(j.ExcNodes, clip.List), err)
 		}
+		names := a.ix.hosts.Covered(h)
 		s.exc = make(map[string]bool, len(names))
 		for _, n := range names {
 			s.exc[n] = true
@@ -65,18 +74,6 @@ func shapeOf(j *Job) (shape, error) {
 		s.want = tasks
 	}
 	return s, nil
-}
-
-func dedupe(names []string) []string {
-	seen := make(map[string]bool, len(names))
-	out := names[:0]
-	for _, n := range names {
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // usable says whether a node of group g may run the job as far as its features go.

@@ -205,7 +205,7 @@ func TestShapeNeverUnrunnable(t *testing.T) {
 						if !d.Changed || d.GRES == "" || d.MiB != mib[size] || d.Kind == placement.Shard && d.Units < d.MiB {
 							t.Fatalf("%+v -> %+v: want a translation holding %d MiB per GPU", j, d, mib[size])
 						}
-						checkRunnable(t, c, j, d)
+						checkRunnable(t, a, c, j, d)
 					}
 				}
 			}
@@ -218,9 +218,9 @@ func TestShapeNeverUnrunnable(t *testing.T) {
 	}
 }
 
-func checkRunnable(t *testing.T, c inventory.Cluster, j Job, d Decision) {
+func checkRunnable(t *testing.T, a *Admitter, c inventory.Cluster, j Job, d Decision) {
 	t.Helper()
-	sh, _ := shapeOf(&j)
+	sh, _ := a.shapeOf(&j)
 	for _, p := range d.Serving {
 		var ok int64
 		for _, n := range c.Nodes {

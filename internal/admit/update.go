@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpumem/gpumem/internal/clip"
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/slurmgres"
 )
@@ -47,7 +48,7 @@ func (a *Admitter) keepRefusal(q *ask, sh *shape, serving []string) error {
 // name, an untyped gpu count, a type no node has under that name) is Slurm's to judge.
 func (a *Admitter) Holds(j Job) error {
 	a = a.unfencedTwin() // whether the job can run at all, not whether gpumem would give it that slice
-	sh, err := shapeOf(&j)
+	sh, err := a.shapeOf(&j)
 	if err != nil {
 		return err
 	}
@@ -126,10 +127,10 @@ func (s *shape) words() string {
 		w = append(w, "--nodes="+strconv.FormatInt(s.nodes, 10))
 	}
 	if len(s.req) > 0 {
-		w = append(w, "--nodelist="+strings.Join(s.req, ","))
+		w = append(w, "--nodelist="+clip.String(strings.Join(s.req, ","), clip.List))
 	}
 	if len(s.exc) > 0 {
-		w = append(w, "--exclude="+strings.Join(sortedKeys(s.exc), ","))
+		w = append(w, "--exclude="+clip.String(strings.Join(sortedKeys(s.exc), ","), clip.List))
 	}
 	if s.features != "" {
 		w = append(w, "--constraint="+s.features)

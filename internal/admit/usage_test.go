@@ -69,7 +69,7 @@ func compareLost(t *testing.T, a *Admitter, j Job, ix, plain *Usage) {
 	if found, err := readAsk(j, &q); err != nil || !found {
 		t.Fatalf("%+v: %v", j, err)
 	}
-	sh, err := shapeOf(&j)
+	sh, err := a.shapeOf(&j)
 	if err != nil {
 		return // refused for its shape: no option is counted
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/gpumem/gpumem/internal/clip"
 	"github.com/gpumem/gpumem/internal/config"
 )
 
@@ -16,7 +17,8 @@ type Sink interface {
 }
 
 // logger filters by the configured level and tags every line with the plugin's name,
-// so a site can grep its slurmctld log for gpumem. The level follows gpumem.conf as the
+// so a site can grep its slurmctld log for gpumem. A line quotes a job's fields, which
+// the user wrote: each is clipped to clip.Line. The level follows gpumem.conf as the
 // loader reloads it, so it is atomic.
 type logger struct {
 	sink   Sink
@@ -41,23 +43,28 @@ func (l *logger) adminf(format string, a ...any) {
 }
 
 func (l *logger) errorf(format string, a ...any) {
-	l.sink.Error(l.tag + ": " + fmt.Sprintf(format, a...))
+	l.sink.Error(l.line(format, a...))
 }
 
 func (l *logger) infof(format string, a ...any) {
 	if l.on(config.LevelInfo) {
-		l.sink.Info(l.tag + ": " + fmt.Sprintf(format, a...))
+		l.sink.Info(l.line(format, a...))
 	}
 }
 
 func (l *logger) verbosef(format string, a ...any) {
 	if l.on(config.LevelVerbose) {
-		l.sink.Info(l.tag + ": " + fmt.Sprintf(format, a...))
+		l.sink.Info(l.line(format, a...))
 	}
 }
 
 func (l *logger) debugf(format string, a ...any) {
 	if l.on(config.LevelDebug) {
-		l.sink.Debug(l.tag + ": " + fmt.Sprintf(format, a...))
+		l.sink.Debug(l.line(format, a...))
 	}
+}
+
+// line is one log line: the tag, then the message, within clip.Line.
+func (l *logger) line(format string, a ...any) string {
+	return clip.String(l.tag+": "+fmt.Sprintf(format, a...), clip.Line)
 }

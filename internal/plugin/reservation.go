@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/clip"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/slurmconf"
 )
@@ -75,7 +76,7 @@ func (p *Plugin) narrowed(st *state, nodes map[string]string, was reservations) 
 		}
 		core, err := p.coreWithin(st, list)
 		if err != nil {
-			p.log.errorf("reservation %s (%s): %v; its jobs are admitted against their partitions", name, list, err)
+			p.log.errorf("reservation %s (%s): %v; its jobs are admitted against their partitions", name, clip.String(list, clip.List), err)
 			continue
 		}
 		out[name] = resvCore{nodes: list, cluster: st.cluster, core: core}
@@ -84,14 +85,20 @@ func (p *Plugin) narrowed(st *state, nodes map[string]string, was reservations) 
 }
 
 // coreWithin is a core for st's inventory narrowed to the nodes of host list list.
-// Pools whose partition has no node there are dropped: they route nothing in it.
+// Pools whose partition has no node there are dropped: they route nothing in it. The
+// list is read against the inventory's nodes, not expanded: nodes it names that the
+// inventory lacks cost nothing.
 func (p *Plugin) coreWithin(st *state, list string) (Core, error) {
-	names, err := slurmconf.ExpandHostlist(list)
+	h, err := slurmconf.ParseHostlist(list)
 	if err != nil {
 		return nil, err
 	}
-	in := make(map[string]bool, len(names))
-	for _, n := range names {
+	all := make([]string, len(st.cluster.Nodes))
+	for i, n := range st.cluster.Nodes {
+		all[i] = n.Name
+	}
+	in := map[string]bool{}
+	for _, n := range slurmconf.NewNodeSet(all).Covered(h) {
 		in[n] = true
 	}
 	var c inventory.Cluster
@@ -159,5 +166,5 @@ func (p *Plugin) within(st *state, name string) (Core, string) {
 	if !ok || rc.cluster != st.cluster {
 		return nil, ""
 	}
-	return rc.core, fmt.Sprintf(" (the job may use only the nodes of reservation %s: %s)", name, rc.nodes)
+	return rc.core, fmt.Sprintf(" (the job may use only the nodes of reservation %s: %s)", name, clip.String(rc.nodes, clip.List))
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/clip"
 )
 
 // MaxHosts bounds an expansion of slurm.conf so that a typo like n[1-1000000000] is an
@@ -27,42 +29,46 @@ func ExpandHostlistMax(s string, max int) ([]string, error) {
 		}
 		names, err := expandOne(item, max-len(out))
 		if errors.Is(err, errTooMany) {
-			return nil, fmt.Errorf("host list %q: more than %d hosts", clip(s), max)
+			return nil, fmt.Errorf("host list %q: more than %d hosts", clip80(s), max)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("host list %q: %w", clip(s), err)
+			return nil, fmt.Errorf("host list %q: %w", clip80(s), err)
 		}
 		out = append(out, names...)
 	}
 	return out, nil
 }
 
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
-}
+// clip80 is s short enough for an error about a list from slurm.conf.
+func clip80(s string) string { return clip.String(s, 80) }
 
 // splitTop splits on commas outside brackets (a hostlist's ranges) and parentheses (a
 // GRES entry's socket list).
 func splitTop(s string) []string {
 	var parts []string
+	eachTop(s, func(p string) bool { parts = append(parts, p); return true })
+	return parts
+}
+
+// eachTop calls f with each part splitTop makes, trimmed, until f returns false.
+func eachTop(s string, f func(string) bool) {
 	depth, start := 0, 0
-	for i, c := range s {
-		switch c {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
 		case '[', '(':
 			depth++
 		case ']', ')':
 			depth--
 		case ',':
 			if depth == 0 {
-				parts = append(parts, strings.TrimSpace(s[start:i]))
+				if !f(strings.TrimSpace(s[start:i])) {
+					return
+				}
 				start = i + 1
 			}
 		}
 	}
-	return append(parts, strings.TrimSpace(s[start:]))
+	f(strings.TrimSpace(s[start:]))
 }
 
 // expandOne expands one item of a list into at most max names.
@@ -70,7 +76,7 @@ func expandOne(item string, max int) ([]string, error) {
 	open := strings.IndexByte(item, '[')
 	if open < 0 {
 		if strings.ContainsRune(item, ']') {
-			return nil, fmt.Errorf("%q: ']' without '['", clip(item))
+			return nil, fmt.Errorf("%q: ']' without '['", clip80(item))
 		}
 		if max < 1 {
 			return nil, errTooMany
@@ -79,7 +85,7 @@ func expandOne(item string, max int) ([]string, error) {
 	}
 	end := strings.IndexByte(item[open:], ']')
 	if end < 0 {
-		return nil, fmt.Errorf("%q: '[' without ']'", clip(item))
+		return nil, fmt.Errorf("%q: '[' without ']'", clip80(item))
 	}
 	end += open
 	prefix, ranges, rest := item[:open], item[open+1:end], item[end+1:]
@@ -91,7 +97,7 @@ func expandOne(item string, max int) ([]string, error) {
 	for _, r := range strings.Split(ranges, ",") {
 		nums, err := expandRange(strings.TrimSpace(r), max)
 		if err != nil {
-			return nil, fmt.Errorf("%q: %w", clip(item), err)
+			return nil, fmt.Errorf("%q: %w", clip80(item), err)
 		}
 		if len(out)+len(nums)*len(tails) > max {
 			return nil, errTooMany
