@@ -73,13 +73,14 @@ func FindJobCgroup(procSelfCgroup []byte, root, scope string, jobID uint64) (str
 }
 
 // IsSLUID reports whether s is a Slurm 26.05 SLUID as its cgroup/v2 plugin names a
-// job's directory: "s" and 13 characters of Crockford's base 32, lower case.
+// job's directory (cgroup.conf(5): "sEKNKTV3WPV500"): "s" and 13 characters of
+// Crockford's base 32.
 func IsSLUID(s string) bool {
 	if len(s) != 14 || s[0] != 's' {
 		return false
 	}
-	for _, c := range s[1:] {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' && c != 'i' && c != 'l' && c != 'o' && c != 'u') {
+	for _, c := range strings.ToUpper(s[1:]) {
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' && c != 'I' && c != 'L' && c != 'O' && c != 'U') {
 			return false
 		}
 	}

@@ -234,7 +234,7 @@ func TestFindJobCgroupAsSlurmNamesIt(t *testing.T) {
 		// Several slurmd on one host: a scope per node.
 		{"0::/system.slice/n3_slurmstepd.scope/job_4711/step_extern/slurm\n", "", root + "/system.slice/n3_slurmstepd.scope/job_4711"},
 		// 26.05: the job's SLUID by default, under CgroupSlice (here gpu.slice).
-		{"0::/gpu.slice/slurmstepd.scope/s0k2m7q9v3x5z1/step_extern/slurm\n", "", root + "/gpu.slice/slurmstepd.scope/s0k2m7q9v3x5z1"},
+		{"0::/gpu.slice/slurmstepd.scope/sEKNKTV3WPV500/step_extern/slurm\n", "", root + "/gpu.slice/slurmstepd.scope/sEKNKTV3WPV500"},
 		// The hybrid files a v1+v2 host writes: only the 0:: line counts.
 		{"4:memory:/slurm/uid_0/job_4711\n0::/system.slice/slurmstepd.scope/job_4711/step_extern/slurm\n", "", jobDir},
 		// A step's sub-cgroup: still the job's directory.
