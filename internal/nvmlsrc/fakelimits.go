@@ -29,6 +29,9 @@ type FakeMemoryLimits struct {
 	// directory (one that has cgroup.procs): the lab's fence pass, where Slurm's
 	// cgroup/v2 makes them, sets it.
 	Cgroup bool `json:"cgroup,omitempty"`
+	// Delay, when set (a Go duration), is how long every set call takes: a driver
+	// that hangs.
+	Delay string `json:"delay,omitempty"`
 }
 
 // FakeLimitCall is one set call as the fake records it.
@@ -57,6 +60,9 @@ func (m *FakeMemoryLimits) check() error {
 	if m.Log == "" {
 		return errors.New("memory_limits: log needs a file path")
 	}
+	if _, err := time.ParseDuration(m.Delay); m.Delay != "" && err != nil {
+		return fmt.Errorf("memory_limits: delay %q; want a duration such as 200s", m.Delay)
+	}
 	if _, ok := fakeReturns[m.Answer]; m.Answer != "" && !ok {
 		return fmt.Errorf("memory_limits: answer %q; want one of ERROR_NOT_SUPPORTED, ERROR_FUNCTION_NOT_FOUND, ERROR_OPERATING_SYSTEM, ERROR_NO_PERMISSION, ERROR_INVALID_ARGUMENT, ERROR_UNKNOWN", m.Answer)
 	}
@@ -79,6 +85,9 @@ func (n *FakeNode) wireLimits(srv *server.Server) {
 	for i, dev := range srv.Devices {
 		d := dev.(*server.Device)
 		d.SetMemoryLimits_v1Func = func(ns string, soft, hard uint64) nvml.Return {
+			if delay, err := time.ParseDuration(m.Delay); err == nil {
+				time.Sleep(delay)
+			}
 			if r, ok := fakeReturns[m.Answer]; ok {
 				return r
 			}

@@ -193,7 +193,13 @@ func sbatch(t testing.TB, args ...string) string {
 // waitState waits until a job reaches one of the states and returns the one reached.
 func waitState(t testing.TB, id string, states ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	return waitStateFor(t, id, 60*time.Second, states...)
+}
+
+// waitStateFor is waitState with its own deadline.
+func waitStateFor(t testing.TB, id string, d time.Duration, states ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	var last string
 	for time.Now().Before(deadline) {
 		last = strings.TrimSpace(slurm(t, 30*time.Second, "", "squeue", "-h", "-j", id, "-o", "%T").out)
@@ -204,7 +210,7 @@ func waitState(t testing.TB, id string, states ...string) string {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("job %s: state %q after 60s, want one of %v", id, last, states)
+	t.Fatalf("job %s: state %q after %s, want one of %v", id, last, d, states)
 	return ""
 }
 
