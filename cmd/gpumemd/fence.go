@@ -370,8 +370,24 @@ func fenceCheck(args []string, env fenceEnv, stderr io.Writer) int {
 	if _, ok := readRecord(j.opt.FenceState, j.id); ok {
 		return 0
 	}
-	fmt.Fprintf(stderr, "gpumem: job %s: %s fences GPU memory by driver, but this job's limit was not set there (gpumemd prolog failed or did not run: PrologFlags=Contain and plugstack.conf's %s are needed; its failures are in %s), so this step does not run unfenced\n",
-		j.id, j.node, SpankPlugin, j.opt.FenceFailures)
+	// No record for this run: the extern step's hook did not run for it (22.05 starts
+	// no extern step again for a job requeued onto the same node, and the first run's
+	// epilog removed that run's record) or failed. The step's slurmstepd is in the
+	// job's cgroup too, so the fence is set from here, the same way, or the step fails.
+	ctx, cancel := context.WithTimeout(context.Background(), j.opt.FenceTimeout)
+	defer cancel()
+	rec, err := j.set(ctx, env, stderr)
+	if err == nil {
+		err = j.record(rec)
+	}
+	if err == nil {
+		if rec.Cgroup != "" {
+			fmt.Fprintf(stderr, "gpumemd fence-check: job %s fenced by driver on %s (GPUs %v): its extern step had not\n", j.id, rec.Cgroup, rec.GPUs)
+		}
+		return 0
+	}
+	fmt.Fprintf(stderr, "gpumem: job %s: %s fences GPU memory by driver, but this job's limit could not be set there (%v; PrologFlags=Contain and plugstack.conf's %s are needed; the prolog's failures are in %s), so this step does not run unfenced\n",
+		j.id, j.node, err, SpankPlugin, j.opt.FenceFailures)
 	return 1
 }
 

@@ -3,6 +3,7 @@ package slurmcli
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -36,7 +37,7 @@ func (r *JobReader) One(ctx context.Context, id string) (Job, error) {
 		}
 		r.noJSON.Store(true)
 	}
-	sel, err := r.selector(ctx, id)
+	sel, rows, err := r.selector(ctx, id)
 	if err != nil {
 		return Job{}, err
 	}
@@ -44,11 +45,66 @@ func (r *JobReader) One(ctx context.Context, id string) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	name, err := r.Squeue.Run(ctx, "-h", "-j", sel, "-o", "%j")
+	name, err := r.nameOf(ctx, id, sel, rows)
 	if err != nil {
 		return Job{}, err
 	}
-	return OneText(out, id, strings.TrimSuffix(name, "\n"))
+	return OneText(out, id, name)
+}
+
+// maxComponents bounds the squeue calls for the name of a hetjob's leader.
+const maxComponents = 64
+
+// nameOf is job id's name as squeue prints it, to the byte. squeue -j names one job
+// for an array task (123_4) and for any job but a hetjob's leader, for which it prints
+// every component's name, one a line, in job id order with -S i: the leader's (the
+// lowest id) is what is left once the others' names, each asked alone, are taken off
+// the end, so a line break in any of them cannot move it.
+func (r *JobReader) nameOf(ctx context.Context, id, sel string, rows map[string]string) (string, error) {
+	one := func(j string) (string, error) {
+		out, err := r.Squeue.Run(ctx, "-h", "-j", j, "-o", "%j")
+		return strings.TrimSuffix(out, "\n"), err
+	}
+	leader, _, het := strings.Cut(sel, "+")
+	if !het || leader != id {
+		if het {
+			return one(id) // a component after the leader: listed alone
+		}
+		return one(sel)
+	}
+	var others []string
+	for raw, shown := range rows {
+		if raw != id && strings.HasPrefix(shown, leader+"+") {
+			others = append(others, raw)
+		}
+	}
+	if len(others) > maxComponents {
+		return "", fmt.Errorf("job %s: a heterogeneous job of %d components; at most %d are read", id, len(others)+1, maxComponents)
+	}
+	sort.Slice(others, func(a, b int) bool { return IDLess(others[a], others[b]) })
+	all, err := r.Squeue.Run(ctx, "-h", "-j", id, "-S", "i", "-o", "%j")
+	if err != nil {
+		return "", err
+	}
+	var tail strings.Builder
+	for _, o := range others {
+		if IDLess(o, id) {
+			return "", fmt.Errorf("job %s: component %s has a lower id than its leader", id, o)
+		}
+		n, err := one(o)
+		if err != nil {
+			return "", err
+		}
+		tail.WriteString(n + "\n")
+	}
+	name, ok := strings.CutSuffix(all, "\n"+tail.String())
+	if len(others) == 0 {
+		name, ok = strings.CutSuffix(all, "\n")
+	}
+	if !ok {
+		return "", fmt.Errorf("job %s: squeue's names of its components do not add up (changed meanwhile?)", id)
+	}
+	return name, nil
 }
 
 // pickOne is the record of id among those Slurm printed for it.
@@ -65,24 +121,29 @@ func pickOne(js Jobs, id string) (Job, error) {
 	return found[0], nil
 }
 
-// selector is how squeue names job id: 123_4, 123+1, or the id itself. squeue prints
-// one line per job it lists for -j ID (every task of an array's master id), each with
-// the raw id first; neither field is free text.
-func (r *JobReader) selector(ctx context.Context, id string) (string, error) {
+// selector is how squeue names job id: 123_4, 123+1, or the id itself, with every row
+// squeue printed for -j ID (every task of an array's master id, every component of a
+// hetjob's leader), raw id to its name; neither field is free text.
+func (r *JobReader) selector(ctx context.Context, id string) (string, map[string]string, error) {
 	out, err := r.Squeue.Run(ctx, "-h", "-j", id, "-o", "%A|%i")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	rows := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
 		raw, shown, ok := strings.Cut(strings.TrimSpace(line), "|")
-		if ok && raw == id {
-			if !selectorOK(shown) {
-				return "", fmt.Errorf("job %s: squeue names it %q; want digits, _ or +", id, clip(shown))
-			}
-			return shown, nil
+		if !ok {
+			continue
 		}
+		if !selectorOK(shown) || checkJobID(raw) != nil {
+			return "", nil, fmt.Errorf("job %s: squeue names a job %q %q; want digits, _ or +", id, clip(raw), clip(shown))
+		}
+		rows[raw] = shown
 	}
-	return "", fmt.Errorf("job %s: squeue does not list it", id)
+	if sel, ok := rows[id]; ok {
+		return sel, rows, nil
+	}
+	return "", nil, fmt.Errorf("job %s: squeue does not list it", id)
 }
 
 func selectorOK(s string) bool {
@@ -109,11 +170,14 @@ func OneText(out, id, name string) (Job, error) {
 	if at < 0 || !numericHead(out[:at]) {
 		return Job{}, fmt.Errorf("job %s: no JobName= where Slurm prints it", id)
 	}
-	rest, ok := strings.CutPrefix(out[at+len(" JobName="):], name+" UserId=")
-	if !ok {
+	rest, ok := strings.CutPrefix(out[at+len(" JobName="):], name+" ")
+	if set, after, isHet := strings.Cut(rest, " "); ok && isHet && strings.HasPrefix(set, "HetJobIdSet=") && numericHead(set) {
+		rest = after // a hetjob's component ids, Slurm's, between its name and UserId=
+	}
+	if !ok || !strings.HasPrefix(rest, "UserId=") {
 		return Job{}, fmt.Errorf("job %s: its record does not hold the name squeue gives it (renamed meanwhile?)", id)
 	}
-	rest = " UserId=" + rest
+	rest = " " + rest
 	end := strings.Index(rest, " MinCPUsNode=")
 	if end < 0 {
 		return Job{}, fmt.Errorf("job %s: no MinCPUsNode= after its name", id)

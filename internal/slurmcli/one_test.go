@@ -125,3 +125,29 @@ func TestSpreadShardsKeepTheirTotal(t *testing.T) {
 		t.Fatalf("one GPU: %+v", u)
 	}
 }
+
+// A hetjob leader's id names every component to squeue: its name is what is left of
+// them all once the others' (each asked alone) are taken off, whatever line breaks and
+// Slurm words they hold; HetJobIdSet= between the name and UserId= is Slurm's.
+func TestOneHetjobLeaderName(t *testing.T) {
+	dir := t.TempDir()
+	leaderName, otherName := "lead\n31|x UserId=root(0)", "other\nJobId=30"
+	rec := record("JobId=30 HetJobId=30 HetJobOffset=0", leaderName+" HetJobIdSet=30-31", "shard:4(IDX:1)", "")
+	os.WriteFile(dir+"/rec", []byte(rec), 0o644)
+	os.WriteFile(dir+"/all", []byte(leaderName+"\n"+otherName+"\n"), 0o644)
+	os.WriteFile(dir+"/other", []byte(otherName+"\n"), 0o644)
+	r := &JobReader{
+		Scontrol: stub(t, dir, "scontrol", `case "$2" in --json) echo "scontrol: unrecognized option '--json'" >&2; exit 1;; esac
+[ "$5" = "30+0" ] && cat `+dir+`/rec`),
+		Squeue: stub(t, dir, "squeue", `case "$*" in
+*"%A|%i"*) printf '31|30+1\n30|30+0\n';;
+"-h -j 30 -S i -o %j") cat `+dir+`/all;;
+"-h -j 31 -o %j") cat `+dir+`/other;;
+*) echo "unexpected $*" >&2; exit 1;;
+esac`),
+	}
+	j, err := r.One(context.Background(), "30")
+	if err != nil || j.ID != "30" || j.Meta.Name != leaderName || len(j.Uses) != 1 || j.Uses[0].GPU != 1 {
+		t.Fatalf("One(30) = %+v, %v", j, err)
+	}
+}

@@ -63,6 +63,11 @@ func setupFence(t *testing.T) *fenceLab {
 	b, _ := json.Marshal(node)
 	must(t, os.WriteFile(fake, b, 0o644))
 	os.Remove(hostPath(f.limitLog))
+	// Job ids start again with each lab: what an earlier lab's jobs left is not ours.
+	old, _ := filepath.Glob(hostPath("/tmp/gpumem-fence-*"))
+	for _, p := range old {
+		os.Remove(p)
+	}
 	f.inventory(t)
 	t.Cleanup(func() {
 		ok(t, "scancel", "--quiet", "-u", labUser)
@@ -122,7 +127,6 @@ func (f *fenceLab) heldJob(t *testing.T, extra ...string) (id, seen string) {
 // seen is where job id's script leaves what it saw; removed at the test's end.
 func (f *fenceLab) seen(t *testing.T, id string) string {
 	seen := hostPath("/tmp/gpumem-fence-seen-" + id)
-	os.Remove(seen)
 	t.Cleanup(func() {
 		for _, p := range []string{"seen", "go", "cg"} {
 			os.Remove(hostPath("/tmp/gpumem-fence-" + p + "-" + id))
@@ -221,7 +225,7 @@ func (f *fenceLab) run(t *testing.T, id, seen string, release bool) fencedRun {
 	if release {
 		ok(t, "scontrol", "release", id)
 	}
-	waitState(t, id, "RUNNING")
+	waitOwnState(t, id, 60*time.Second, "RUNNING")
 	r := fencedRun{id: id, dir: f.jobCgroup(t, id), gpu: -1}
 	if js := allocatedGPUs(t, id); len(js) == 1 {
 		r.gpu = js[0]
@@ -334,14 +338,32 @@ func labCommand(t *testing.T, name string) slurmcli.Runner {
 	return slurmcli.Runner{Path: p}
 }
 
-func waitGone(t *testing.T, id string) {
+// ownState is job id's own state ("" once it is gone): squeue -j lists every task of
+// an array for its master id and every component of a hetjob for its leader's, so the
+// line of that job id is the one read.
+func ownState(t *testing.T, id string) string {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
-		if strings.TrimSpace(slurm(t, 30*time.Second, "", "squeue", "-h", "-j", id, "-o", "%T").out) == "" {
-			return
+	for _, l := range strings.Split(slurm(t, 30*time.Second, "", "squeue", "-h", "-j", id, "-o", "%A %T").out, "\n") {
+		if raw, st, ok := strings.Cut(strings.TrimSpace(l), " "); ok && raw == id {
+			return st
 		}
 	}
-	t.Fatalf("job %s still queued after 60s", id)
+	return ""
+}
+
+// waitOwnState waits for job id's own state to be want.
+func waitOwnState(t *testing.T, id string, d time.Duration, want string) {
+	t.Helper()
+	var st string
+	if !eventually(d, func() bool { st = ownState(t, id); return st == want }) {
+		t.Fatalf("job %s: state %q after %s; want %s", id, st, d, want)
+	}
+}
+
+// waitGone waits for job id itself to leave the queue.
+func waitGone(t *testing.T, id string) {
+	t.Helper()
+	waitOwnState(t, id, 60*time.Second, "")
 }
 
 // gpumemd's prolog sets the shard job's slice as the hard limit on the job's cgroup, as
