@@ -249,3 +249,45 @@ func TestFenceHungDriver(t *testing.T) {
 		t.Fatalf("job %s ran without its fence: %q", id, b)
 	}
 }
+
+// A node gpumemd drained for a failed fence stays drained through a health flap: the
+// health monitor drains and resumes only its own reasons, so a GPU that errs and
+// recovers never puts a node back in service that a fence took out of it.
+func TestFenceDrainSurvivesAHealthFlap(t *testing.T) {
+	needFenceHook(t)
+	f := setupFence(t)
+	f.inventory(t)
+	conf := hostPath(f.lab + "/fence/" + driverFenceNode + ".conf")
+	orig, err := os.ReadFile(conf)
+	must(t, err)
+	t.Cleanup(func() { os.WriteFile(conf, orig, 0o644) })
+	must(t, os.WriteFile(conf, append(orig, "FenceFailure = drain\n"...), 0o644))
+	fake := hostPath(f.lab + "/nodes/" + driverFenceNode + ".json")
+	b, _ := os.ReadFile(fake)
+	must(t, os.WriteFile(fake, []byte(strings.Replace(string(b), `"cgroup":true`, `"cgroup":true,"answer":"ERROR_UNKNOWN"`, 1)), 0o644))
+	id, _ := f.heldJob(t)
+	ok(t, "scontrol", "release", id)
+	var st, reason string
+	if !eventually(60*time.Second, func() bool {
+		st, reason = nodeState(t, driverFenceNode)
+		return strings.Contains(st, "DRAIN")
+	}) {
+		t.Fatalf("%s not drained after job %s's fence failed: %s %s", driverFenceNode, id, st, reason)
+	}
+	t.Logf("%s: drained after the failed fence: %s (%s)", release, reason, st)
+	ok(t, "scancel", id)
+	// A health flap on the same node: XID 79, held 2 s, then gone.
+	s := newSidecar(t, driverFenceNode)
+	s.start(t, "--drain", "--resume", "--xid-hold", "2s")
+	s.gpus(t)[1]["xids"] = []any{map[string]any{"xid": 79}}
+	s.write(t)
+	time.Sleep(6 * time.Second)
+	s.gpus(t)[1]["xids"] = []any{}
+	s.write(t)
+	// Three good polls (1 s apart) would resume a drain of health's own.
+	time.Sleep(8 * time.Second)
+	st2, reason2 := nodeState(t, driverFenceNode)
+	if !strings.Contains(st2, "DRAIN") || reason2 != reason {
+		t.Fatalf("%s after a health flap: %s (%s); want still drained with %q\n%s", driverFenceNode, st2, reason2, reason, s.log())
+	}
+}

@@ -47,9 +47,11 @@ fence_prepare() {
 	install -d "$ROOT$LAB/lib"
 	lab_in gcc -shared -fPIC -O2 -o "$LAB/lib/procview.so" -x c - -ldl <"$REPO/test/lab/cgroupv2/procview.c" ||
 		die "cannot build the lab's procview.so"
-	# Slurm's cgroup/v2 without systemd puts its scopes in system.slice, which it
-	# expects to exist, as on a systemd host.
-	install -d "$ROOT$(fence_cgroup_root)/system.slice"
+	# Slurm's cgroup/v2 without systemd puts its scopes in system.slice (26.05: the
+	# CgroupSlice), which it expects to exist, as on a systemd host.
+	local slice
+	slice=$(printf '%b\n' "${LAB_CGROUP_CONF:-}" | sed -n 's/^CgroupSlice=//p')
+	install -d "$ROOT$(fence_cgroup_root)/${slice:-system.slice}"
 }
 
 # fence_preload is the environment under which the lab runs what runs slurmd (slurmd
