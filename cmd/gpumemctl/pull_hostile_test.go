@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/inventory"
 )
 
 // hostileFake is n2's GPUs for the lab's fake NVML: a whole GPU (shards, Cores=) and a
@@ -203,7 +205,7 @@ func hostileAnswers(t *testing.T, good []byte, goodURL string) []struct {
 		})},
 		{"another node's name", "not of n2", body(bytes.Replace(good, []byte(`"name": "n2"`), []byte(`"name": "n1"`), 1))},
 		{"two nodes", "not of n2", set(func(n map[string]any) {})}, // replaced below
-		{"format version 99", "format version 99", body(bytes.Replace(good, []byte(`"version": 2`), []byte(`"version": 99`), 1))},
+		{"format version 99", "format version 99", body(bytes.Replace(good, []byte(fmt.Sprintf(`"version": %d`, inventory.FormatVersion)), []byte(`"version": 99`), 1))},
 		{"1 GiB body", "more than", func(w http.ResponseWriter, _ *http.Request) {
 			w.Write([]byte(`{"nodes": [{"name": "n2", "gpus": [], "features": ["`))
 			chunk := bytes.Repeat([]byte("x"), 1<<20)
