@@ -55,7 +55,8 @@ measure() {
 	major=$(field Major) minor=$(field Minor) micro=$(field Micro)
 	rm -rf "$tmp/inc" && mkdir -p "$tmp/inc/slurm"
 	num=$(printf '0x%02x%02x%02x' "$major" "$minor" "$micro")
-	sed "s/@SLURM_VERSION_NUMBER@/$num/;s/@SLURM_MAJOR@/$major/;s/@SLURM_MINOR@/$minor/;s/@SLURM_MICRO@/$micro/;s/@SLURM_VERSION_STRING@/$major.$minor.$micro/" \
+	# As configure writes it: slurm_version.h.in leaves SLURM_VERSION_NUMBER an #undef.
+	sed "s/^#undef SLURM_VERSION_NUMBER.*/#define SLURM_VERSION_NUMBER $num/" \
 		"$src/slurm/slurm_version.h.in" >"$tmp/inc/slurm/slurm_version.h"
 	echo '#define HAVE_STDBOOL_H 1' >"$tmp/inc/config.h"
 	# job_details_t is a typedef in later releases, a bare struct job_details in earlier ones.

@@ -32,9 +32,9 @@ typedef char *(*opt_get_fn)(void *opt, const char *name);
 typedef int (*opt_set_fn)(void *opt, const char *name, const char *value, bool early);
 typedef bool (*opt_reset_fn)(void *opt, const char *name);
 typedef bool (*opt_isset_fn)(void *opt, const char *name);
-// slurm_load_job names the job by a slurm_step_id_t from the release that added SLUIDs
-// (26.05 has it; its slurm.h defines slurm_load_job_sluid), by a bare job id before.
-#ifdef slurm_load_job_sluid
+// slurm_load_job names the job by a slurm_step_id_t from 26.05, by a bare job id before
+// (25.11 has step ids in job_desc, and slurm_load_job_sluid, but not this).
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
 typedef int (*load_job_fn)(job_info_msg_t **resp, slurm_step_id_t step_id, uint16_t show_flags);
 static slurm_step_id_t gpumem_job_ref(uint32_t job_id)
 {
@@ -79,9 +79,9 @@ int init(void)
 			     gpumem_alloc_init() == 0);
 }
 
-int fini(void)
+// void in every release: see cgo/jobsubmit/abi.go.
+void fini(void)
 {
-	return SLURM_SUCCESS;
 }
 
 int cli_filter_p_setup_defaults(void *opt, bool early)

@@ -37,11 +37,12 @@ int init(void)
 	return rc;
 }
 
-int fini(void)
+// Slurm calls fini through a void (*)(void) in every release (plugin_unload in
+// src/common/plugin.c); its own plugins say so from 25.11.
+void fini(void)
 {
 	gpumemFini();
 	gpumem_cache_reset(&cache);
-	return SLURM_SUCCESS;
 }
 
 // gpumem_num is a job_desc number for Go: 0 where Slurm holds its "unset" value.
@@ -148,8 +149,8 @@ static uint32_t gpumem_update_id(const job_desc_msg_t *desc)
 	const char *s = desc->job_id_str;
 	uint32_t id = 0;
 
-#ifdef slurm_load_job_sluid
-	// The release that added SLUIDs (26.05 has it) names the job by a step id.
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+	// From 25.11 a job_desc names its job by a slurm_step_id_t (step_id), no job_id.
 	uint32_t job_id = desc->step_id.job_id;
 #else
 	uint32_t job_id = desc->job_id;

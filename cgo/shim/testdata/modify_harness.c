@@ -62,7 +62,7 @@ static void record(char *rec, char *details, uint32_t id, char *tres, char *part
 int main(int argc, char **argv)
 {
 	void *so = load_plugin(argc, argv);
-	int (*fini)(void) = (int (*)(void))dlsym(so, "fini");
+	void (*fini)(void) = (void (*)(void))dlsym(so, "fini");
 	modify_fn modify = (modify_fn)dlsym(so, "job_modify");
 	if (!fini || !modify) {
 		fprintf(stderr, "plugin lacks fini/job_modify\n");
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 		job_desc_msg_t d;
 		memset(&d, 0, sizeof(d));
 		d.min_nodes = d.max_nodes = d.het_job_offset = NO_VAL; /* as slurm_init_job_desc_msg */
-#ifdef slurm_load_job_sluid
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
 		d.step_id.job_id = NO_VAL;
 #else
 		d.job_id = NO_VAL;
@@ -125,5 +125,6 @@ int main(int argc, char **argv)
 		free(d.partition);
 		free(err);
 	}
-	return fini();
+	fini();
+	return 0;
 }

@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	int threads = atoi(argv[2]);
 	seconds = atoi(argv[3]);
 	void *so = load_plugin(2, argv);
-	int (*fini)(void) = (int (*)(void))dlsym(so, "fini");
+	void (*fini)(void) = (void (*)(void))dlsym(so, "fini");
 	submit = (int (*)(job_desc_msg_t *, uint32_t, char **))dlsym(so, "job_submit");
 	if (!fini || !submit || threads < 1 || threads > 256) {
 		fprintf(stderr, "plugin lacks fini/job_submit, or bad THREADS\n");
@@ -103,5 +103,6 @@ int main(int argc, char **argv)
 		pthread_join(t[i], NULL);
 	printf("jobs=%ld untranslated=%ld refused=%ld pinned=%ld\n", jobs, untranslated, refused, pinned);
 	fflush(stdout);
-	return fini();
+	fini();
+	return 0;
 }

@@ -36,7 +36,7 @@ void slurm_xfree(void **p)
 int main(int argc, char **argv)
 {
 	void *so = load_plugin(argc, argv);
-	int (*fini)(void) = (int (*)(void))dlsym(so, "fini");
+	void (*fini)(void) = (void (*)(void))dlsym(so, "fini");
 	int (*submit)(job_desc_msg_t *, uint32_t, char **) =
 		(int (*)(job_desc_msg_t *, uint32_t, char **))dlsym(so, "job_submit");
 	if (!fini || !submit) {
@@ -96,5 +96,6 @@ int main(int argc, char **argv)
 		free(d.req_nodes);
 		free(err);
 	}
-	return fini();
+	fini();
+	return 0;
 }
