@@ -72,18 +72,28 @@ bench_plugins() {
 	fi
 }
 
-# bench_gres_nodes makes the lab's three nodes' inventory and Gres= with gpumemctl, as
-# the lab does, so both see the same cluster.
+# bench_gres_nodes makes the lab's three nodes' inventories and Gres= as the lab does
+# (test/lab/gres.sh): gpumemd --once reads each fake node file (nodes/) as it reads NVML
+# on a real node and writes that node's inventory into inv/, the folder the plugin and
+# gpumemctl read strictly; gpumemctl turns inv/ into slurm.conf's Gres= values. The
+# fake node files themselves never go into inv/: they are not inventories.
 bench_gres_nodes() {
-	[ -x "$REPO/bin/gpumemctl" ] || bench_die "bin/gpumemctl is not built: make build"
-	install -m 0755 "$REPO/bin/gpumemctl" "$BROOT$B/bin/gpumemctl"
-	cp "$REPO"/test/lab/nodes/*.json "$BROOT$B/inv/"
-	local n
-	for n in n1 n2 n3; do
-		bench_in "$B/bin/gpumemctl" gres generate --nvml="fake:$B/inv/$n.json" --node "$n" \
-			--inventory-out "$B/inv" --node-gres "$B/node-gres" --dev-prefix "$B/dev" --out - >/dev/null ||
-			bench_die "gpumemctl gres generate failed for node $n"
+	local b n err
+	for b in gpumemd gpumemctl; do
+		[ -x "$REPO/bin/$b" ] || bench_die "bin/$b is not built: make build"
+		install -m 0755 "$REPO/bin/$b" "$BROOT$B/bin/$b"
 	done
+	install -d "$BROOT$B/nodes"
+	cp "$REPO"/test/lab/nodes/*.json "$BROOT$B/nodes/"
+	printf 'ShardUnit = 1GiB\n' >"$BROOT$B/gpumemd.conf"
+	for n in n1 n2 n3; do
+		err=$(bench_in "$B/bin/gpumemd" --once --config "$B/gpumemd.conf" --nvml="fake:$B/nodes/$n.json" --node "$n" \
+			--dev-prefix "$B/dev" --write-inventory --inventory-dir "$B/inv" 2>&1) ||
+			bench_die "gpumemd --once could not read fake node $n: $err"
+	done
+	err=$(bench_in "$B/bin/gpumemctl" gres generate --config "$B/gpumemd.conf" --inventory "$B/inv" \
+		--node-gres "$B/node-gres" --dev-prefix "$B/dev" --out - 2>&1 >/dev/null) ||
+		bench_die "gpumemctl gres generate --node-gres failed: $err"
 }
 
 # bench_conf writes slurm.conf for one mode (none, gpumem or lua), gres.conf, the
