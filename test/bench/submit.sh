@@ -74,11 +74,12 @@ base=$(echo "${rates[none]}" | median)
 cbase=$(echo "${cpus[none]}" | median)
 echo "submit throughput, Slurm $REL, $PROCS processes x $PER jobs, median of $ROUNDS rounds:"
 echo "  mode       jobs/s  vs none   slurmctld CPU us/job  vs none  (capacity: none CPU / mode CPU)"
+# A smoke run's few jobs may cost slurmctld no whole clock tick: a ratio to 0 reads 0%.
 for m in "${modes[@]}"; do
 	v=$(echo "${rates[$m]}" | median)
 	c=$(echo "${cpus[$m]}" | median)
 	awk -v m="$m" -v v="$v" -v b="$base" -v c="$c" -v cb="$cbase" \
-		'BEGIN {printf "  %-9s %7.1f  %6.1f%%   %18.1f  %6.1f%%\n", m, v, 100 * v / b, c, 100 * cb / c}'
+		'BEGIN {printf "  %-9s %7.1f  %6.1f%%   %18.1f  %6.1f%%\n", m, v, (b > 0 ? 100 * v / b : 0), c, (c > 0 ? 100 * cb / c : 0)}'
 done
 
 [ "${BENCH_CALLGRIND:-0}" = 1 ] || exit 0
