@@ -12,7 +12,7 @@ VERSION_LDFLAGS = $(shell packaging/version.sh --ldflags)
 CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 export LAB_SLURM CGO_CFLAGS
 
-.PHONY: all build cmds plugins test unit mutants vet bench fuzz deps lab-up lab-down e2e demo package package-test chroots clean
+.PHONY: all build cmds plugins test unit mutants vet bench bench-smoke fuzz deps lab-up lab-down e2e demo package package-test chroots clean
 
 all: build
 
@@ -38,8 +38,9 @@ unit:
 mutants: unit
 	test/mutants.sh
 
-## test: everything CI runs: deps, unit tests, mutants, both Slurm labs end to end
-test: deps unit mutants package-test
+## test: everything CI runs: deps, unit tests, mutants, the benchmarks' smoke run,
+## packages, the Slurm labs end to end
+test: deps unit mutants bench-smoke package-test
 	test/e2e.sh all
 
 ## deps: the Debian packages the build and the lab need (idempotent)
@@ -48,6 +49,12 @@ deps:
 
 bench:
 	$(GO) test -run=NONE -bench=. -benchmem ./internal/...
+
+## bench-smoke: every script in test/bench at its smallest size (under a minute on 2
+## cores; submit.sh as root, with a slurmctld of its own on port 7817, no lab), so that
+## none breaks unseen; its figures mean nothing at that size
+bench-smoke: build
+	test/bench/smoke.sh
 
 FUZZTIME ?= 10s
 fuzz:

@@ -6,6 +6,9 @@
 # where the cost is bounded by the cluster, about the size where it follows the list.
 #
 #   test/bench/ranges.sh
+#   BENCHTIME=1x test/bench/ranges.sh       (one run per size: the smoke run)
+#
+# Exits non-zero when go test fails or prints no benchmark (a pipe would hide it).
 set -eu
 cd "$(dirname "$0")/../.."
 go test -run '^$' -bench '^BenchmarkHostRanges$' -benchtime "${BENCHTIME:-300ms}" ./internal/plugin/ |
@@ -16,7 +19,12 @@ go test -run '^$' -bench '^BenchmarkHostRanges$' -benchtime "${BENCHTIME:-300ms}
 		printf "%-16s %8s names %14.0f ns/op %12.0f B/op %9.0f refusal bytes\n", c, n, v["ns/op"], v["B/op"], v["refusal-bytes"]
 		if (n == 1) { t1[c] = v["ns/op"]; b1[c] = v["B/op"]; order[++k] = c }
 		else ratio[c] = ratio[c] sprintf("%s %s / 1: %.2fx time, %.2fx bytes\n", c, n == 1000 ? "1e3" : n == 1000000 ? "1e6" : n, v["ns/op"] / t1[c], v["B/op"] / b1[c])
+		runs++
 		next
 	}
+	/^FAIL/ { bad = 1 }
 	/^(FAIL|ok|PASS)/ { tail = tail $0 "\n" }
-	END { print ""; for (i = 1; i <= k; i++) printf "%s", ratio[order[i]]; printf "%s", tail }'
+	END {
+		print ""; for (i = 1; i <= k; i++) printf "%s", ratio[order[i]]; printf "%s", tail
+		if (bad || runs == 0) { print "ranges: go test failed or ran no benchmark" > "/dev/stderr"; exit 1 }
+	}'

@@ -3,9 +3,10 @@
 # restarts or slows the lab that the end-to-end tests use. No slurmd runs: the submitter's
 # jobs are held, so the controller's submit path is all that is measured.
 #
-# Needs REPO, REL (22.05 or 24.11) and BENCH (a folder of its own) set by the caller.
-# 24.11 runs Debian trixie's Slurm from a private copy of the lab's chroot (the lab's
-# own is never written to).
+# Needs REPO, REL (22.05, 24.11 or 26.05) and BENCH (a folder of its own) set by the
+# caller. 22.05 is the host's Slurm; 24.11 runs Debian trixie's and 26.05 Debian forky's
+# from a private copy of the lab's chroot of that release (the lab's own is never
+# written to).
 
 BENCH_CTLD_PORT=${BENCH_CTLD_PORT:-7817}
 BENCH_FAKE_MAJOR=120 # as the lab: "local/experimental use", no driver behind it
@@ -15,7 +16,8 @@ bench_die() {
 	exit 1
 }
 
-# bench_in runs a command where the benchmark's Slurm lives (its chroot for 24.11).
+# bench_in runs a command where the benchmark's Slurm lives (its chroot for 24.11 and
+# 26.05).
 bench_in() {
 	if [ -n "$BROOT" ]; then
 		chroot "$BROOT" env SLURM_CONF="$BETC/slurm.conf" "$@"
@@ -27,10 +29,19 @@ bench_in() {
 # bench_setup lays out $BENCH once per run: paths as the daemons see them ($B...) and
 # on the host ($BROOT$B...).
 bench_setup() {
+	# Another slurmctld on the port would answer this benchmark's clients instead of ours.
+	if ss -Hltn "sport = :$BENCH_CTLD_PORT" 2>/dev/null | grep -q .; then
+		bench_die "port $BENCH_CTLD_PORT is taken (another benchmark running?): $(ss -Hltnp "sport = :$BENCH_CTLD_PORT" | head -n 1)"
+	fi
 	BROOT=""
-	if [ "$REL" = 24.11 ]; then
-		local src=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie
-		[ -x "$src/usr/sbin/slurmctld" ] || bench_die "no trixie chroot at $src: bring the 24.11 lab up once (LAB_SLURM=24.11 make lab-up)"
+	local suite=""
+	case "$REL" in
+	24.11) suite=trixie ;;
+	26.05) suite=forky ;;
+	esac
+	if [ -n "$suite" ]; then
+		local src=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/$suite
+		[ -x "$src/usr/sbin/slurmctld" ] || bench_die "no $suite chroot at $src: make it once (LAB_SLURM=$REL test/lab/lab.sh chroot)"
 		BROOT=$BENCH/root
 		if [ ! -x "$BROOT/usr/sbin/slurmctld" ]; then
 			mkdir -p "$BROOT"
@@ -72,18 +83,28 @@ bench_plugins() {
 	fi
 }
 
-# bench_gres_nodes makes the lab's three nodes' inventory and Gres= with gpumemctl, as
-# the lab does, so both see the same cluster.
+# bench_gres_nodes makes the lab's three nodes' inventories and Gres= as the lab does
+# (test/lab/gres.sh): gpumemd --once reads each fake node file (nodes/) as it reads NVML
+# on a real node and writes that node's inventory into inv/, the folder the plugin and
+# gpumemctl read strictly; gpumemctl turns inv/ into slurm.conf's Gres= values. The
+# fake node files themselves never go into inv/: they are not inventories.
 bench_gres_nodes() {
-	[ -x "$REPO/bin/gpumemctl" ] || bench_die "bin/gpumemctl is not built: make build"
-	install -m 0755 "$REPO/bin/gpumemctl" "$BROOT$B/bin/gpumemctl"
-	cp "$REPO"/test/lab/nodes/*.json "$BROOT$B/inv/"
-	local n
-	for n in n1 n2 n3; do
-		bench_in "$B/bin/gpumemctl" gres generate --nvml="fake:$B/inv/$n.json" --node "$n" \
-			--inventory-out "$B/inv" --node-gres "$B/node-gres" --dev-prefix "$B/dev" --out - >/dev/null ||
-			bench_die "gpumemctl gres generate failed for node $n"
+	local b n err
+	for b in gpumemd gpumemctl; do
+		[ -x "$REPO/bin/$b" ] || bench_die "bin/$b is not built: make build"
+		install -m 0755 "$REPO/bin/$b" "$BROOT$B/bin/$b"
 	done
+	install -d "$BROOT$B/nodes"
+	cp "$REPO"/test/lab/nodes/*.json "$BROOT$B/nodes/"
+	printf 'ShardUnit = 1GiB\n' >"$BROOT$B/gpumemd.conf"
+	for n in n1 n2 n3; do
+		err=$(bench_in "$B/bin/gpumemd" --once --config "$B/gpumemd.conf" --nvml="fake:$B/nodes/$n.json" --node "$n" \
+			--dev-prefix "$B/dev" --write-inventory --inventory-dir "$B/inv" 2>&1) ||
+			bench_die "gpumemd --once could not read fake node $n: $err"
+	done
+	err=$(bench_in "$B/bin/gpumemctl" gres generate --config "$B/gpumemd.conf" --inventory "$B/inv" \
+		--node-gres "$B/node-gres" --dev-prefix "$B/dev" --out - 2>&1 >/dev/null) ||
+		bench_die "gpumemctl gres generate --node-gres failed: $err"
 }
 
 # bench_conf writes slurm.conf for one mode (none, gpumem or lua), gres.conf, the
@@ -142,6 +163,8 @@ bench_conf() {
 	bench_in env PATH=/usr/bin:/bin "$B/bin/gpumemctl" gres generate --inventory "$B/inv" --slurm-conf "$BETC/slurm.conf" \
 		--inventory-out "$BETC/gpumem.d" --dev-prefix "$B/dev" --out "$BETC/gres.conf" >"$BROOT$B/log/gres-generate.log" 2>&1 ||
 		bench_die "gpumemctl gres generate failed: $(cat "$BROOT$B/log/gres-generate.log")"
+	# The plugin's usage snapshot and refusal counts on the benchmark's tmpfs too: never
+	# the host's /var/lib/gpumem, which a real gpumem there may own.
 	cat >"$BROOT$BETC/gpumem.conf" <<-CONF
 		ShardUnit = 1GiB
 		PlacementPolicy = first-fit
@@ -151,6 +174,8 @@ bench_conf() {
 		OnError = open
 		LogLevel = error
 		ReloadInterval = 2s
+		UsageSnapshot = $B/run/usage.json
+		RefusalCounts = $B/run/refusals.json
 	CONF
 }
 

@@ -4,7 +4,7 @@
 # The submitter (submit.c) calls libslurm from PROCS processes so that slurmctld is the
 # bottleneck; sbatch's own start-up would hide any plugin's cost.
 #
-#   test/bench/submit.sh [ROUNDS] [PROCS] [JOBS_PER_PROC]     (LAB_SLURM=22.05|24.11)
+#   test/bench/submit.sh [ROUNDS] [PROCS] [JOBS_PER_PROC]     (LAB_SLURM=22.05|24.11|26.05)
 #
 # Like with like: gpumem and lua get --gres=gpu:mem:20g and rewrite it to shard:20;
 # "none" gets shard:20 itself, so all three end as the same native job and the controller
@@ -30,9 +30,9 @@ BENCH=${BENCH_DIR:-/tmp/gpumem-bench-$REL}
 }
 case "$REL" in
 22.05) prefix="gres:" ;;
-24.11) prefix="gres/" ;;
+24.11 | 26.05) prefix="gres/" ;;
 *)
-	echo "bench: LAB_SLURM=$REL: want 22.05 or 24.11" >&2
+	echo "bench: LAB_SLURM=$REL: want 22.05, 24.11 or 26.05" >&2
 	exit 2
 	;;
 esac
@@ -74,11 +74,12 @@ base=$(echo "${rates[none]}" | median)
 cbase=$(echo "${cpus[none]}" | median)
 echo "submit throughput, Slurm $REL, $PROCS processes x $PER jobs, median of $ROUNDS rounds:"
 echo "  mode       jobs/s  vs none   slurmctld CPU us/job  vs none  (capacity: none CPU / mode CPU)"
+# A smoke run's few jobs may cost slurmctld no whole clock tick: a ratio to 0 reads 0%.
 for m in "${modes[@]}"; do
 	v=$(echo "${rates[$m]}" | median)
 	c=$(echo "${cpus[$m]}" | median)
 	awk -v m="$m" -v v="$v" -v b="$base" -v c="$c" -v cb="$cbase" \
-		'BEGIN {printf "  %-9s %7.1f  %6.1f%%   %18.1f  %6.1f%%\n", m, v, 100 * v / b, c, 100 * cb / c}'
+		'BEGIN {printf "  %-9s %7.1f  %6.1f%%   %18.1f  %6.1f%%\n", m, v, (b > 0 ? 100 * v / b : 0), c, (c > 0 ? 100 * cb / c : 0)}'
 done
 
 [ "${BENCH_CALLGRIND:-0}" = 1 ] || exit 0
