@@ -197,9 +197,11 @@ func TestFenceRequeue(t *testing.T) {
 	os.Remove(hostPath("/tmp/gpumem-fence-cg-" + id))
 	ok(t, "scontrol", "requeue", id)
 	// Slurm gives a requeued batch job a begin time 120 s on; an admin's update
-	// starts it again at once.
+	// starts it again sooner. Not in the second of the requeue: slurmd takes a
+	// credential made in the second it revoked the first run's for a revoked one
+	// ("Killing non-startable batch JobId=N: Job credential revoked", seen on 22.05).
 	waitOwnState(t, id, 60*time.Second, "PENDING")
-	ok(t, "scontrol", "update", "jobid="+id, "starttime=now")
+	ok(t, "scontrol", "update", "jobid="+id, "starttime=now+5")
 	r := f.run(t, id, seen, false)
 	sets, _ := f.limitsOn(t, first)
 	if first == r.dir && len(sets) != 2 || first != r.dir && len(sets) != 1 {
