@@ -193,6 +193,28 @@ func (f *fenceLab) strayLimits(t *testing.T, dirs ...string) []nvmlsrc.FakeLimit
 	return out
 }
 
+// breakNode changes n3 after its inventory said driver, for the rest of the test:
+// confLine (if any) is added to its gpumemd configuration, limits (a JSON member of the
+// fake's memory_limits, e.g. "answer":"ERROR_UNKNOWN") to its fake NVML. setupFence's
+// cleanup puts the fake back; the configuration is put back here.
+func (f *fenceLab) breakNode(t *testing.T, confLine, limits string) {
+	t.Helper()
+	if confLine != "" {
+		conf := hostPath(f.lab + "/fence/" + driverFenceNode + ".conf")
+		orig, err := os.ReadFile(conf)
+		must(t, err)
+		t.Cleanup(func() { os.WriteFile(conf, orig, 0o644) })
+		must(t, os.WriteFile(conf, append(orig, confLine+"\n"...), 0o644))
+	}
+	fake := hostPath(f.lab + "/nodes/" + driverFenceNode + ".json")
+	b, err := os.ReadFile(fake)
+	must(t, err)
+	if !strings.Contains(string(b), `"cgroup":true`) {
+		t.Fatalf("%s: no memory_limits with cgroup in %s", driverFenceNode, fake)
+	}
+	must(t, os.WriteFile(fake, []byte(strings.Replace(string(b), `"cgroup":true`, `"cgroup":true,`+limits, 1)), 0o644))
+}
+
 // notDrained fails the test when the fence node is drained or down.
 func notDrained(t *testing.T) {
 	t.Helper()
@@ -399,9 +421,7 @@ func TestFenceFailureNeverRunsTheJobUnfenced(t *testing.T) {
 	failures := hostPath(f.lab + "/fence/failures.log")
 	os.Remove(failures)
 	// The driver refuses every call from now on; the inventory still says driver.
-	fake := hostPath(f.lab + "/nodes/" + driverFenceNode + ".json")
-	b, _ := os.ReadFile(fake)
-	must(t, os.WriteFile(fake, []byte(strings.Replace(string(b), `"cgroup":true`, `"cgroup":true,"answer":"ERROR_UNKNOWN"`, 1)), 0o644))
+	f.breakNode(t, "", `"answer":"ERROR_UNKNOWN"`)
 	id, seen := f.heldJob(t)
 	ok(t, "scontrol", "release", id)
 	var state, reason string
@@ -411,7 +431,7 @@ func TestFenceFailureNeverRunsTheJobUnfenced(t *testing.T) {
 			break
 		}
 	}
-	b, _ = os.ReadFile(failures)
+	b, _ := os.ReadFile(failures)
 	if !strings.Contains(string(b), "job "+id+" on "+driverFenceNode+": driver fence not set") {
 		t.Fatalf("failure not counted for job %s: %q", id, b)
 	}
