@@ -116,7 +116,7 @@ func (m *migReconciler) maybeStart(now time.Time) {
 		}
 		m.deferred = ""
 		if err != nil {
-			wait := migapply.RetryAfter(int(m.failures.Add(1)))
+			wait := migapply.RetryAfter(m.opt.RetryAfter, int(m.failures.Add(1)))
 			m.retryAt.Store(time.Now().Add(wait).UnixNano())
 			m.log.Error("MIG apply failed", "err", err, "retry_in", wait)
 			return

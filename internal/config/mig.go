@@ -17,6 +17,7 @@ type MIG struct {
 	Apply       bool          // gpumemd really repartitions; no: it only logs the steps
 	Journal     string        // the apply's journal, so a restart finishes or rolls it back
 	IdleTimeout time.Duration // how long an apply waits for the drained node's jobs
+	RetryAfter  time.Duration // the wait after a failed apply; it doubles with each failure in a row
 	Reload      string        // command run after the new gres.conf, before Slurm is told the node's count
 	KeepWhole   float64       // share of MIG GPUs a plan keeps as one full instance
 }
@@ -46,6 +47,8 @@ var migKeys = []Key[MIG]{
 		func(c *MIG) *string { return &c.Journal }, parsePath),
 	keyOf("IdleTimeout", "mig-idle-timeout", "10m", "duration", "how long a MIG apply waits for the node's jobs before it gives up and resumes the node",
 		func(c *MIG) *time.Duration { return &c.IdleTimeout }, ParseIdleTimeout, showDuration),
+	duration("RetryAfter", "mig-retry-after", "30s", "how long gpumemd waits before it tries a failed MIG apply again; the wait doubles with each failure in a row, up to 30m",
+		func(c *MIG) *time.Duration { return &c.RetryAfter }, time.Second, 30*time.Minute),
 	text("Reload", "mig-reload", "", "shell command run after a MIG apply rewrote gres.conf, to make slurmd and slurmctld read it (e.g. 'systemctl restart slurmd && scontrol reconfigure')",
 		func(c *MIG) *string { return &c.Reload }, nil),
 	keyOf("KeepWhole", "", "0.25", "share", "share of MIG GPUs a plan keeps as one full instance",

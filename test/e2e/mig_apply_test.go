@@ -110,7 +110,7 @@ func (m *migLab) startGpumemd(t *testing.T, name string) *gpumemd {
 		"--poll-interval", "1s", "--gres-interval", "1s", "--write-inventory", "--inventory-dir", "/etc/slurm/gpumem.d",
 		"--write-gres", "--gres-conf", "/etc/slurm/gres.conf",
 		"--mig-desired", m.dir + "/desired", "--mig-apply", "--mig-journal", m.dir + "/journal.json",
-		"--mig-idle-timeout", "3m", "--mig-reload", m.reload}
+		"--mig-idle-timeout", "3m", "--mig-retry-after", "3s", "--mig-reload", m.reload}
 	if root != "" {
 		args = append([]string{"chroot", root}, args...)
 	}
@@ -550,7 +550,7 @@ func TestMIGApplyFailureKeepsAdminDrain(t *testing.T) {
 	if !strings.Contains(line, "Reason=admin: hold for tests") || m.journalStep() != "gres" {
 		t.Errorf("after the failed reload: journal at %q, node %s; want the admin's reason kept", m.journalStep(), line)
 	}
-	m.touch(t, "reload-go") // gpumemd's retry (30 s on) reloads for real
+	m.touch(t, "reload-go") // gpumemd's retry (3 s on, --mig-retry-after) reloads for real
 	g.waitDone(t, 150*time.Second, "gpumemd's retry did not finish the apply")
 	t.Logf("gpumemd:\n%s", migLines(g.log()))
 	if line := m.checkApplied(t); !strings.Contains(line, "Reason=admin: hold for tests") || !strings.Contains(line, "DRAIN") {
