@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -110,6 +111,9 @@ func builtPlugins(t *testing.T) string {
 
 // builtPluginsWith is builtPlugins with more environment for build.sh and another
 // include folder (inc, "" for this machine's); it returns what build.sh said too.
+// The plain build (no env, this machine's headers) is made once per test binary and
+// copied into each test's folder: every test gets plugins of its own to load, without
+// paying for two c-shared links each.
 func builtPluginsWith(t *testing.T, env []string, inc string) (string, string) {
 	t.Helper()
 	if testing.Short() {
@@ -119,6 +123,53 @@ func builtPluginsWith(t *testing.T, env []string, inc string) (string, string) {
 		t.Skip("no Slurm headers (libslurm-dev):", err)
 	}
 	dir := t.TempDir()
+	if len(env) > 0 || inc != "" {
+		out, err := runBuild(dir, env, inc)
+		if err != nil {
+			t.Fatalf("build.sh: %v\n%s", err, out)
+		}
+		return dir, out
+	}
+	plain.once.Do(func() {
+		plain.dir, plain.err = os.MkdirTemp("", "gpumem-shim-plugins")
+		if plain.err == nil {
+			plain.out, plain.err = runBuild(plain.dir, nil, "")
+		}
+	})
+	if plain.err != nil {
+		t.Fatalf("build.sh: %v\n%s", plain.err, plain.out)
+	}
+	sos, _ := filepath.Glob(filepath.Join(plain.dir, "*.so"))
+	for _, so := range sos {
+		b, err := os.ReadFile(so)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, filepath.Base(so)), b, 0o755)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, plain.out
+}
+
+// plain is the one plain build of the plugins (builtPluginsWith), removed by TestMain.
+var plain struct {
+	once     sync.Once
+	dir, out string
+	err      error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if plain.dir != "" {
+		os.RemoveAll(plain.dir)
+	}
+	os.Exit(code)
+}
+
+// runBuild runs cgo/build.sh into dir, with env and the include folder inc ("" for
+// this machine's), and returns what it said.
+func runBuild(dir string, env []string, inc string) (string, error) {
 	args := []string{dir}
 	if inc != "" {
 		args = append(args, inc)
@@ -126,10 +177,7 @@ func builtPluginsWith(t *testing.T, env []string, inc string) (string, string) {
 	cmd := exec.Command("../build.sh", args...)
 	cmd.Env = append(os.Environ(), env...)
 	b, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("build.sh: %v\n%s", err, b)
-	}
-	return dir, string(b)
+	return string(b), err
 }
 
 // harness is a stand-in Slurm program from testdata/NAME_harness.c with the plugins
