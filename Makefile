@@ -4,7 +4,9 @@
 GO      ?= go
 BIN     := bin
 GOFLAGS ?= -trimpath
-LAB_SLURM ?= 22.05
+# The releases come from the release table (internal/slurmrel/releases.txt).
+RELEASE  = CGO_ENABLED=0 $(GO) run ./cmd/slurm-release
+LAB_SLURM ?= $(shell $(RELEASE) names --host)
 # The version from git tags, stamped into every binary and plugin (internal/version).
 VERSION_LDFLAGS = $(shell packaging/version.sh --ldflags)
 # go-nvml's cgo calls NVML functions its header marks deprecated (kept for old drivers):
@@ -75,12 +77,13 @@ fuzz:
 lab-up: build
 	test/lab/lab.sh up
 
-# lab-down stops whichever lab is up (all releases can run at once).
+# lab-down stops whichever lab is up (all releases can run at once), of every release
+# whose root this machine has.
 lab-down:
-	LAB_SLURM=22.05 test/lab/lab.sh down
-	@if [ -d "$${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie" ]; then LAB_SLURM=24.11 test/lab/lab.sh down; fi
-	@if [ -d "$${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/forky" ]; then LAB_SLURM=26.05 test/lab/lab.sh down; fi
-	@if [ -d "$${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/bookworm" ]; then LAB_SLURM=22.05 LAB_CHROOT=1 test/lab/lab.sh down; fi
+	@for r in $$($(RELEASE) names); do for c in 0 1; do \
+	  root=$$(LAB_CHROOT=$$c LAB_SLURM=$$r test/lab/lab.sh where | sed -n 's/^root=//p'); \
+	  if [ -z "$$root" ] || [ -d "$$root" ]; then LAB_CHROOT=$$c LAB_SLURM=$$r test/lab/lab.sh down || exit 1; fi; \
+	done; done
 
 e2e:
 	test/e2e.sh $(LAB_SLURM)
@@ -89,17 +92,16 @@ demo: deps build
 	test/demo.sh
 
 ## package: deb and rpm packages into dist/ (gpumem-plugins-REL per Slurm release the
-## build has headers for: 22.05 here, 24.11 and 26.05 from the lab's chroots), their
+## build has headers for: CI's releases, from the lab's chroots), their
 ## binaries and plugins compiled apart from bin/'s, with zig for glibc 2.28 and newer
 package: chroots
 	packaging/build.sh
 
-# The Debian roots of the chroot labs; bookworm's (22.05) takes the package tests' installs,
-# which never touch this machine's own Slurm.
+# The Debian roots of the chroot labs of CI's releases; the host's release gets one too
+# (bookworm's, for 22.05), which takes the package tests' installs, so they never touch
+# this machine's own Slurm.
 chroots:
-	LAB_SLURM=22.05 LAB_CHROOT=1 test/lab/lab.sh chroot
-	LAB_SLURM=24.11 test/lab/lab.sh chroot
-	LAB_SLURM=26.05 test/lab/lab.sh chroot
+	for r in $$($(RELEASE) names --ci); do LAB_SLURM=$$r LAB_CHROOT=1 test/lab/lab.sh chroot || exit 1; done
 
 ## package-test: every package's metadata, files and scripts; as root also installed in
 ## the chroot of its release, loaded by that lab's slurmctld, and purged

@@ -15,8 +15,9 @@
 # plain-LGPL member of zig's libc_nonshared.a (zig-cc checks each link's map).
 # packaging/zig.sh installs zig from the npm registry the first time. gpumemd and gpumemctl go to BINDIR.
 #
-# Slurm headers: 22.05 from /usr/include (Debian 12's libslurm-dev), 24.11 and 26.05 from
-# the lab's trixie and forky chroots (make package makes them). PLUGIN_RELEASES="REL=DIR
+# Slurm headers: for each release the release table marks for CI (Debian's,
+# internal/slurmrel/releases.txt), from the lab's chroot of it (make package makes them:
+# bookworm's for 22.05, trixie's for 24.11, forky's for 26.05). PLUGIN_RELEASES="REL=DIR
 # ..." names other include folders; PLUGIN_SOURCES="REL=DIR ..." a release's source
 # tree, from which job_modify's job-record offsets are measured (cgo/build.sh,
 # SLURM_SOURCE) where cgo/include/gpumem_jobrec.h has no entry for it. The version comes from git tags or CHANGELOG.md's
@@ -29,7 +30,12 @@ top=$(cd "$here/.." && pwd)
 bin=${1:-$top/build/package}
 out=${2:-$top/dist}
 cache=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
-releases=${PLUGIN_RELEASES:-22.05=/usr/include 24.11=$cache/trixie/usr/include 26.05=$cache/forky/usr/include}
+if [ -z "${PLUGIN_RELEASES:-}" ]; then
+	for r in $(cd "$top" && CGO_ENABLED=0 go run ./cmd/slurm-release names --ci); do
+		PLUGIN_RELEASES="${PLUGIN_RELEASES:-}${PLUGIN_RELEASES:+ }$r=$(LAB_CHROOT=1 LAB_SLURM=$r "$top/test/lab/lab.sh" where | sed -n 's/^root=//p')/usr/include"
+	done
+fi
+releases=$PLUGIN_RELEASES
 version=$("$here/version.sh" --deb)
 mkdir -p "$out" "$bin"
 out=$(cd "$out" && pwd)

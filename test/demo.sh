@@ -5,11 +5,10 @@
 # memory map, shows a refusal, and leaves the lab up for you to try. Safe to run again.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-export LAB_SLURM=${LAB_SLURM:-22.05}
+export LAB_SLURM=${LAB_SLURM:-$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --host)}
 LAB=$REPO/test/lab/lab.sh
-# 24.11 runs in a chroot: its files are under ROOT here, its commands run through lab.sh.
-ROOT=""
-[ "$LAB_SLURM" = 24.11 ] && ROOT=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie
+# A chroot lab's files are under ROOT here, its commands run through lab.sh.
+ROOT=$("$LAB" where | sed -n 's/^root=//p')
 GRES_CONF=$ROOT/etc/slurm/gres.conf
 INVENTORY=$ROOT/etc/slurm/gpumem.d
 for cmd in sinfo squeue sbatch srun scancel scontrol; do

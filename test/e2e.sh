@@ -1,37 +1,61 @@
 #!/bin/bash
-# End-to-end tests of gpumem in the real-Slurm lab, on one release or both.
+# End-to-end tests of gpumem in the real-Slurm lab, on one release or all of CI's.
 #
-#   test/e2e.sh [22.05|22.05-configless|22.05-fence|24.11|24.11-typed|24.11-scale|24.11-configless|24.11-fence|26.05|26.05-configless|26.05-fence|all]
-#                                                       (default: $LAB_SLURM, else 22.05)
+#   test/e2e.sh [--list] [RELEASE|RELEASE-KIND|all]      (default: $LAB_SLURM, else 22.05)
 #
-# Installs what is missing (test/lab/deps.sh), builds bin/, starts each lab afresh, runs
-# the Go tests in test/e2e (build tag e2e) against it, and leaves each lab as it found
-# it (up or down). 24.11-typed is the 24.11 lab with per-GPU typed shards
-# (LAB_SHARD_TYPES=per-gpu), where the pinning tests and the 20,000-job submit storm run;
-# 24.11-scale is a nine-node lab of three GPU models (LAB_SCALE=9) where the small
-# version of the cluster-scale steering comparison runs (test/steer/scale.sh); the -configless passes are
-# those labs as configless clusters (LAB_CONFIGLESS=1), where the submit and configless
-# tests run; the -fence passes are those labs with the driver fence's hook on every node
-# (LAB_FENCE=1, test/lab/fence.sh), where the fence tests run. `all` runs 22.05,
-# 22.05-configless, 22.05-fence, 24.11, 24.11-typed, 24.11-scale, 24.11-configless, 24.11-fence, 26.05
-# (Debian forky's Slurm, the newest release the lab knows), 26.05-configless and
-# 26.05-fence.
+# RELEASE is a row of the release table (internal/slurmrel/releases.txt); KIND is one of
+# configless, fence, typed, scale. Installs what is missing (test/lab/deps.sh), builds
+# bin/, starts each lab afresh, runs the Go tests in test/e2e (build tag e2e) against
+# it, and leaves each lab as it found it (up or down). RELEASE alone is the main pass;
+# RELEASE-typed is that lab with per-GPU typed shards (LAB_SHARD_TYPES=per-gpu), where
+# the pinning tests and the 20,000-job submit storm run; RELEASE-scale is a nine-node lab
+# of three GPU models (LAB_SCALE=9) where the small version of the cluster-scale
+# steering comparison runs (test/steer/scale.sh); RELEASE-configless is the lab as a
+# configless cluster (LAB_CONFIGLESS=1), where the submit and configless tests run;
+# RELEASE-fence is the lab with the driver fence's hook on every node (LAB_FENCE=1,
+# test/lab/fence.sh), where the fence tests run. `all` runs, for each release the table
+# marks for CI (Debian's: CI has no source trees), its main, configless and fence
+# passes, and the typed and scale passes on the first of them whose Slurm has typed
+# shards and CgroupPlugin=disabled (the typed-shards and cgroup-disabled gates).
+# --list prints the passes it would run, one a line, and runs none.
 # Each pass, and the run at its end, counts the tests passed, failed and skipped
 # ("N passed, N failed, N skipped"); test/e2e/required.txt names the tests that must run
-# in each pass, and one that skipped or did not run there fails the run (with E2E_RUN,
-# only those the pattern names). Run as root.
+# in each kind of pass, and one that skipped or did not run there fails the run (with
+# E2E_RUN, only those the pattern names). Run as root.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=$REPO/test/lab/lab.sh
-which=${1:-${LAB_SLURM:-22.05}}
-case "$which" in
-all) releases=(22.05 22.05-configless 22.05-fence 24.11 24.11-typed 24.11-scale 24.11-configless 24.11-fence 26.05 26.05-configless 26.05-fence) ;;
-22.05 | 22.05-configless | 22.05-fence | 24.11 | 24.11-typed | 24.11-scale | 24.11-configless | 24.11-fence | 26.05 | 26.05-configless | 26.05-fence) releases=("$which") ;;
-*)
-	echo "usage: $0 [22.05|22.05-configless|22.05-fence|24.11|24.11-typed|24.11-scale|24.11-configless|24.11-fence|26.05|26.05-configless|26.05-fence|all]" >&2
+list=0
+[ "${1:-}" = --list ] && list=1 && shift
+which=${1:-${LAB_SLURM:-$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --host)}}
+release() { (cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release "$@"); }
+usage() {
+	echo "usage: $0 [--list] [RELEASE|RELEASE-configless|RELEASE-fence|RELEASE-typed|RELEASE-scale|all]; RELEASE: $(release names | tr '\n' ' ')" >&2
 	exit 2
-	;;
-esac
+}
+if [ "$which" = all ]; then
+	releases=() extra=""
+	for r in $(release names --ci); do
+		gates=$(release shell "$r" | sed -n "s/^SLURM_GATES='\(.*\)'$/ \1 /p")
+		if [ -z "$extra" ] && [[ "$gates" == *" typed-shards "* && "$gates" == *" cgroup-disabled "* ]]; then
+			extra=$r
+			releases+=("$r" "$r-typed" "$r-scale" "$r-configless" "$r-fence")
+		else
+			releases+=("$r" "$r-configless" "$r-fence")
+		fi
+	done
+else
+	case "${which#*-}" in
+	"$which" | configless | fence | typed | scale) ;;
+	*) usage ;;
+	esac
+	release shell "${which%%-*}" >/dev/null || usage
+	releases=("$which")
+fi
+if [ "$list" = 1 ]; then
+	printf '%s\n' "${releases[@]}"
+	exit 0
+fi
 [ "$(id -u)" -eq 0 ] || {
 	echo "e2e: the lab starts Slurm daemons: run as root" >&2
 	exit 2
@@ -47,7 +71,8 @@ make -s -C "$REPO" build >/dev/null || {
 
 mkdir -p "$REPO/test/lab/.state"
 passed=0 failed=0 skipped=0
-# required PASS prints the tests test/e2e/required.txt requires of pass PASS, one a line.
+# required KIND prints the tests test/e2e/required.txt requires of a pass of KIND (main,
+# configless, fence, typed, scale), one a line.
 required() {
 	awk -v pass="$1" '!/^#/ && NF > 1 { n = split($1, ps, ","); for (i = 1; i <= n; i++) if (ps[i] == pass) { for (j = 2; j <= NF; j++) print $j } }' "$REPO/test/e2e/required.txt"
 }
@@ -77,7 +102,8 @@ failedLines() {
 # What failed, repeated at the very end: a CI log is often read from its tail.
 failures=()
 for pass in "${releases[@]}"; do
-	rel=${pass%-*} types=none run=. configless=0 fence=0 scale=
+	rel=${pass%%-*} kind=${pass#*-} types=none run=. configless=0 fence=0 scale=
+	[ "$kind" = "$pass" ] && kind=main
 	case "$pass" in
 	# Only the fence tests: with Contain every job runs an extern step, and in the lab
 	# (several slurmd on one host) a multi-node GPU job's extern step has crashed
@@ -126,7 +152,7 @@ for pass in "${releases[@]}"; do
 	# A required test that skipped or never ran checked nothing: that fails the pass.
 	missing=()
 	# (A pass without any result has failed already; its list would only repeat that.)
-	grep -q '^--- ' "$log" && for t in $(required "$pass"); do
+	grep -q '^--- ' "$log" && for t in $(required "$kind"); do
 		[ -n "${E2E_RUN:-}" ] && ! [[ "$t" =~ ${E2E_RUN%%/*} ]] && continue
 		if grep -q "^--- SKIP: $t " "$log"; then
 			missing+=("required test $t skipped: $(skipReason "$log" "$t")")

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The fault matrix of docs/reliability.md on the real-Slurm lab, from one command:
 #
-#   test/faults.sh [22.05|24.11|26.05|24.11-scale]     (default 22.05; run as root, one lab at a time)
+#   test/faults.sh [RELEASE|RELEASE-scale]     (a row of internal/slurmrel/releases.txt; default
+#                                              the host's, 22.05; run as root, one lab at a time)
 #
 # Each row is an e2e test (build tag e2e) that breaks one thing the way a machine fails
 # and checks: every job submitted ran or was refused with a reason, no GPU held more than
@@ -28,16 +29,16 @@
 # 20 pings, SlurmdTimeout/3 apart; 200 s fits the storm row's wait, 33 min would not.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-rel=${1:-22.05}
+release() { (cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release "$@"); }
+rel=${1:-$(release names --host)}
 case "$rel" in
-22.05 | 24.11 | 26.05) ;;
-24.11-scale)
+*-scale)
 	# At cluster scale: the slurmctld kill -9 row on a 64-node lab of mixed GPUs
 	# (LAB_SCALE, docs/lab.md); E2E_SCALE sets another node count.
-	exec env E2E_FAULT_MATRIX=1 LAB_SLURMD_TIMEOUT="${LAB_SLURMD_TIMEOUT:-30}" E2E_SCALE="${E2E_SCALE:-64}" E2E_RUN='^TestFaultCtldKill9DuringSubmitStorm$' "$REPO/test/e2e.sh" 24.11-scale
+	exec env E2E_FAULT_MATRIX=1 LAB_SLURMD_TIMEOUT="${LAB_SLURMD_TIMEOUT:-30}" E2E_SCALE="${E2E_SCALE:-64}" E2E_RUN='^TestFaultCtldKill9DuringSubmitStorm$' "$REPO/test/e2e.sh" "$rel"
 	;;
-*)
-	echo "usage: $0 [22.05|24.11|26.05|24.11-scale]" >&2
+*-*)
+	echo "usage: $0 [RELEASE|RELEASE-scale]; RELEASE: $(release names | tr '\n' ' ')" >&2
 	exit 2
 	;;
 esac

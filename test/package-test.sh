@@ -29,7 +29,6 @@ while [ $# -gt 0 ]; do
 	shift
 done
 top=$(cd "$(dirname "$0")/.." && pwd)
-cache=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
@@ -266,19 +265,16 @@ lab_check() {
 if [ "$install" = 1 ]; then
 	[ "$(id -u)" -eq 0 ] || bad "--install needs root (dpkg in the lab's chroots)"
 	for rel in $releases; do
-		case $rel in
-		22.05) suite=bookworm ;;
-		24.11) suite=trixie ;;
-		26.05) suite=forky ;;
-		*)
-			bad "$rel: the lab has no Debian root for Slurm $rel to install gpumem-plugins-$rel into"
+		# The lab's chroot of the release (the table's; the host's release in one too).
+		if ! r=$(LAB_CHROOT=1 LAB_SLURM=$rel "$top/test/lab/lab.sh" where 2>&1); then
+			bad "$rel: the lab has no root for Slurm $rel to install gpumem-plugins-$rel into: $r"
 			continue
-			;;
-		esac
-		if [ -x "$cache/$suite/usr/sbin/slurmctld" ]; then
-			chroot_install "$rel" "$cache/$suite"
+		fi
+		r=$(echo "$r" | sed -n 's/^root=//p')
+		if [ -x "$r/usr/sbin/slurmctld" ]; then
+			chroot_install "$rel" "$r"
 		else
-			bad "$rel: no $suite chroot in $cache to install the packages into (make chroots)"
+			bad "$rel: no chroot at $r to install the packages into (make chroots)"
 		fi
 	done
 fi

@@ -18,6 +18,7 @@ package main
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include "gpumem_copy.h"
+#include "gpumem_gates.h"
 
 const char plugin_name[] = "gpumem: GPU memory requests to native GRES in the client";
 const char plugin_type[] = "cli_filter/gpumem";
@@ -34,7 +35,7 @@ typedef bool (*opt_reset_fn)(void *opt, const char *name);
 typedef bool (*opt_isset_fn)(void *opt, const char *name);
 // slurm_load_job names the job by a slurm_step_id_t from 26.05, by a bare job id before
 // (25.11 has step ids in job_desc, and slurm_load_job_sluid, but not this).
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+#if GPUMEM_LOAD_JOB_STEP_ID
 typedef int (*load_job_fn)(job_info_msg_t **resp, slurm_step_id_t step_id, uint16_t show_flags);
 static slurm_step_id_t gpumem_job_ref(uint32_t job_id)
 {

@@ -13,6 +13,7 @@ package main
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include "gpumem_copy.h"
+#include "gpumem_gates.h"
 #include "gpumem_cache.h"
 #include "gpumem_jobrec.h"
 
@@ -149,7 +150,7 @@ static uint32_t gpumem_update_id(const job_desc_msg_t *desc)
 	const char *s = desc->job_id_str;
 	uint32_t id = 0;
 
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+#if GPUMEM_JOBDESC_STEP_ID
 	// From 25.11 a job_desc names its job by a slurm_step_id_t (step_id), no job_id.
 	uint32_t job_id = desc->step_id.job_id;
 #else
@@ -190,7 +191,7 @@ static int gpumem_modify(job_desc_msg_t *desc, const void *job_ptr, char **err_m
 	j.num[GPUMEM_JOB_NAMED] = gpumem_update_id(desc) != 0;
 	j.num[GPUMEM_JOB_LAYOUT] = GPUMEM_JOBREC_LAYOUT;
 	gpumem_jobrec_read(&j, job_ptr, gpumem_update_id(desc));
-#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(24, 11, 0)
+#if !GPUMEM_UPDATE_SWAPS_GRES
 	j.num[GPUMEM_KEEP_GRES] = 1; // seen on 22.05: "Invalid generic resource" for shard <-> gpu
 #endif
 	if (!gpumem_asks_mem(&j) && !(shape && !gres && j.num[GPUMEM_JOB_KNOWN] &&
@@ -201,7 +202,7 @@ static int gpumem_modify(job_desc_msg_t *desc, const void *job_ptr, char **err_m
 	return gpumem_answer(&j, fields, err_msg, gres ? ESLURM_INVALID_GRES : ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE);
 }
 
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+#if GPUMEM_JOBMODIFY_ERRMSG
 int job_modify(job_desc_msg_t *desc, void *job_ptr, uint32_t submit_uid, char **err_msg)
 {
 	return gpumem_modify(desc, job_ptr, err_msg);

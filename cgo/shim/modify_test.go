@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpumem/gpumem/internal/slurmrel"
 )
 
 // TestJobModifyReadsTheJob: scontrol update through the built plugin, with the job's
@@ -104,7 +106,8 @@ func TestJobModifyWithoutALayoutRefusesANewSize(t *testing.T) {
 }
 
 // keepsGRESName says whether the Slurm of the headers in inc ("" for this machine's)
-// refuses to change a pending job's GRES between shards and GPUs (before 24.11).
+// refuses to change a pending job's GRES between shards and GPUs (before the release
+// table's update-swaps-gres gate).
 func keepsGRESName(t *testing.T, inc string) bool {
 	t.Helper()
 	if inc == "" {
@@ -119,7 +122,8 @@ func keepsGRESName(t *testing.T, inc string) bool {
 		t.Fatal("no SLURM_VERSION_NUMBER in", inc)
 	}
 	n, _ := strconv.ParseUint(string(m[1]), 16, 32)
-	return n < 0x180b00 // 24.11.0
+	v := slurmrel.V(int(n>>16), int(n>>8&255), int(n&255))
+	return !slurmrel.Table().Has(v, slurmrel.UpdateSwapsGRES)
 }
 
 type modifyRun struct {

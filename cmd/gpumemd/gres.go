@@ -13,6 +13,7 @@ import (
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmconf"
+	"github.com/gpumem/gpumem/internal/slurmrel"
 )
 
 // gresWriter keeps gres.conf and this node's inventory in step with NVML. Discovery
@@ -24,7 +25,7 @@ type gresWriter struct {
 	src  *nvmlsrc.Source
 	log  *slog.Logger
 	last time.Time
-	rel  *gresconf.Release // asked of slurmd on the first write
+	rel  *slurmrel.Version // asked of slurmd on the first write
 	hook chan struct{}     // a token: at most one hook runs at a time
 
 	fenceWhy map[int]string // per GPU, why it holds no driver fence, as last logged
@@ -143,8 +144,8 @@ func (w *gresWriter) nodeGres() (string, error) {
 }
 
 // release is the Slurm release gres.conf is for, asked of slurmd once: releases
-// before 23.02.7 need MIG instances written differently (gresconf.Release).
-func (w *gresWriter) release() (gresconf.Release, error) {
+// before 23.02.7 need MIG instances written differently (the release table's multiple-files gate).
+func (w *gresWriter) release() (slurmrel.Version, error) {
 	if w.rel != nil {
 		return *w.rel, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/slurmrel"
 )
 
 func lab() inventory.Cluster {
@@ -187,11 +188,11 @@ func TestRenderTypedShards(t *testing.T) {
 		t.Errorf("untyped render changed:\n%s", plain)
 	}
 	// Slurm 22.05 runs jobs without their shards on typed shards: refused, with why.
-	if _, err := Render(lab(), Options{ShardTypes: true, Slurm: Release{22, 5, 8}}); err == nil ||
+	if _, err := Render(lab(), Options{ShardTypes: true, Slurm: slurmrel.V(22, 5, 8)}); err == nil ||
 		!strings.Contains(err.Error(), "needs Slurm 24.11.0 or later") || !strings.Contains(err.Error(), "set ShardTypes = none") {
 		t.Errorf("typed shards for 22.05.8: %v; want a refusal naming 24.11 and ShardTypes = none", err)
 	}
-	if _, err := Render(lab(), Options{ShardTypes: true, Slurm: Release{24, 11, 5}}); err != nil {
+	if _, err := Render(lab(), Options{ShardTypes: true, Slurm: slurmrel.V(24, 11, 5)}); err != nil {
 		t.Errorf("typed shards for 24.11.5: %v", err)
 	}
 }
@@ -311,12 +312,12 @@ func TestNodeGresTypesShardsAsSlurmdReportsThem(t *testing.T) {
 		{Index: 3, Minor: 3, Type: "l4", MemoryMiB: 23034, Sharing: inventory.SharingWhole},
 	}}
 	for _, c := range []struct {
-		rel  Release
+		rel  slurmrel.Version
 		want string
 	}{
-		{Release{}, "gpu:a100:2,gpu:l4:2,shard:a100:80,shard:l4:22"},
-		{Release{24, 11, 5}, "gpu:a100:2,gpu:l4:2,shard:a100:80,shard:l4:22"},
-		{Release{22, 5, 8}, "gpu:a100:2,gpu:l4:2,shard:102"},
+		{slurmrel.Version{}, "gpu:a100:2,gpu:l4:2,shard:a100:80,shard:l4:22"},
+		{slurmrel.V(24, 11, 5), "gpu:a100:2,gpu:l4:2,shard:a100:80,shard:l4:22"},
+		{slurmrel.V(22, 5, 8), "gpu:a100:2,gpu:l4:2,shard:102"},
 	} {
 		got, err := NodeGres(n, Options{Slurm: c.rel})
 		if err != nil || got != c.want {

@@ -7,34 +7,35 @@ import (
 	"testing"
 
 	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/slurmrel"
 )
 
 func TestParseRelease(t *testing.T) {
-	for in, want := range map[string]Release{
-		"22.05.8":           {22, 5, 8},
-		"slurm-wlm 22.05.8": {22, 5, 8},
-		"slurm 24.11.5":     {24, 11, 5},
-		"24.11":             {24, 11, 0},
-		"24.11.0-0rc1":      {24, 11, 0},
+	for in, want := range map[string]slurmrel.Version{
+		"22.05.8":           slurmrel.V(22, 5, 8),
+		"slurm-wlm 22.05.8": slurmrel.V(22, 5, 8),
+		"slurm 24.11.5":     slurmrel.V(24, 11, 5),
+		"24.11":             slurmrel.V(24, 11, 0),
+		"24.11.0-0rc1":      slurmrel.V(24, 11, 0),
 	} {
-		got, err := ParseRelease(in)
+		got, err := slurmrel.ParseVersion(in)
 		if err != nil || got != want {
-			t.Errorf("ParseRelease(%q) = %v, %v; want %v", in, got, err, want)
+			t.Errorf("ParseVersion(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "24", "x.y", "22.05.8.1", "slurm -1.2"} {
-		if _, err := ParseRelease(in); err == nil || !strings.Contains(err.Error(), "want a version such as") {
-			t.Errorf("ParseRelease(%q): %v, want an error saying what is accepted", in, err)
+		if _, err := slurmrel.ParseVersion(in); err == nil || !strings.Contains(err.Error(), "want a version such as") {
+			t.Errorf("ParseVersion(%q): %v, want an error saying what is accepted", in, err)
 		}
 	}
 }
 
 func TestSplitsMultipleFilesBeforeTheFix(t *testing.T) {
-	for r, want := range map[Release]bool{
-		{}: false, {22, 5, 8}: true, {23, 2, 6}: true, {23, 2, 7}: false, {23, 11, 0}: false, {24, 11, 5}: false,
+	for r, want := range map[slurmrel.Version]bool{
+		slurmrel.Version{}: false, slurmrel.V(22, 5, 8): true, slurmrel.V(23, 2, 6): true, slurmrel.V(23, 2, 7): false, slurmrel.V(23, 11, 0): false, slurmrel.V(24, 11, 5): false,
 	} {
-		if got := r.SplitsMultipleFiles(); got != want {
-			t.Errorf("%v.SplitsMultipleFiles() = %v, want %v", r, got, want)
+		if got := splitsMultipleFiles(r); got != want {
+			t.Errorf("splitsMultipleFiles(%v) = %v, want %v", r, got, want)
 		}
 	}
 }
@@ -56,7 +57,7 @@ func migLines(t *testing.T, opt Options) []string {
 }
 
 func TestMIGShapeFollowsRelease(t *testing.T) {
-	old := migLines(t, Options{Slurm: Release{22, 5, 8}})
+	old := migLines(t, Options{Slurm: slurmrel.V(22, 5, 8)})
 	want := []string{
 		"NodeName=n2 Name=gpu Type=3g.20gb File=/dev/nvidia-caps/nvidia-cap12",
 		"NodeName=n2 Name=gpu Type=1g.5gb File=/dev/nvidia-caps/nvidia-cap21",
@@ -64,7 +65,7 @@ func TestMIGShapeFollowsRelease(t *testing.T) {
 	if strings.Join(old, "\n") != strings.Join(want, "\n") {
 		t.Errorf("22.05 MIG lines:\n%s\nwant:\n%s", strings.Join(old, "\n"), strings.Join(want, "\n"))
 	}
-	for _, r := range []Release{{}, {24, 11, 5}} {
+	for _, r := range []slurmrel.Version{{}, slurmrel.V(24, 11, 5)} {
 		for _, l := range migLines(t, Options{Slurm: r}) {
 			if !strings.Contains(l, " MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/") {
 				t.Errorf("release %v: %q, want MultipleFiles with the GPU and its caps files", r, l)

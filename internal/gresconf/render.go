@@ -13,6 +13,7 @@ import (
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmgres"
+	"github.com/gpumem/gpumem/internal/slurmrel"
 )
 
 // Options shape the rendered files.
@@ -26,9 +27,9 @@ type Options struct {
 	// have fewer cores than the GPUs' real affinity names.
 	NoCores bool
 	// Slurm is the release the file is for; the zero value means a current one.
-	// Releases that split MultipleFiles records (see SplitsMultipleFiles) get each
+	// Releases that split MultipleFiles records (see splitsMultipleFiles) get each
 	// MIG instance as File= its own GPU-instance caps device.
-	Slurm Release
+	Slurm slurmrel.Version
 	// ShardTypes gives each shared GPU a Type of its own, shard.TypeName, on its gpu and
 	// its shard record (Slurm gives a shard the Type of the gpu on the same File, so
 	// the two must agree), and NodeGres one gpu:<type>:1 and shard:<type>:N per GPU, so
@@ -62,8 +63,8 @@ func (o Options) check() (Options, error) {
 		return o, fmt.Errorf("gres.conf: dev prefix %q: want an absolute directory such as /dev", o.DevPrefix)
 	}
 	o.DevPrefix = path.Clean(o.DevPrefix)
-	if o.ShardTypes && !o.Slurm.TypedShardsWork() {
-		return o, fmt.Errorf("gres.conf: ShardTypes = per-gpu needs Slurm %s or later (checked there); Slurm %s starts jobs without their shards once a node has jobs on two shard types: set ShardTypes = none", typedShardsChecked, o.Slurm)
+	if o.ShardTypes && !typedShardsWork(o.Slurm) {
+		return o, fmt.Errorf("gres.conf: ShardTypes = per-gpu needs Slurm %s or later (checked there); Slurm %s starts jobs without their shards once a node has jobs on two shard types: set ShardTypes = none", slurmrel.Table().Since(slurmrel.TypedShards), o.Slurm)
 	}
 	return o, nil
 }
@@ -134,7 +135,7 @@ func nodeLines(n inventory.Node, opt Options) []string {
 // unique to it (the parent /dev/nvidiaN is shared, and Slurm refuses a device file
 // named twice under File=).
 func (o Options) migFiles(files []string) string {
-	if o.Slurm.SplitsMultipleFiles() && len(files) > 1 {
+	if splitsMultipleFiles(o.Slurm) && len(files) > 1 {
 		return "File=" + o.dev(files[1])
 	}
 	out := make([]string, len(files))
@@ -157,7 +158,7 @@ func (o Options) dev(p string) string {
 // of each type (with ShardTypes one of each per GPU:
 // "gpu:h100_g0:1,gpu:h100_g1:1,shard:h100_g0:79,shard:h100_g1:79").
 //
-// On releases where typed shards were checked (TypedShardsWork) the shards carry their
+// On releases where typed shards were checked (typedShardsWork) the shards carry their
 // GPU's type even without ShardTypes, because slurmd reports them so (a shard takes the
 // Type of the gpu on its File). An untyped count against typed reports holds only while
 // slurmctld has no saved GRES topology: a 24.11 backup taking over with one drained the
@@ -210,12 +211,12 @@ func NodeGres(n inventory.Node, opt Options) (string, error) {
 	switch {
 	case opt.ShardTypes:
 		parts = append(parts, typed...)
-	case opt.Slurm.TypedShardsWork():
+	case typedShardsWork(opt.Slurm):
 		for _, t := range shardOrder {
 			parts = append(parts, slurmgres.Of(slurmgres.Shard, t, shardCount[t]))
 		}
 	default:
-		// Before 24.11 typed shards were not checked to place jobs (typedShardsChecked),
+		// Before 24.11 typed shards were not checked to place jobs (the typed-shards gate),
 		// and 22.05 saves no GRES topology for a takeover to trip on: one untyped count.
 		var sum int64
 		for _, t := range shardOrder {

@@ -34,14 +34,11 @@ bench_setup() {
 		bench_die "port $BENCH_CTLD_PORT is taken (another benchmark running?): $(ss -Hltnp "sport = :$BENCH_CTLD_PORT" | head -n 1)"
 	fi
 	BROOT=""
-	local suite=""
-	case "$REL" in
-	24.11) suite=trixie ;;
-	26.05) suite=forky ;;
-	esac
-	if [ -n "$suite" ]; then
-		local src=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/$suite
-		[ -x "$src/usr/sbin/slurmctld" ] || bench_die "no $suite chroot at $src: make it once (LAB_SLURM=$REL test/lab/lab.sh chroot)"
+	# The lab's root of the release: "" where it is the host's own Slurm.
+	local src
+	src=$(LAB_SLURM=$REL "$REPO/test/lab/lab.sh" where | sed -n 's/^root=//p')
+	if [ -n "$src" ]; then
+		[ -x "$src/usr/sbin/slurmctld" ] || bench_die "no chroot at $src: make it once (LAB_SLURM=$REL test/lab/lab.sh chroot)"
 		BROOT=$BENCH/root
 		if [ ! -x "$BROOT/usr/sbin/slurmctld" ]; then
 			mkdir -p "$BROOT"
@@ -252,7 +249,7 @@ bench_submitter() {
 # load. 22.05 only: the chroot has no valgrind.
 bench_callgrind() {
 	local mode=$1 submitter=$2 tres=$3 per=$((${BENCH_CALLGRIND_JOBS:-1000} / 8)) pid _ f
-	[ -z "$BROOT" ] || bench_die "callgrind runs on the host's Slurm (22.05) only"
+	[ -z "$BROOT" ] || bench_die "callgrind runs on the host's own Slurm only"
 	command -v valgrind >/dev/null || bench_die "no valgrind: apt-get install valgrind"
 	bench_ctld_down
 	rm -rf "$B/ctld" "$B/log"/cg.* "$B/log"/callgrind-* && install -d "$B/ctld"

@@ -22,20 +22,16 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ROUNDS=${1:-5} PROCS=${2:-8} PER=${3:-500}
-REL=${LAB_SLURM:-22.05}
+REL=${LAB_SLURM:-$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --host)}
 BENCH=${BENCH_DIR:-/tmp/gpumem-bench-$REL}
 [ "$(id -u)" -eq 0 ] || {
 	echo "bench: run as root (it starts slurmctld and munged and mounts a tmpfs)" >&2
 	exit 1
 }
-case "$REL" in
-22.05) prefix="gres:" ;;
-24.11 | 26.05) prefix="gres/" ;;
-*)
-	echo "bench: LAB_SLURM=$REL: want 22.05, 24.11 or 26.05" >&2
-	exit 2
-	;;
-esac
+# The release's row of the release table (internal/slurmrel/releases.txt), or its refusal.
+eval "$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release shell "$REL")"
+prefix="gres:"
+[[ " $SLURM_GATES " == *" tres-gres-slash "* ]] && prefix="gres/"
 # shellcheck source=test/bench/submit-ctld.sh
 . "$REPO/test/bench/submit-ctld.sh"
 trap bench_teardown EXIT

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/slurmrel"
 )
 
 // The fault tests (docs/reliability.md): each breaks one part of the lab the way a
@@ -259,7 +261,7 @@ func TestFaultCtldKill9DuringSubmitStorm(t *testing.T) {
 		switch {
 		case s.code == 0 && regexp.MustCompile(`^\d+$`).MatchString(s.id):
 			ids = append(ids, s.id)
-		case s.code != 0 && strings.Contains(s.err, "Requested node configuration is not available") && release != "22.05":
+		case s.code != 0 && strings.Contains(s.err, "Requested node configuration is not available") && has(slurmrel.GresStateSaved):
 			// 22.05 restores a node's shards without their GPUs until its slurmd
 			// registers again, so a shard job looks never runnable for those seconds
 			// (Slurm saves that state since 23.02, commit a54f9cff). Later releases

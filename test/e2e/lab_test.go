@@ -19,33 +19,55 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/slurmrel"
 )
 
-// release is the lab under test; root is its chroot ("" for the host's Slurm).
-var release, root = labRelease()
+// release is the lab under test (LAB_SLURM, a row of the release table); root is its
+// chroot ("" for the host's Slurm) and promPort its Prometheus's port, as lab.sh puts
+// them (`lab.sh where`).
+var release, root, promPort, labID = labRelease()
 
-func labRelease() (string, string) {
-	rel := os.Getenv("LAB_SLURM")
-	if rel == "" {
-		rel = "22.05"
+func labRelease() (rel, root, prom, id string) {
+	rel = os.Getenv("LAB_SLURM")
+	for _, r := range slurmrel.Table().Rows {
+		if rel == "" && r.HostPorts != 0 { // lab.sh's default: the host's own release
+			rel = r.Name
+		}
 	}
-	if rel == "22.05" {
-		return rel, ""
+	if _, err := slurmrel.Table().Lookup(rel); err != nil {
+		panic("LAB_SLURM=" + rel + ": " + err.Error())
 	}
-	cache := os.Getenv("LAB_CHROOT_CACHE")
-	if cache == "" {
-		cache = "/var/cache/gpumem-lab"
+	cmd := exec.Command("../lab/lab.sh", "where")
+	cmd.Env = append(os.Environ(), "LAB_SLURM="+rel)
+	out, err := cmd.Output()
+	if err != nil {
+		panic("lab.sh where: " + err.Error())
 	}
-	suite := map[string]string{"24.11": "trixie", "26.05": "forky"}[rel]
-	if suite == "" {
-		panic("LAB_SLURM=" + rel + " is not a lab release: want 22.05, 24.11 or 26.05")
+	for _, l := range strings.Split(string(out), "\n") {
+		k, v, _ := strings.Cut(l, "=")
+		switch k {
+		case "root":
+			root = v
+		case "prometheus":
+			prom = v
+		case "id":
+			id = v
+		}
 	}
-	return rel, filepath.Join(cache, suite)
+	return rel, root, prom, id
+}
+
+// has says whether the lab's Slurm has a gate of the release table (a behaviour that
+// changed at one release).
+func has(gate string) bool {
+	r, _ := slurmrel.Table().Lookup(release)
+	return slurmrel.Table().Has(r.Version, gate)
 }
 
 // tresPrefix is how slurmctld prefixes --gres entries in tres_per_node on this release.
 func tresPrefix() string {
-	if release == "22.05" {
+	if !has(slurmrel.TRESGresSlash) {
 		return "gres:"
 	}
 	return "gres/"

@@ -28,11 +28,7 @@ type labProm struct {
 
 func labPrometheus(t *testing.T) labProm {
 	t.Helper()
-	port := map[string]int{"22.05": 19090, "26.05": 19093}[release]
-	if port == 0 {
-		port = 19091
-	}
-	p := labProm{base: fmt.Sprintf("http://127.0.0.1:%d", port), targets: "/var/lib/gpumem-lab/prometheus-" + release + "/targets"}
+	p := labProm{base: "http://127.0.0.1:" + promPort, targets: "/var/lib/gpumem-lab/prometheus-" + labID + "/targets"}
 	if _, err := get(p.base + "/-/ready"); err != nil {
 		t.Fatalf("the lab's Prometheus does not answer (%v): lab.sh up starts it when Debian's prometheus is installed (test/lab/deps.sh)", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/test/matrix"
+
+	"github.com/gpumem/gpumem/internal/slurmrel"
 )
 
 // Options that Slurm ties to GPUs, beside gpu:mem: each runs as meant, or is refused at
@@ -32,7 +34,7 @@ func optionRuns(t *testing.T, size string, args ...string) {
 // two such GPUs are, the refusal names the user's options.
 func TestOptionGPUsPerTask(t *testing.T) {
 	optionRuns(t, "10g", "--gpus-per-task=1", "-n2")
-	if release != "22.05" { // --tres-per-task is from 24.11 on
+	if has(slurmrel.TRESPerTask) {
 		optionRuns(t, "10g", "--tres-per-task=gres/gpu:1", "-n2")
 	}
 	for _, cmd := range []string{"srun", "sbatch"} {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/slurmrel"
 )
 
 // TestRequestLandsWhereItFits: a size only one model holds, and a partition of one
@@ -108,7 +110,7 @@ func refusedAtSubmit(t *testing.T, cmd string, args []string, says string) {
 // the log is the one place the reason goes.
 func logRefusals(t *testing.T) {
 	t.Helper()
-	if release != "22.05" {
+	if has(slurmrel.JobModifyErrMsg) {
 		return
 	}
 	path := ctldConf("gpumem.conf")
@@ -144,10 +146,10 @@ func TestScontrolUpdate(t *testing.T) {
 	r := slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "TresPerNode="+tresPrefix()+"gpu:mem:500g")
 	// 22.05's job_modify has no err_msg: there the user sees only Slurm's own error, and
 	// gpumem's reason goes to the slurmctld log.
-	if r.code == 0 || release != "22.05" && !strings.Contains(r.out+r.err, "500") {
+	if r.code == 0 || has(slurmrel.JobModifyErrMsg) && !strings.Contains(r.out+r.err, "500") {
 		t.Errorf("scontrol update to gpu:mem:500g: want a refusal naming the size, got %s", r)
 	}
-	if release == "22.05" && ctldLogWait(t, mark, "job_modify refused", "up to gpu:mem:80g per GPU") == "" {
+	if !has(slurmrel.JobModifyErrMsg) && ctldLogWait(t, mark, "job_modify refused", "up to gpu:mem:80g per GPU") == "" {
 		t.Errorf("22.05, scontrol update to gpu:mem:500g: no refusal in the slurmctld log:\n%s", ctldLogSince(t, mark))
 	}
 	ok(t, "scontrol", "update", "job="+id, "TresPerNode="+tresPrefix()+"gpu:mem:30g")
@@ -179,10 +181,10 @@ func TestScontrolUpdateKnowsTheJob(t *testing.T) {
 	}
 	mark := ctldLogMark()
 	r := slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "gres=gpu:mem:30g")
-	if r.code == 0 || release != "22.05" && !strings.Contains(r.out+r.err, "on node n2") {
+	if r.code == 0 || has(slurmrel.JobModifyErrMsg) && !strings.Contains(r.out+r.err, "on node n2") {
 		t.Errorf("update gres=gpu:mem:30g of a job held to n2: want a refusal naming n2, got %s", r)
 	}
-	if release == "22.05" && ctldLogWait(t, mark, "job_modify refused", "on node n2") == "" {
+	if !has(slurmrel.JobModifyErrMsg) && ctldLogWait(t, mark, "job_modify refused", "on node n2") == "" {
 		t.Errorf("22.05, update gres=gpu:mem:30g of a job held to n2: no line naming n2 in the slurmctld log:\n%s", ctldLogSince(t, mark))
 	}
 
@@ -194,7 +196,7 @@ func TestScontrolUpdateKnowsTheJob(t *testing.T) {
 	r = slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "partition=inference")
 	reason := "which no node it may use in partition inference has"
 	want := reason
-	if release == "22.05" {
+	if !has(slurmrel.JobModifyErrMsg) {
 		want = "Requested node configuration is not available"
 		if ctldLogWait(t, mark, "job_modify refused", reason) == "" {
 			t.Errorf("22.05, update partition=inference of a MIG job: no line saying %q in the slurmctld log:\n%s", reason, ctldLogSince(t, mark))
@@ -212,12 +214,16 @@ func TestScontrolUpdateKnowsTheJob(t *testing.T) {
 	id = sbatch(t, "--hold", "--gres=gpu:mem:20g", "--wrap", "true")
 	mark = ctldLogMark()
 	r = slurm(t, 30*time.Second, "", "scontrol", "update", "job="+id, "gres=gpu:2,gpu:mem:10g")
-	if release == "22.05" {
+	if !has(slurmrel.UpdateSwapsGRES) {
 		if r.code == 0 {
-			t.Errorf("22.05, update of a shard job to two GPUs per node was accepted: %s", r)
+			t.Errorf("Slurm %s, update of a shard job to two GPUs per node was accepted: %s", release, r)
 		}
-		if ctldLogWait(t, mark, "job_modify refused", "submit it again with --gres=gpu:mem:10g --gpus-per-node=2") == "" {
-			t.Errorf("22.05, update of a shard job to two GPUs per node: no reason in the slurmctld log:\n%s", ctldLogSince(t, mark))
+		reason := "submit it again with --gres=gpu:mem:10g --gpus-per-node=2"
+		if has(slurmrel.JobModifyErrMsg) && !strings.Contains(r.out+r.err, reason) {
+			t.Errorf("Slurm %s, update of a shard job to two GPUs per node: want a refusal saying %q, got %s", release, reason, r)
+		}
+		if !has(slurmrel.JobModifyErrMsg) && ctldLogWait(t, mark, "job_modify refused", reason) == "" {
+			t.Errorf("Slurm %s, update of a shard job to two GPUs per node: no reason in the slurmctld log:\n%s", release, ctldLogSince(t, mark))
 		}
 	} else if j := showJob(t, g, id); r.code != 0 || !strings.HasPrefix(j.tresPerNode, p+"gpu:") {
 		t.Errorf("update of a shard job to gpu:2,gpu:mem:10g: %s, TresPerNode=%s", r, j.tresPerNode)
@@ -244,10 +250,10 @@ func TestScontrolUpdateOfAnArray(t *testing.T) {
 	mark := ctldLogMark()
 	r := slurm(t, 30*time.Second, "", "scontrol", "update", "jobid="+id+"_2", "gres=gpu:mem:10g")
 	reason := "named by its plain job id"
-	if r.code == 0 || release != "22.05" && !strings.Contains(r.out+r.err, reason) {
+	if r.code == 0 || has(slurmrel.JobModifyErrMsg) && !strings.Contains(r.out+r.err, reason) {
 		t.Errorf("update jobid=%s_2 gres=gpu:mem:10g: want a refusal saying %q, got %s", id, reason, r)
 	}
-	if release == "22.05" && ctldLogWait(t, mark, "job_modify refused", reason) == "" {
+	if !has(slurmrel.JobModifyErrMsg) && ctldLogWait(t, mark, "job_modify refused", reason) == "" {
 		t.Errorf("22.05, update of an array task: no refusal in the slurmctld log:\n%s", ctldLogSince(t, mark))
 	}
 	if j := showJob(t, g, id+"_2"); j.tresPerNode != p+"shard:30" {

@@ -29,10 +29,10 @@ chroot_mount() {
 		mountpoint -q "$ROOT/$m" || mount --bind "/$m" "$ROOT/$m" ||
 			die "cannot bind-mount /$m into $ROOT (the $REL lab needs mount privileges)"
 	done
-	# 22.05's slurmd loads a cgroup plugin whatever the task and proctrack plugins (there
-	# is no CgroupPlugin=disabled before 24.05): it needs the host's cgroup filesystems
-	# (v1: one mount per controller), which a bind mount of /sys leaves out.
-	if [ "$REL" = 22.05 ] && mountpoint -q /sys/fs/cgroup && ! mountpoint -q "$ROOT/sys/fs/cgroup"; then
+	# Before the cgroup-disabled gate (24.05) slurmd loads a cgroup plugin whatever the
+	# task and proctrack plugins: it needs the host's cgroup filesystems (v1: one mount
+	# per controller), which a bind mount of /sys leaves out.
+	if ! has_gate cgroup-disabled && mountpoint -q /sys/fs/cgroup && ! mountpoint -q "$ROOT/sys/fs/cgroup"; then
 		mount --rbind /sys/fs/cgroup "$ROOT/sys/fs/cgroup" ||
 			die "cannot bind-mount /sys/fs/cgroup into $ROOT (the $REL lab needs mount privileges)"
 	fi

@@ -70,7 +70,7 @@ fence_preload() {
 # configuration for minutes, so the other passes run without it.
 fence_conf_lines() {
 	fence_on || return 0
-	if [ "$REL" = 22.05 ]; then
+	if ! has_gate prolog-runinjob; then
 		echo "PrologFlags=Contain"
 		echo "PlugStackConfig=$LAB/fence/plugstack.conf"
 	else

@@ -30,6 +30,8 @@ gres_nodes() {
 	install -m 0755 "$REPO/bin/gpumemd" "$REPO/bin/gpumemctl" "$ROOT$LAB/bin/"
 	# gpumemd --mig-reload in the MIG e2e tests: what an admin's reload does, on the lab's slurm.conf.
 	install -m 0755 "$REPO/test/lab/mig-reload.sh" "$ROOT$LAB/bin/mig-reload"
+	# The gates of the lab's release, for it (it runs in the lab's root, without the repository).
+	echo "$SLURM_GATES" >"$ROOT$LAB/bin/mig-reload.gates"
 	if [ -n "$SCALE" ]; then
 		scale_node_files "$ROOT$LAB/nodes"
 	else

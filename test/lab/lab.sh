@@ -1,22 +1,27 @@
 #!/bin/bash
 # The gpumem lab: a real Slurm with three fake-GPU nodes on this host.
 #
-#   lab.sh up|down|status|chroot|submitter|run CMD...     (LAB_SLURM=22.05, the default, 24.11 or 26.05)
+#   lab.sh up|down|status|where|chroot|submitter|run CMD...  (LAB_SLURM=RELEASE, default 22.05)
+#
+# RELEASE is a row of the release table (internal/slurmrel/releases.txt;
+# `go run ./cmd/slurm-release names` lists them).
 #
 # LAB_CONFIGLESS=1 starts it as a configless cluster (test/lab/configless.sh).
 # LAB_BACKUP_CTLD=1 adds a backup slurmctld on the same state (test/lab/backup-ctld.sh).
-# LAB_SCALE=N (24.11 or 26.05) replaces the three nodes with N of mixed GPU models
+# LAB_SCALE=N (a chroot lab with CgroupPlugin=disabled: 24.11 or later) replaces the three nodes with N of mixed GPU models
 # (test/lab/nodes.sh), for test/steer/scale.sh.
 # LAB_SLURMD_TIMEOUT=S sets SlurmdTimeout (Slurm's default 300 otherwise); test/faults.sh
 # sets 30, so that slurmctld's own purge of jobs lost in a crash comes within its wait.
 #
-# 22.05 is Debian bookworm's Slurm, installed on the host, on the standard ports and
-# /etc/slurm, so plain srun/sbatch/squeue talk to it. 24.11 is Debian trixie's Slurm and
-# 26.05 Debian forky's, each in a debootstrap chroot on its own ports; reach them with
-# `lab.sh run CMD` (or chroot DIR). LAB_CHROOT=1 runs 22.05 in a bookworm chroot too, on
-# ports of its own, leaving the host's Slurm alone (test/package-test.sh installs the
-# packages there). All can run at once. The lab never touches /dev/nvidia*: its fake
-# GPUs are device nodes under /run/gpumem-lab/dev (of the chroot, for 24.11) with a
+# 22.05 is Debian bookworm's Slurm, installed on the host (of Debian 12), on the standard
+# ports and /etc/slurm, so plain srun/sbatch/squeue talk to it. Every other release runs
+# in a chroot on ports of its own (the table's): Debian's packages of a suite (24.11
+# trixie's, 26.05 forky's), or SchedMD's source built into a chroot (23.11, 25.05,
+# 25.11: test/lab/source.sh, with LAB_SLURM_SOURCE). Reach them with `lab.sh run CMD`
+# (or chroot DIR). LAB_CHROOT=1 runs 22.05 in a bookworm chroot too, on ports of its
+# own, leaving the host's Slurm alone (test/package-test.sh installs the packages
+# there). All can run at once. The lab never touches /dev/nvidia*: its fake GPUs are
+# device nodes under /run/gpumem-lab/dev (of the chroot, for a chroot lab) with a
 # major number reserved for local use, so even opening one reaches no driver.
 set -euo pipefail
 
@@ -31,45 +36,45 @@ for fd in /proc/$$/fd/*; do
 done
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-REL=${LAB_SLURM:-22.05}
+REL=${LAB_SLURM:-$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --host)}
 CHROOT_CACHE=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
 HOST=$(hostname -s)
 FAKE_MAJOR=120 # 120-127: "local/experimental use" in the kernel's device list
 DEBIAN_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
 
-case "$REL" in
-22.05)
-	if [ "${LAB_CHROOT:-0}" = 1 ]; then
-		SUITE=bookworm ROOT=$CHROOT_CACHE/$SUITE
-		CTLD_PORT=5817 SLURMD_PORT=5818 NODE_PORT0=5831
-	else
-		ROOT=""
-		CTLD_PORT=6817 SLURMD_PORT=6818 NODE_PORT0=6831
-	fi
-	AUTH=auth/munge CRED=cred/munge
-	;;
-24.11)
-	SUITE=trixie ROOT=$CHROOT_CACHE/$SUITE
-	CTLD_PORT=8817 SLURMD_PORT=8818 NODE_PORT0=8831
-	AUTH=auth/slurm CRED=cred/slurm
-	;;
-26.05)
-	SUITE=forky ROOT=$CHROOT_CACHE/$SUITE
-	CTLD_PORT=9817 SLURMD_PORT=9818 NODE_PORT0=9831
-	AUTH=auth/slurm CRED=cred/slurm
-	;;
-*)
-	echo "lab: LAB_SLURM=$REL is not a lab release; use 22.05, 24.11 or 26.05" >&2
+# The release's row of the release table (internal/slurmrel/releases.txt): where its
+# Slurm comes from, the lab's ports and auth, and its gates (SLURM_*; has_gate NAME). A
+# release the table lacks is refused there, by name.
+rel_row=$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release shell "$REL") || {
+	echo "lab: LAB_SLURM=$REL: see above" >&2
 	exit 2
-	;;
-esac
+}
+eval "$rel_row"
+has_gate() { [[ " $SLURM_GATES " == *" $1 "* ]]; }
+SUITE=$SLURM_SUITE ports=$SLURM_PORTS PROM_PORT=$SLURM_PROM
+# A release whose row names host ports is this machine's own Slurm where the machine is
+# of its Debian suite (Debian 12's 22.05): the lab runs it on the host, on those ports and
+# /etc/slurm, so plain srun/sbatch/squeue talk to it; LAB_CHROOT=1 runs it in a chroot.
+# Every other release runs in a chroot of its own: Debian's packages of its suite, or
+# SchedMD's source built into one (test/lab/source.sh).
+host_suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+if [ -n "$SLURM_HOST_PORTS" ] && [ "${LAB_CHROOT:-0}" != 1 ] && [ "$host_suite" = "$SUITE" ]; then
+	ROOT="" ports=$SLURM_HOST_PORTS PROM_PORT=$SLURM_HOST_PROM
+elif [ "$SLURM_FROM" = source ]; then
+	ROOT=$CHROOT_CACHE/$SLURM_TAG
+else
+	ROOT=$CHROOT_CACHE/$SUITE
+fi
+CTLD_PORT=$((ports + 17)) SLURMD_PORT=$((ports + 18)) NODE_PORT0=$((ports + 31))
+AUTH=auth/$SLURM_AUTH CRED=cred/$SLURM_AUTH
 # Paths as the daemons see them (inside the chroot for 24.11); $ROOT$X on the host.
 LAB=/var/lib/gpumem-lab/$REL
 DEV=/run/gpumem-lab/dev
 CONF=/etc/slurm
-# What this lab keeps on the host: the release, and the suite where 22.05 has a chroot.
+# What this lab keeps on the host: the release, and the suite where the host's own
+# release runs in a chroot.
 LAB_ID=$REL
-[ "$REL" = 22.05 ] && [ -n "$ROOT" ] && LAB_ID=$REL-$SUITE
+[ -n "$SLURM_HOST_PORTS" ] && [ -n "$ROOT" ] && LAB_ID=$REL-$SUITE
 STATE=$REPO/test/lab/.state/$LAB_ID
 
 say() { echo "lab[$LAB_ID]: $*"; }
@@ -377,11 +382,12 @@ render_conf() {
 	f=${f/@PARTITIONS@/$parts}
 	f=${f/@SLURMD_TIMEOUT@/${LAB_SLURMD_TIMEOUT:+SlurmdTimeout=$LAB_SLURMD_TIMEOUT}}
 	printf '%s\n' "$f" | bc_conf >"$etc/slurm.conf"
-	# CgroupPlugin=disabled came with 24.05; 22.05 loads a cgroup plugin in any case
-	# (test/lab/chroot.sh gives it the host's cgroup filesystems).
+	# CgroupPlugin=disabled came with 24.05 (the cgroup-disabled gate); before it slurmd
+	# loads a cgroup plugin in any case (test/lab/chroot.sh gives it the host's cgroup
+	# filesystems; on the host it has them).
 	if fence_on; then
 		fence_cgroup_conf >"$etc/cgroup.conf"
-	elif [ -n "$ROOT" ] && [ "$REL" != 22.05 ]; then
+	elif [ -n "$ROOT" ] && has_gate cgroup-disabled; then
 		echo "CgroupPlugin=disabled" >"$etc/cgroup.conf"
 	else
 		rm -f "$etc/cgroup.conf"
@@ -402,8 +408,9 @@ cmd_up() {
 	[ -n "$ROOT" ] && chroot_ensure
 	[ -z "$ROOT" ] && ! command -v slurmctld >/dev/null && die "Slurm is not installed: run test/lab/deps.sh"
 	if [ -n "$SCALE" ]; then
-		# The host's 22.05 has one port range for the whole machine's Slurm.
-		[ -n "$ROOT" ] && [ "$REL" != 22.05 ] || die "LAB_SCALE runs on the 24.11 or 26.05 lab (LAB_SLURM=24.11)"
+		# The host's Slurm has one port range for the whole machine, and a cgroup plugin
+		# for every node before CgroupPlugin=disabled.
+		[ -n "$ROOT" ] && has_gate cgroup-disabled || die "LAB_SCALE runs on a chroot lab of a release with the cgroup-disabled gate: $(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --ci | tr '\n' ' ')but not the host's"
 		cl_on && die "LAB_SCALE with LAB_CONFIGLESS=1: the configless lab has three nodes"
 		bc_on && die "LAB_SCALE with LAB_BACKUP_CTLD=1: not supported together"
 	fi
@@ -519,12 +526,14 @@ chroot) # only the release's Debian root (its Slurm headers for the packages), n
 submitter) cmd_submitter ;;
 down) cmd_down ;;
 status) cmd_status ;;
+where) # where this release's lab lives, for the e2e tests: its root and Prometheus port
+	printf 'root=%s\nprometheus=%s\nid=%s\n' "$ROOT" "$PROM_PORT" "$LAB_ID" ;;
 run)
 	shift
 	lab_in "$@"
 	;;
 *)
-	echo "usage: LAB_SLURM=22.05|24.11|26.05 [LAB_CHROOT=1] $0 up|down|status|chroot|submitter|run CMD..." >&2
+	echo "usage: LAB_SLURM=RELEASE [LAB_CHROOT=1] $0 up|down|status|where|chroot|submitter|run CMD...  (RELEASE: $(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names | tr '\n' ' '))" >&2
 	exit 2
 	;;
 esac

@@ -7,8 +7,8 @@
 # slurmctld takes a node's new count of File-backed GRES (MIG instances) only from
 # slurm.conf, and only when it starts: `scontrol update nodename=N gres=...` is refused
 # ("invalid with File configuration") on 22.05 and 24.11, and 22.05's reconfigure keeps
-# the old count. So 22.05 restarts slurmctld; from 23.11 on `scontrol reconfigure`
-# restarts it. slurmd reads gres.conf when it starts. slurmctld goes first, so the node
+# the old count. So before the release table's reconfigure-execs gate (23.11) it
+# restarts slurmctld; from there `scontrol reconfigure` restarts it. slurmd reads gres.conf when it starts. slurmctld goes first, so the node
 # never registers a count slurmctld does not know (it would mark it INVALID).
 set -euo pipefail
 LAB=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,15 +58,15 @@ ping_ctld() {
 	return 1
 }
 
-case "$(slurmctld -V | awk '{print $2}')" in
-22.* | 23.02.* | 23.05.*)
+# lab.sh writes the release's gates beside this script.
+if grep -qw reconfigure-execs "$LAB/bin/mig-reload.gates"; then
+	scontrol reconfigure
+else
 	pid=$(cat "$LAB/run/slurmctld.pid")
 	kill "$pid"
 	gone "$pid"
 	slurmctld -i </dev/null >/dev/null 2>&1
-	;;
-*) scontrol reconfigure ;;
-esac
+fi
 ping_ctld
 pid=$(cat "$LAB/run/slurmd-$node.pid" 2>/dev/null || true)
 if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then

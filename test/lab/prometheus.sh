@@ -1,19 +1,13 @@
 # The lab's own Prometheus (sourced by lab.sh): Debian's prometheus package, which
 # test/lab/deps.sh installs, run with its own configuration, data directory and a
-# loopback port of its own (19090 for 22.05, 19092 for 22.05 in its chroot, 19091 for
-# 24.11, 19093 for 26.05: labs of different releases run at once), so a machine's own Prometheus (9090, /etc/prometheus,
+# loopback port of its own (PROM_PORT, the release table's: labs of different releases
+# run at once), so a machine's own Prometheus (9090, /etc/prometheus,
 # /var/lib/prometheus) is never touched. It scrapes whatever the tests list in
 # $PROM_DIR/targets (file_sd: gpumemd-*.json for job gpumemd, cluster-*.json for job
 # gpumem-cluster) every second, and loads gpumem's shipped rules plus a copy of its
 # alerts with short `for:` and thresholds, so an alert caused in a test fires within
 # seconds. lab.sh up starts it; lab.sh down stops it.
 PROM_DIR=/var/lib/gpumem-lab/prometheus-$LAB_ID
-case "$LAB_ID" in
-22.05) PROM_PORT=19090 ;;
-22.05-*) PROM_PORT=19092 ;;
-26.05*) PROM_PORT=19093 ;;
-*) PROM_PORT=19091 ;;
-esac
 
 prom_up() {
 	if ! command -v prometheus >/dev/null; then

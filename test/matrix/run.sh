@@ -9,12 +9,15 @@
 # pages, which unit tests and a lab without man pages read.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+release() { (cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release "$@"); }
 case "${1:-all}" in
-all) releases=(22.05 24.11 26.05) ;;
-22.05 | 24.11 | 26.05) releases=("$1") ;;
+all) mapfile -t releases < <(release names --ci) ;;
 *)
-	echo "usage: $0 [22.05|24.11|26.05|all]" >&2
-	exit 2
+	release shell "$1" >/dev/null || {
+		echo "usage: $0 [RELEASE|all]; RELEASE: $(release names | tr '\n' ' ')" >&2
+		exit 2
+	}
+	releases=("$1")
 	;;
 esac
 rc=0

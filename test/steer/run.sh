@@ -35,9 +35,8 @@ TUNE=${3:-1.3}
 REF=${4:-24}
 QUEUE=${5:-drop}
 STEER=${STEER:-weights}
-export LAB_SLURM=${LAB_SLURM:-24.11}
-ROOT=
-[ "$LAB_SLURM" = 24.11 ] && ROOT=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}/trixie
+export LAB_SLURM=${LAB_SLURM:-$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --gate typed-shards | head -1)}
+ROOT=$("$REPO/test/lab/lab.sh" where | sed -n 's/^root=//p')
 TRACE=${GPUMEM_TRACE_DIR:-$REPO/../shared/data/alibaba-gpu-v2023}
 PODS=$TRACE/openb_pod_list_default.csv
 BIN=/var/lib/gpumem-lab/$LAB_SLURM/steer/gpumemctl # as the lab sees it

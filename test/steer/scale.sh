@@ -39,16 +39,13 @@ NODES=${2:-64}
 JOBS=${3:-600}
 LOAD=${LOAD:-1.2} REF=${REF:-24} TSCALE=${TSCALE:-30} DMIN=${DMIN:-5} DMAX=${DMAX:-120}
 HORIZON=${HORIZON:-60} INTERVAL=${INTERVAL:-2s} UNPIN=${UNPIN:-20s}
-export LAB_SLURM=${LAB_SLURM:-24.11}
-CACHE=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
-case $LAB_SLURM in
-24.11) ROOT=$CACHE/trixie ;;
-26.05) ROOT=$CACHE/forky ;;
-*)
-	echo "scale: LAB_SLURM=$LAB_SLURM: pinning needs typed shards, which 24.11 and 26.05 have (docs/steering.md)" >&2
+typed=$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --gate typed-shards)
+export LAB_SLURM=${LAB_SLURM:-$(echo "$typed" | head -1)}
+if ! echo "$typed" | grep -qx "$LAB_SLURM"; then
+	echo "scale: LAB_SLURM=$LAB_SLURM: pinning needs typed shards, which $(echo $typed) have (docs/steering.md)" >&2
 	exit 2
-	;;
-esac
+fi
+ROOT=$("$REPO/test/lab/lab.sh" where | sed -n 's/^root=//p')
 TRACE=${GPUMEM_TRACE_DIR:-$REPO/../shared/data/alibaba-gpu-v2023}
 # Without the trace (a clean clone, CI), the repository's synthetic sample in the same
 # columns (internal/trace/testdata/sample): its figures are not the trace's.

@@ -27,8 +27,9 @@ void slurm_xfree(void **p)
 }
 
 #include "harness.h"
+#include "gpumem_gates.h"
 
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+#if GPUMEM_JOBMODIFY_ERRMSG
 typedef int (*modify_fn)(job_desc_msg_t *, void *, uint32_t, char **);
 #define MODIFY(f, d, rec, err) (f)((d), (rec), 0, (err))
 #else
@@ -75,7 +76,7 @@ int main(int argc, char **argv)
 		job_desc_msg_t d;
 		memset(&d, 0, sizeof(d));
 		d.min_nodes = d.max_nodes = d.het_job_offset = NO_VAL; /* as slurm_init_job_desc_msg */
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+#if GPUMEM_JOBDESC_STEP_ID
 		d.step_id.job_id = NO_VAL;
 #else
 		d.job_id = NO_VAL;
