@@ -46,7 +46,7 @@ unit:
 ## mutants: small breaking changes to the decisions that matter, each of which some unit
 ## test must catch (test/mutants.txt); run after the unit tests pass
 mutants: unit
-	test/mutants.sh
+	MUTANTS_UNIT_PASSED=1 test/mutants.sh
 
 ## test: everything CI runs: deps, unit tests, mutants, the benchmarks' smoke run,
 ## packages, the Slurm labs end to end

@@ -7,7 +7,9 @@
 # tests fail (then "caught" would mean nothing).
 #
 #   test/mutants.sh [LIST]   (default test/mutants.txt; MUTANTS_ONLY=REGEX narrows to
-#                             the mutants whose comment or file matches)
+#                             the mutants whose comment or file matches;
+#                             MUTANTS_UNIT_PASSED=1 skips the unmutated run, which
+#                             make unit has just done)
 #
 # The copy is the working tree as it is (tracked and untracked files git does not
 # ignore), in a temporary directory removed on exit; the working tree is never changed.
@@ -93,9 +95,11 @@ gotest() {
 	(cd "$tree" && CGO_CFLAGS="$CGO_CFLAGS ${2:-}" timeout "$per" go test -count=1 $1) >"$tmp/out" 2>&1
 }
 
-# The unmutated tests must pass, once per distinct test field.
+# The unmutated tests must pass, once per distinct test field; `make mutants` says they
+# just did (MUTANTS_UNIT_PASSED=1: it runs after make unit, every test of the same tree).
 declare -A seen
-for t in "${tests[@]}"; do
+[ "${MUTANTS_UNIT_PASSED:-0}" = 1 ] && tests_to_check=() || tests_to_check=("${tests[@]}")
+for t in "${tests_to_check[@]}"; do
 	[ -n "${seen[$t]:-}" ] && continue
 	seen[$t]=1
 	if ! gotest "$t"; then

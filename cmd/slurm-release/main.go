@@ -106,9 +106,9 @@ func filter(t *slurmrel.Releases, args []string) (func(slurmrel.Release) bool, e
 
 // shell is r's row as shell assignments, values quoted for eval.
 func shell(t *slurmrel.Releases, r slurmrel.Release) string {
-	from, records, ci := "debian", "none", "no"
+	from, records, ci, micro := "debian", "none", "no", ""
 	if r.FromSource() {
-		from = "source"
+		from, micro = "source", r.SourceVersion().String()
 	}
 	if r.Records {
 		records = "measured"
@@ -129,7 +129,7 @@ func shell(t *slurmrel.Releases, r slurmrel.Release) string {
 		return fmt.Sprint(n)
 	}
 	kv := [][2]string{
-		{"SLURM_REL", r.Name}, {"SLURM_FROM", from}, {"SLURM_SUITE", r.Suite}, {"SLURM_TAG", r.Tag},
+		{"SLURM_REL", r.Name}, {"SLURM_FROM", from}, {"SLURM_SUITE", r.Suite}, {"SLURM_TAG", r.Tag}, {"SLURM_SOURCE_VERSION", micro},
 		{"SLURM_PORTS", num(r.Ports)}, {"SLURM_PROM", num(r.Prometheus)}, {"SLURM_AUTH", r.Auth},
 		{"SLURM_RECORDS", records}, {"SLURM_CI", ci},
 		{"SLURM_HOST_PORTS", num(r.HostPorts)}, {"SLURM_HOST_PROM", num(r.HostPrometheus)},

@@ -50,6 +50,13 @@ type Release struct {
 // FromSource says whether the lab builds this release from SchedMD's source.
 func (r Release) FromSource() bool { return r.Tag != "" }
 
+// SourceVersion is the micro release of Tag (slurm-25-11-7-1 is 25.11.7); zero for a
+// Debian release.
+func (r Release) SourceVersion() Version {
+	v, _ := tagVersion(r.Tag) // Parse checked it
+	return v
+}
+
 // Gate is something that changes at one Slurm release, from Since on.
 type Gate struct {
 	Name  string

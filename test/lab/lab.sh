@@ -61,7 +61,7 @@ host_suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 if [ -n "$SLURM_HOST_PORTS" ] && [ "${LAB_CHROOT:-0}" != 1 ] && [ "$host_suite" = "$SUITE" ]; then
 	ROOT="" ports=$SLURM_HOST_PORTS PROM_PORT=$SLURM_HOST_PROM
 elif [ "$SLURM_FROM" = source ]; then
-	ROOT=$CHROOT_CACHE/$SLURM_TAG
+	ROOT=$CHROOT_CACHE/slurm-$SLURM_SOURCE_VERSION
 else
 	ROOT=$CHROOT_CACHE/$SUITE
 fi
