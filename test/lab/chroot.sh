@@ -5,6 +5,10 @@ CHROOT_PKGS=slurmctld,slurmd,slurm-client,munge,libslurm-dev,slurm-wlm-basic-plu
 
 chroot_ensure() {
 	[ -x "$ROOT/usr/sbin/slurmctld" ] && return 0
+	if [ -n "${SRC_TAG:-}" ]; then
+		source_ensure "$ROOT" "$SRC_TAG" "${LAB_SLURM_SOURCE:-}" "$SUITE"
+		return
+	fi
 	command -v debootstrap >/dev/null || die "debootstrap is not installed: run test/lab/deps.sh"
 	local tmp=$ROOT.tmp
 	say "creating the $SUITE chroot in $ROOT (debootstrap, a few minutes, once)"

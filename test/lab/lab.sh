@@ -41,6 +41,8 @@ CHROOT_CACHE=${LAB_CHROOT_CACHE:-/var/cache/gpumem-lab}
 HOST=$(hostname -s)
 FAKE_MAJOR=120 # 120-127: "local/experimental use" in the kernel's device list
 DEBIAN_PLUGINDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
+# shellcheck source=test/lab/source.sh
+. "$REPO/test/lab/source.sh"
 
 # The release's row of the release table (internal/slurmrel/releases.txt): where its
 # Slurm comes from, the lab's ports and auth, and its gates (SLURM_*; has_gate NAME). A
@@ -61,7 +63,14 @@ host_suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 if [ -n "$SLURM_HOST_PORTS" ] && [ "${LAB_CHROOT:-0}" != 1 ] && [ "$host_suite" = "$SUITE" ]; then
 	ROOT="" ports=$SLURM_HOST_PORTS PROM_PORT=$SLURM_HOST_PROM
 elif [ "$SLURM_FROM" = source ]; then
-	ROOT=$CHROOT_CACHE/slurm-$SLURM_SOURCE_VERSION
+	# The table's tag, or LAB_SLURM_TAG for another micro release of it; the root is named
+	# by the micro release it holds.
+	SRC_TAG=${LAB_SLURM_TAG:-$SLURM_TAG}
+	[[ "$(source_version "$SRC_TAG")" == "$REL".* ]] || {
+		echo "lab: LAB_SLURM_TAG=$SRC_TAG is not a tag of Slurm $REL (such as $SLURM_TAG)" >&2
+		exit 2
+	}
+	ROOT=$CHROOT_CACHE/slurm-$(source_version "$SRC_TAG")
 else
 	ROOT=$CHROOT_CACHE/$SUITE
 fi
@@ -260,7 +269,11 @@ plugin_dir() {
 		src=$STATE/plugins
 		if [ -x "$REPO/cgo/build.sh" ]; then
 			mkdir -p "$src"
-			"$REPO/cgo/build.sh" "$src" "$ROOT/usr/include" >"$STATE/plugins-build.log" 2>&1 ||
+			# A source-built release's plugins read job records at offsets measured from
+			# its own source tree (test/lab/source.sh keeps it in the root).
+			local env=()
+			[ -n "${SRC_TAG:-}" ] && env=(env "SLURM_SOURCE=$ROOT/usr/src/slurm")
+			"${env[@]}" "$REPO/cgo/build.sh" "$src" "$ROOT/usr/include" >"$STATE/plugins-build.log" 2>&1 ||
 				die "building the plugins against $REL headers failed; see $STATE/plugins-build.log"
 		fi
 	fi
