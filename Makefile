@@ -6,7 +6,9 @@ BIN     := bin
 GOFLAGS ?= -trimpath
 # The releases come from the release table (internal/slurmrel/releases.txt).
 RELEASE  = CGO_ENABLED=0 $(GO) run ./cmd/slurm-release
-LAB_SLURM ?= $(shell $(RELEASE) names --host)
+ifeq ($(origin LAB_SLURM),undefined)
+LAB_SLURM := $(shell $(RELEASE) names --host)
+endif
 # The version from git tags, stamped into every binary and plugin (internal/version).
 VERSION_LDFLAGS = $(shell packaging/version.sh --ldflags)
 # go-nvml's cgo calls NVML functions its header marks deprecated (kept for old drivers):

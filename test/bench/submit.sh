@@ -4,7 +4,7 @@
 # The submitter (submit.c) calls libslurm from PROCS processes so that slurmctld is the
 # bottleneck; sbatch's own start-up would hide any plugin's cost.
 #
-#   test/bench/submit.sh [ROUNDS] [PROCS] [JOBS_PER_PROC]     (LAB_SLURM=22.05|24.11|26.05)
+#   test/bench/submit.sh [ROUNDS] [PROCS] [JOBS_PER_PROC]     (LAB_SLURM=RELEASE, the host's by default)
 #
 # Like with like: gpumem and lua get --gres=gpu:mem:20g and rewrite it to shard:20;
 # "none" gets shard:20 itself, so all three end as the same native job and the controller
