@@ -28,6 +28,8 @@
 #define GPUMEM_TYPED_SHARDS (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0))
 /* job_desc_msg_t names its job by step_id, no job_id */
 #define GPUMEM_JOBDESC_STEP_ID (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0))
+/* submit_response_msg_t names the job by step_id, no job_id */
+#define GPUMEM_SUBMIT_RESPONSE_STEP_ID (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0))
 /* slurm_load_job() names the job by a slurm_step_id_t */
 #define GPUMEM_LOAD_JOB_STEP_ID (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0))
 /* --gres=gpu:N and --gpus-per-node are exclusive */

@@ -240,7 +240,8 @@ bench_submitter() {
 			bench_die "installing gcc in the chroot failed"
 	fi
 	cp "$REPO/test/bench/submit.c" "$BROOT$B/submit.c"
-	bench_in gcc -O2 -Wall -o "$B/submit" "$B/submit.c" -lslurm || bench_die "building submit.c failed"
+	cp "$REPO/cgo/include/gpumem_gates.h" "$BROOT$B/gpumem_gates.h" # the release's gates
+	bench_in gcc -O2 -Wall -I"$B" -o "$B/submit" "$B/submit.c" -lslurm || bench_die "building submit.c failed"
 	echo "$B/submit"
 }
 

@@ -23,6 +23,8 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
+#include "gpumem_gates.h"
+
 #define MAX_PROCS 256
 
 static char *script = "#!/bin/sh\ntrue\n";
@@ -71,8 +73,9 @@ static int submit_one(const char *tres, uint32_t *job_id)
 	d.tres_per_node = (char *)tres;
 	int rc = slurm_submit_batch_job(&d, &resp);
 	if (resp) {
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
-		/* After 24.11 the response names the job by a step id (26.05 has it). */
+#if GPUMEM_SUBMIT_RESPONSE_STEP_ID
+		/* The response names the job by a step id (slurm.h of slurm-25-11-0-1 on;
+		 * 25.05.8's still has job_id, which a 25.05 lab built from source showed). */
 		*job_id = resp->step_id.job_id;
 #else
 		*job_id = resp->job_id;

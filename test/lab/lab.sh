@@ -525,9 +525,12 @@ cmd_submitter() {
 	fi
 	# Rebuilt whenever its source differs from the one built last: a lab's submitter is
 	# shared by every checkout, and another's older source may have been built later.
-	if [ ! -x "$ROOT$out" ] || ! cmp -s "$src" "$ROOT$LAB/submit.c"; then
+	# It reads the release's gates from the table's header, copied beside it.
+	local gates=$REPO/cgo/include/gpumem_gates.h
+	if [ ! -x "$ROOT$out" ] || ! cmp -s "$src" "$ROOT$LAB/submit.c" || ! cmp -s "$gates" "$ROOT$LAB/gpumem_gates.h"; then
 		cp "$src" "$ROOT$LAB/submit.c"
-		lab_in gcc -O2 -Wall -o "$out" "$LAB/submit.c" -lslurm
+		cp "$gates" "$ROOT$LAB/gpumem_gates.h"
+		lab_in gcc -O2 -Wall -I"$LAB" -o "$out" "$LAB/submit.c" -lslurm
 	fi
 	echo "$out"
 }
