@@ -440,8 +440,10 @@ cmd_up() {
 	fake_devices
 	plugin_dir
 	acct_check
-	render_conf
+	# munged before render_conf: gpumemd's gres check there runs slurmd -G, which from
+	# 23.11 on makes a credential when its auth plugin starts (munge's needs munged).
 	start_munge
+	render_conf
 	acct_start
 	if cl_on; then
 		cl_node_keys
