@@ -34,11 +34,10 @@ usage() {
 	exit 2
 }
 if [ "$which" = all ]; then
-	releases=() extra=""
+	releases=()
+	extra=$(release names --ci --gate typed-shards --gate cgroup-disabled | head -1)
 	for r in $(release names --ci); do
-		gates=$(release shell "$r" | sed -n "s/^SLURM_GATES='\(.*\)'$/ \1 /p")
-		if [ -z "$extra" ] && [[ "$gates" == *" typed-shards "* && "$gates" == *" cgroup-disabled "* ]]; then
-			extra=$r
+		if [ "$r" = "$extra" ]; then
 			releases+=("$r" "$r-typed" "$r-scale" "$r-configless" "$r-fence")
 		else
 			releases+=("$r" "$r-configless" "$r-fence")
