@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/clip"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/fence"
@@ -89,6 +91,24 @@ func slurmAllocation(ctx context.Context, scontrol, job, node string) ([]fence.S
 	j, err := (&slurmcli.JobReader{Scontrol: run, Squeue: slurmcli.SqueueBeside(scontrol)}).One(ctx, job)
 	if err != nil {
 		return nil, err
+	}
+	return slicesOn(j, node)
+}
+
+// slicesOn is what job j holds on node, known only while Slurm says j runs there. A
+// hook of a job Slurm no longer runs on the node (its extern step failed and slurmctld
+// already requeued it, so the record shows it completing or pending with nothing on
+// any GPU) must not read that as "nothing to fence": the step would then run its
+// tasks unfenced until slurmstepd cancels it.
+func slicesOn(j slurmcli.Job, node string) ([]fence.Slice, error) {
+	if j.State != "RUNNING" || !slices.Contains(j.Nodes, node) {
+		state := j.State
+		if state == "" {
+			state = "in no state Slurm named"
+		} else if state == "RUNNING" {
+			state = "running on other nodes"
+		}
+		return nil, fmt.Errorf("Slurm says job %s is %s, not running on %s, so what it holds here is not known", j.ID, strings.ToLower(state), node)
 	}
 	var out []fence.Slice
 	for _, u := range j.Uses {
@@ -333,7 +353,7 @@ func (j fenceJob) forget() {
 // held no GPU there).
 func JobFence(stateDir, id string) string {
 	r, ok := readRecord(stateDir, id)
-	if !ok || r.Fence == fence.NoGPUs {
+	if !ok || r.Fence == fence.NoGPUs || r.Failed != "" {
 		return ""
 	}
 	return r.Fence
@@ -360,15 +380,20 @@ func readRecord(stateDir, id string) (fence.Record, bool) {
 // set from running unfenced there. Exit 0: the step may run; 1: it may not.
 func fenceCheck(args []string, env fenceEnv, stderr io.Writer) int {
 	j, err := loadFenceJob(args, env, "fence-check")
+	if rec, ok := readRecord(j.opt.FenceState, j.id); ok {
+		if rec.Failed != "" {
+			// Whatever the node promises now: this run's fence failed.
+			fmt.Fprintf(stderr, "gpumem: job %s: its GPU memory fence could not be set on %s (%s), so this step does not run unfenced\n", j.id, j.node, rec.Failed)
+			return 1
+		}
+		return 0
+	}
 	if len(j.driverGPUs()) == 0 {
 		return 0 // nothing here promised a fence
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gpumem: job %s: the GPU memory fence cannot be checked, so this step does not run: %v\n", j.id, err)
 		return 1
-	}
-	if _, ok := readRecord(j.opt.FenceState, j.id); ok {
-		return 0
 	}
 	// No record for this run: the extern step's hook did not run for it (22.05 starts
 	// no extern step again for a job requeued onto the same node, and the first run's
@@ -394,7 +419,11 @@ func fenceCheck(args []string, env fenceEnv, stderr io.Writer) int {
 // fenceFailed counts and logs a fence that failed, drains by policy, and fails the
 // prolog so the job does not run here unfenced.
 func fenceFailed(j fenceJob, env fenceEnv, stderr io.Writer, err error) int {
-	j.forget()
+	// The run's record says it failed, so that no step of it runs even if the node's
+	// inventory stops promising the fence before the step's check reads it.
+	if j.record(fence.Record{Job: j.id, Fence: inventory.FenceDriver, Failed: clip.String(firstLine(err.Error()), fence.MaxFailed)}) != nil {
+		j.forget()
+	}
 	msg := fmt.Sprintf("job %s on %s: driver fence not set: %v", j.id, j.node, err)
 	fmt.Fprintln(stderr, "gpumemd prolog:", msg)
 	if j.opt.FenceFailures != "" {

@@ -263,8 +263,9 @@ func TestFenceCheckRunsAStepOnlyAfterTheProlog(t *testing.T) {
 		{"fenced", driver, "", []fence.Slice{{GPU: 1, Shards: 10}}, true, 0, 0},
 		{"no GPU on the node", driver, "", nil, true, 0, 0},
 		{"whole GPU", driver, "", []fence.Slice{{GPU: 0, Whole: true}}, true, 0, 0},
-		// The prolog failed: the check tries again, and fails as the driver still refuses.
-		{"prolog failed", driver, "ERROR_NOT_SUPPORTED", []fence.Slice{{GPU: 1, Shards: 10}}, true, 1, 1},
+		// The prolog failed: its record says so, and the check refuses the step without
+		// asking anyone (Slurm is requeueing the job meanwhile).
+		{"prolog failed", driver, "ERROR_NOT_SUPPORTED", []fence.Slice{{GPU: 1, Shards: 10}}, true, 1, 0},
 		// 22.05 starts no extern step for a job requeued onto the same node: the
 		// step's check sets the fence itself.
 		{"prolog never ran", driver, "", []fence.Slice{{GPU: 1, Shards: 10}}, false, 0, 1},
@@ -285,9 +286,32 @@ func TestFenceCheckRunsAStepOnlyAfterTheProlog(t *testing.T) {
 		if rc != c.want || n.asked != asked+c.asks {
 			t.Errorf("%s: fence-check rc %d (%s), asked Slurm %d more times; want rc %d and %d", c.name, rc, errb.String(), n.asked-asked, c.want, c.asks)
 		}
-		if c.want == 1 && !strings.Contains(errb.String(), "job 12: n1 fences GPU memory by driver") {
+		if c.want == 1 && !strings.Contains(errb.String(), "job 12: its GPU memory fence could not be set on n1 (fence: GPU 1: ") {
 			t.Errorf("%s: fence-check says %q", c.name, errb.String())
 		}
+	}
+	// A failed prolog's run stays refused after the node stops promising the fence (its
+	// inventory is rewritten when the driver stops answering), as seen on 23.11.
+	n := newFenceNode(t, driver, "ERROR_UNKNOWN")
+	n.jobDir(t, "12")
+	slices := []fence.Slice{{GPU: 1, Shards: 10}}
+	var errb bytes.Buffer
+	if rc := fenceProlog([]string{"--config", n.conf}, n.env("12", slices, nil), &errb); rc != 1 {
+		t.Fatalf("prolog with a refusing driver: rc %d (%s)", rc, errb.String())
+	}
+	unfenced := inventory.Node{Name: "n1", GPUs: []inventory.GPU{
+		{Index: 0, Type: "h100", MemoryMiB: 81559, Fence: inventory.FenceNone},
+		{Index: 1, Type: "h100", MemoryMiB: 81559, Fence: inventory.FenceNone},
+	}}
+	if _, _, err := inventory.WriteNode(filepath.Join(filepath.Dir(n.conf), "inv"), unfenced); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if rc := fenceCheck([]string{"--config", n.conf}, n.env("12", slices, nil), &errb); rc != 1 || !strings.Contains(errb.String(), "so this step does not run unfenced") {
+		t.Errorf("fence-check after a failed prolog, node no longer fencing: rc %d (%s); want 1", rc, errb.String())
+	}
+	if f := JobFence(n.state, "12"); f != "" {
+		t.Errorf("the task prolog reads fence %q for a failed run; want none", f)
 	}
 }
 
@@ -438,5 +462,45 @@ func TestFenceSweepClearsWhatEndedJobsLeft(t *testing.T) {
 	}
 	if _, ok := readRecord(n.state, "42"); !ok {
 		t.Errorf("record of running job 42 removed")
+	}
+}
+
+// TestFenceHookOfAJobSlurmNoLongerRunsHere: a step's check that reads its job's record
+// after slurmctld requeued it (its extern step's hook failed: the record then shows it
+// completing or pending, with nothing on any GPU) fails the step instead of reading
+// "no GPUs here", which let the batch script start unfenced until slurmstepd cancelled
+// it (seen on 23.11).
+func TestFenceHookOfAJobSlurmNoLongerRunsHere(t *testing.T) {
+	uses := []slurmcli.Use{{Node: "n1", GPU: 1, Shards: 10}}
+	for _, c := range []struct {
+		name string
+		job  slurmcli.Job
+		want int // slices, or -1 for an error
+	}{
+		{"running here", slurmcli.Job{ID: "12", State: "RUNNING", Nodes: []string{"n1"}, Uses: uses}, 1},
+		{"running here, no GPU", slurmcli.Job{ID: "12", State: "RUNNING", Nodes: []string{"n0", "n1"}}, 0},
+		{"completing after a requeue", slurmcli.Job{ID: "12", State: "COMPLETING", Nodes: []string{"n1"}}, -1},
+		{"pending after a requeue", slurmcli.Job{ID: "12", State: "PENDING"}, -1},
+		{"running elsewhere", slurmcli.Job{ID: "12", State: "RUNNING", Nodes: []string{"n2"}}, -1},
+		{"no state", slurmcli.Job{ID: "12", Nodes: []string{"n1"}, Uses: uses}, -1},
+	} {
+		got, err := slicesOn(c.job, "n1")
+		if (err != nil) != (c.want < 0) || (err == nil && len(got) != c.want) {
+			t.Errorf("%s: %v, %v; want %d slices (-1: an error)", c.name, got, err, c.want)
+		}
+		if err != nil && !strings.Contains(err.Error(), "not running on n1") {
+			t.Errorf("%s: error %q does not say why", c.name, err)
+		}
+	}
+	// The check then fails the step, whatever the record said before.
+	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
+	n.jobDir(t, "12")
+	env := n.env("12", nil, map[string]string{"GPUMEM_FENCE": "driver"})
+	env.allocated = func(context.Context, string, string, string) ([]fence.Slice, error) {
+		return slicesOn(slurmcli.Job{ID: "12", State: "COMPLETING", Nodes: []string{"n1"}}, "n1")
+	}
+	var errb bytes.Buffer
+	if rc := fenceCheck([]string{"--config", n.conf}, env, &errb); rc != 1 || !strings.Contains(errb.String(), "so this step does not run unfenced") {
+		t.Errorf("fence-check of a requeued job: rc %d, %q; want 1 and the step refused", rc, errb.String())
 	}
 }

@@ -17,7 +17,10 @@ const NoGPUs = "nogpu"
 // Record is what the prolog leaves for one job on one node: the fence the job got and,
 // where it set limits, the cgroup they are on (path and inode, so the epilog and the
 // sweep clear the limits of that very directory, and never those of a directory made
-// later under the same name) and the GPUs that hold one.
+// later under the same name) and the GPUs that hold one. Failed says why the prolog
+// could not set the fence the node promised: a step's check then refuses this run even
+// if the node stopped promising a fence since (its inventory is rewritten when the
+// driver stops answering), so a job whose fence failed never runs unfenced.
 type Record struct {
 	Version  int    `json:"version"`
 	Job      string `json:"job"`
@@ -25,7 +28,11 @@ type Record struct {
 	Cgroup   string `json:"cgroup,omitempty"`
 	CgroupID uint64 `json:"cgroup_id,omitempty"`
 	GPUs     []int  `json:"gpus,omitempty"`
+	Failed   string `json:"failed,omitempty"`
 }
+
+// MaxFailed bounds a record's reason: the first line of an error, clipped.
+const MaxFailed = 1 << 10
 
 // MaxRecord bounds a record file: a few GPUs and a path.
 const MaxRecord = 8 << 10
@@ -57,6 +64,9 @@ func ParseRecord(b []byte, id string) (Record, error) {
 	}
 	if (r.Cgroup == "") != (len(r.GPUs) == 0) {
 		return Record{}, fmt.Errorf("fence record of job %s: limits on GPUs %v with cgroup %q", id, r.GPUs, r.Cgroup)
+	}
+	if len(r.Failed) > MaxFailed || strings.ContainsAny(r.Failed, "\n\r") {
+		return Record{}, fmt.Errorf("fence record of job %s: a failure reason of %d bytes or over more than one line", id, len(r.Failed))
 	}
 	return r, nil
 }

@@ -35,8 +35,8 @@ var (
 	MIGDesired    = Format{Name: "desired MIG layout", Current: 1, Oldest: 1, Newer: "write it for this release"}
 	// FenceRecord is the prolog's record of one job's fence, read by the task prolog,
 	// fence-check, the epilog and gpumemd's sweep; version 1 was the fence's name alone
-	// (plain text, no cgroup), read as such.
-	FenceRecord = Format{Name: "fence record", Current: 2, Oldest: 2, Newer: "it was written by a newer gpumemd"}
+	// (plain text, no cgroup), read as such; version 3 added why a fence failed.
+	FenceRecord = Format{Name: "fence record", Current: 3, Oldest: 2, Newer: "it was written by a newer gpumemd"}
 	// HistoryAPI is the answer of gpumemd's /api/jobs and /api/jobs/ID, read by the
 	// gpumemctl of another release during an upgrade; answers from before the field are
 	// version 1.
