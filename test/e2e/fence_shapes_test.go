@@ -279,3 +279,48 @@ func TestFenceDrainSurvivesAHealthFlap(t *testing.T) {
 		t.Fatalf("%s after a health flap: %s (%s); want still drained with %q\n%s", driverFenceNode, st2, reason2, reason, s.log())
 	}
 }
+
+// A job preempted by QOS (PreemptMode=REQUEUE) leaves nothing behind: its first run's
+// limit goes with that run (cleared, or its cgroup gone), its record is removed, the
+// preempting job gets its own limit, and the preempted job, started again, is fenced
+// again; no node drains.
+func TestFencePreempted(t *testing.T) {
+	needFenceHook(t)
+	needAccounting(t)
+	f := setupFence(t)
+	f.inventory(t)
+	// Each job takes all of the fenced node's CPUs, so the high one needs the low
+	// one's place.
+	low, lowSeen := f.heldJob(t, "--qos=low", "--requeue", "-c", "16")
+	ok(t, "scontrol", "release", low)
+	waitOwnState(t, low, 60*time.Second, "RUNNING")
+	first := f.jobCgroup(t, low)
+	os.Remove(hostPath("/tmp/gpumem-fence-cg-" + low))
+	high, highSeen := f.heldJob(t, "--qos=high", "-c", "16")
+	r := f.run(t, high, highSeen, true)
+	r.fenced(t, 4<<30)
+	if st := ownState(t, low); st != "PENDING" {
+		t.Fatalf("low job %s is %s after the high job %s ran; want it requeued (PENDING)", low, st, high)
+	}
+	if !eventually(10*time.Second, func() bool { _, err := os.Stat(hostPath(f.lab + "/fence/state/" + low)); return err != nil }) {
+		t.Errorf("preempted job %s's fence record outlived its run", low)
+	}
+	sets, clears := f.limitsOn(t, first)
+	eventually(10*time.Second, func() bool { _, err := os.Stat(hostPath(first)); return err != nil })
+	_, err := os.Stat(hostPath(first))
+	if len(sets) == 0 || (err == nil && len(clears) == 0) {
+		t.Errorf("preempted job %s's first run on %s: sets %+v, clears %+v, directory left: %v; want its limit set, then cleared or gone with its cgroup", low, first, sets, clears, err == nil)
+	}
+	t.Logf("%s: job %s (qos low) preempted by job %s (qos high); first run on %s: %d set, %d cleared", release, low, high, first, len(sets), len(clears))
+	// Slurm lets a requeued job start again after its credential lifetime; an admin
+	// brings that forward, as TestFenceRequeue does.
+	ok(t, "scontrol", "update", "jobid="+low, "starttime=now+5")
+	again := f.run(t, low, lowSeen, false)
+	if first == again.dir {
+		// Both runs' sets are on the same name: the second run's is the one checked.
+		again.sets = again.sets[len(again.sets)-1:]
+		again.clears = again.clears[max(0, len(again.clears)-1):]
+	}
+	again.fenced(t, 4<<30)
+	notDrained(t)
+}
