@@ -14,7 +14,13 @@
 #     Slurm, and purge leaving nothing behind; this machine's own Slurm is never touched;
 #   - with --lab (as well; under the lab lock): each chroot lab (22.05's with
 #     LAB_CHROOT=1) started with the installed plugins, slurmctld loading them from
-#     Debian's plugin folder and rewriting a gpu:mem job.
+#     Debian's plugin folder and rewriting a gpu:mem job, and its srun loading cli_filter.
+# A release built from source (25.11, say) is tested the same way, its plugins built from
+# its lab root's headers and tree and installed there with --force-depends (that root has
+# Slurm from make install, no slurm-client package):
+#   R=$(LAB_SLURM=25.11 test/lab/lab.sh where | sed -n 's/^root=//p')
+#   PLUGIN_RELEASES="25.11=$R/usr/include" PLUGIN_SOURCES="25.11=$R/usr/src/slurm" \
+#       LAB_SLURM_SOURCE=~/slurm test/package-test.sh --lab
 #
 #   test/package-test.sh [--install] [--lab]
 set -uo pipefail
@@ -51,6 +57,8 @@ exact_of() {
 	sed -n "s/^job records for scontrol update on Slurm \($1\.[0-9]*\):.*/\1/p" "$work/build.log" | head -1
 }
 rpmf() { ls "$work"/dist/"$1"-[0-9]*.rpm 2>/dev/null; }
+# release_from REL: where the lab's Slurm of REL comes from (debian or source: the release table).
+release_from() { (cd "$top" && CGO_ENABLED=0 go run ./cmd/slurm-release shell "$1") | sed -n "s/^SLURM_FROM='\(.*\)'\$/\1/p"; }
 
 # glibc_of ELF...: the newest GLIBC_ symbol version the files import (objdump -T), which
 # their package must declare: on an older libc they do not start.
@@ -214,10 +222,24 @@ chroot_install() {
 	d=$root/tmp/gpumem-package-test
 	rm -rf "$d" && mkdir -p "$d"
 	cp "$(deb "gpumem-plugins-$rel")" "$(deb gpumemd)" "$(deb gpumemctl)" "$d/"
+	# A release built from source (test/lab/source.sh) has Slurm from make install and no
+	# slurm-client package: dpkg installs the plugins over that one dependency, and any
+	# other it finds unmet still fails. Its plugin folder slurm-wlm is a link to Slurm's
+	# own, which purging the plugins removes (dpkg owns it as their empty folder): put back.
+	local force="" plugdir=/usr/lib/x86_64-linux-gnu/slurm-wlm link=""
+	if [ "$(release_from "$rel")" = source ]; then
+		force=--force-depends
+		link=$(readlink "$root$plugdir") || link=""
+	fi
 	# The glob is the chroot's, so a shell inside it expands it.
-	if ! chroot "$root" sh -c 'dpkg -i /tmp/gpumem-package-test/*.deb' >"$work/install-$rel.log" 2>&1; then
+	if ! chroot "$root" sh -c "dpkg -i $force /tmp/gpumem-package-test/*.deb" >"$work/install-$rel.log" 2>&1; then
 		bad "dpkg -i in the $rel root failed: $(tail -5 "$work/install-$rel.log")"
+		chroot "$root" dpkg --purge "gpumem-plugins-$rel" gpumemd gpumemctl >>"$work/install-$rel.log" 2>&1
+		[ -z "$link" ] || [ -e "$root$plugdir" ] || ln -s "$link" "$root$plugdir"
 		return
+	fi
+	if [ -n "$force" ] && grep ' depends on ' "$work/install-$rel.log" | grep -v " depends on slurm-client " >&2; then
+		bad "$rel: dpkg -i $force found dependencies unmet other than slurm-client (above)"
 	fi
 	for p in /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/sbin/gpumemd /usr/bin/gpumemctl \
 		/usr/share/man/man1/gpumemctl.1.gz /usr/share/man/man8/gpumemd.8.gz /var/lib/gpumem /etc/default/gpumemd; do
@@ -234,6 +256,7 @@ chroot_install() {
 	[ "$lab" = 1 ] && lab_check "$rel"
 	chroot "$root" dpkg --purge "gpumem-plugins-$rel" gpumemd gpumemctl >>"$work/install-$rel.log" 2>&1 ||
 		bad "$rel: dpkg --purge failed"
+	[ -z "$link" ] || [ -e "$root$plugdir" ] || ln -s "$link" "$root$plugdir"
 	for p in /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so /usr/sbin/gpumemd /var/lib/gpumem \
 		/etc/default/gpumemd /etc/default/gpumemctl-steer /etc/default/gpumemctl-pull /etc/default/gpumemctl-exporter /usr/share/doc/gpumemd; do
 		[ -e "$root$p" ] && bad "$rel: $p is left after dpkg --purge"
@@ -242,19 +265,37 @@ chroot_install() {
 	echo "package-test: $rel: installed in $root, checked$([ "$lab" = 1 ] && echo ", its lab started"), purged in $((SECONDS - t0))s"
 }
 
+# in_root NAME: the processes named NAME running in the chroot $root.
+in_root() {
+	local p
+	for p in $(pgrep -x "$1"); do [ "$(readlink "/proc/$p/root")" = "$root" ] && echo "$p"; done
+}
+
 # lab_check REL: the lab of REL started with the installed plugins, in its chroot (22.05's
 # too, so the machine's own Slurm is left alone).
 lab_check() {
-	local rel=$1 lab=$top/test/lab/lab.sh pid out
+	local rel=$1 lab=$top/test/lab/lab.sh pid out dir cf p
 	# What the plugins need of the lab: slurmctld, the nodes and a job; no accounting.
 	export LAB_CHROOT=1 LAB_ACCOUNTING=0
 	if ! LAB_SLURM=$rel "$lab" up >"$work/lab-$rel.log" 2>&1; then
 		bad "$rel: the lab did not start with the installed plugins: $(tail -3 "$work/lab-$rel.log")"
 	else
-		pid=$(pgrep -x slurmctld | while read -r p; do [ "$(readlink /proc/"$p"/root)" = "$root" ] && echo "$p"; done | head -1)
-		# maps names files as this shell sees them: under the chroot's folder.
-		grep -q " $root/usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_gpumem.so\$" "/proc/$pid/maps" 2>/dev/null ||
+		pid=$(in_root slurmctld | head -1)
+		# maps names files as this shell sees them: under the chroot's folder, with links
+		# resolved (a source-built root's slurm-wlm is a link to slurm).
+		dir=$(cd "$root/usr/lib/x86_64-linux-gnu/slurm-wlm" && pwd -P)
+		grep -q " $dir/job_submit_gpumem.so\$" "/proc/$pid/maps" 2>/dev/null ||
 			bad "$rel: slurmctld did not load the installed job_submit_gpumem.so"
+		# The clients load cli_filter: an srun of the lab's, seen while its job runs.
+		LAB_SLURM=$rel "$lab" run srun -N1 --gres=gpu:mem:10g -t 1 sleep 3 >/dev/null 2>&1 &
+		cf=0
+		for _ in $(seq 100); do
+			for p in $(in_root srun); do grep -q " $dir/cli_filter_gpumem.so\$" "/proc/$p/maps" 2>/dev/null && cf=1; done
+			[ $cf = 1 ] && break
+			sleep 0.1
+		done
+		wait $!
+		[ $cf = 1 ] || bad "$rel: srun did not load the installed cli_filter_gpumem.so"
 		out=$(LAB_SLURM=$rel "$lab" run srun -N1 --gres=gpu:mem:10g -t 1 sh -c 'echo $SLURM_JOB_ID' 2>&1)
 		id=$(echo "$out" | tail -1)
 		LAB_SLURM=$rel "$lab" run scontrol show job "$id" 2>/dev/null | grep -q 'TresPerNode=gres[:/]shard:10' ||
