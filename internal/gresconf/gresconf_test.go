@@ -317,6 +317,8 @@ func TestNodeGresTypesShardsAsSlurmdReportsThem(t *testing.T) {
 	}{
 		{slurmrel.Version{}, "gpu:a100:2,gpu:l4:2,shard:a100:80,shard:l4:22"},
 		{slurmrel.V(24, 11, 5), "gpu:a100:2,gpu:l4:2,shard:a100:80,shard:l4:22"},
+		// 23.11 saves the topology too: a backup taking over drained an untyped node.
+		{slurmrel.V(23, 11, 11), "gpu:a100:2,gpu:l4:2,shard:a100:80,shard:l4:22"},
 		{slurmrel.V(22, 5, 8), "gpu:a100:2,gpu:l4:2,shard:102"},
 	} {
 		got, err := NodeGres(n, Options{Slurm: c.rel})

@@ -28,6 +28,15 @@ func splitsMultipleFiles(r slurmrel.Version) bool {
 	return !slurmrel.Table().Has(r, slurmrel.MultipleFiles)
 }
 
+// savesGresTopology says whether release r's slurmctld saves a node's GRES topology (the
+// gres-state-saved gate): slurmd reports every shard with the Type of the gpu on its
+// File, and a controller that restored the topology (a backup taking over) drains a node
+// whose Gres= counts its shards untyped: "gres/shard type (h100) reported but not
+// configured", seen on 24.11 and on 23.11. So there Gres= counts shards by that type.
+func savesGresTopology(r slurmrel.Version) bool {
+	return slurmrel.Table().Has(r, slurmrel.GresStateSaved)
+}
+
 // typedShardsWork says whether release r was checked to place jobs on per-GPU shard
 // types (Options.ShardTypes) correctly: the typed-shards gate. On 22.05 they do not: once
 // a node's jobs use shards of two types, slurmctld starts further shard jobs there with

@@ -158,11 +158,12 @@ func (o Options) dev(p string) string {
 // of each type (with ShardTypes one of each per GPU:
 // "gpu:h100_g0:1,gpu:h100_g1:1,shard:h100_g0:79,shard:h100_g1:79").
 //
-// On releases where typed shards were checked (typedShardsWork) the shards carry their
-// GPU's type even without ShardTypes, because slurmd reports them so (a shard takes the
-// Type of the gpu on its File). An untyped count against typed reports holds only while
-// slurmctld has no saved GRES topology: a 24.11 backup taking over with one drained the
-// lab's nodes with "gres/shard type (h100) reported but not configured".
+// On releases whose slurmctld saves GRES topology (savesGresTopology: 23.02 on) the
+// shards carry their GPU's type even without ShardTypes, because slurmd reports them so
+// (a shard takes the Type of the gpu on its File). An untyped count against typed
+// reports holds only while slurmctld has no saved GRES topology: a backup taking over
+// with one drained the lab's nodes with "gres/shard type (h100) reported but not
+// configured" on 24.11 and on 23.11.
 func NodeGres(n inventory.Node, opt Options) (string, error) {
 	opt, err := opt.check()
 	if err != nil {
@@ -211,13 +212,12 @@ func NodeGres(n inventory.Node, opt Options) (string, error) {
 	switch {
 	case opt.ShardTypes:
 		parts = append(parts, typed...)
-	case typedShardsWork(opt.Slurm):
+	case savesGresTopology(opt.Slurm):
 		for _, t := range shardOrder {
 			parts = append(parts, slurmgres.Of(slurmgres.Shard, t, shardCount[t]))
 		}
 	default:
-		// Before 24.11 typed shards were not checked to place jobs (the typed-shards gate),
-		// and 22.05 saves no GRES topology for a takeover to trip on: one untyped count.
+		// 22.05 saves no GRES topology for a takeover to trip on: one untyped count.
 		var sum int64
 		for _, t := range shardOrder {
 			sum += shardCount[t]
