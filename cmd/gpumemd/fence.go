@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
-	"github.com/gpumem/gpumem/internal/clip"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/fence"
@@ -421,7 +420,7 @@ func fenceCheck(args []string, env fenceEnv, stderr io.Writer) int {
 func fenceFailed(j fenceJob, env fenceEnv, stderr io.Writer, err error) int {
 	// The run's record says it failed, so that no step of it runs even if the node's
 	// inventory stops promising the fence before the step's check reads it.
-	if j.record(fence.Record{Job: j.id, Fence: inventory.FenceDriver, Failed: clip.String(firstLine(err.Error()), fence.MaxFailed)}) != nil {
+	if j.record(fence.Record{Job: j.id, Fence: inventory.FenceDriver, Failed: fence.FailureReason(err)}) != nil {
 		j.forget()
 	}
 	msg := fmt.Sprintf("job %s on %s: driver fence not set: %v", j.id, j.node, err)

@@ -365,3 +365,22 @@ func TestPlanSpreadOverGPUs(t *testing.T) {
 		t.Fatalf("Plan = %+v, %v; want each GPU's whole 80 GiB, no more", d, err)
 	}
 }
+
+// A failed fence's reason always reads back: whatever the error says (lines, carriage
+// returns, any length), the record written with it parses, so a step's check refuses
+// the run from it instead of falling back on the node's inventory.
+func TestFailureReasonAlwaysReadsBack(t *testing.T) {
+	for _, msg := range []string{
+		"fence: GPU 0: set hard limit: ERROR_UNKNOWN",
+		"first\rline\nsecond line",
+		strings.Repeat("é", 3000),
+		"\r\n",
+		"",
+	} {
+		why := FailureReason(errors.New(msg))
+		r, err := ParseRecord(Record{Job: "7", Fence: inventory.FenceDriver, Failed: why}.Encode(), "7")
+		if err != nil || r.Failed != why || why == "" || len(why) > MaxFailed {
+			t.Errorf("reason of %.40q: %q (%d bytes) read back as %q, %v", msg, why, len(why), r.Failed, err)
+		}
+	}
+}

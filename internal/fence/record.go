@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gpumem/gpumem/internal/clip"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/versioned"
 )
@@ -33,6 +34,19 @@ type Record struct {
 
 // MaxFailed bounds a record's reason: the first line of an error, clipped.
 const MaxFailed = 1 << 10
+
+// FailureReason is err as a record's Failed: its first line, carriage returns made
+// spaces, never empty, clipped to MaxFailed, so that ParseRecord always reads it back. A record it
+// would refuse counts as none, and a step's check would then fall back on the node's
+// inventory, which is what the reason is there to outlast.
+func FailureReason(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	line = strings.TrimSpace(strings.ReplaceAll(line, "\r", " "))
+	if line == "" {
+		line = "an error with no message" // an empty Failed would read as a fence set
+	}
+	return clip.String(line, MaxFailed)
+}
 
 // MaxRecord bounds a record file: a few GPUs and a path.
 const MaxRecord = 8 << 10
