@@ -12,6 +12,8 @@
 #define GPUMEM_TRES_PER_TASK (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0))
 /* slurmctld saves a node's GRES with its GPUs, so a restart never shows shards without them (commit a54f9cff) */
 #define GPUMEM_GRES_STATE_SAVED (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0))
+/* sacctmgr modify job keeps an AdminComment's case (22.05 lowercases all of it) */
+#define GPUMEM_SACCTMGR_KEEPS_CASE (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0))
 /* gres/shard and gres/mps leave a MultipleFiles record whole (SchedMD bug 17482) */
 #define GPUMEM_MULTIPLE_FILES (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 7))
 /* a job's TRES name GRES gres/NAME (gres:NAME before) */

@@ -95,12 +95,14 @@ func (d *daemon) poll(now time.Time) {
 	var jobs []usage.Job
 	var idle []usage.IdleJob
 	var unattributed map[int]uint64
+	var acts []usage.Action
 	if sampleErr == nil {
 		owner, ownersPoll := d.owners.Owners(context.Background(), snap, now)
 		acc := usage.Measure(snap, owner, d.unit)
 		d.owners.Report(acc) // orphans, sizes NVML did not give, memory on GPUs not given
 		jobs, unattributed = acc.Jobs, acc.NoJob()
-		for _, a := range d.enforcer.Step(jobs, now) {
+		acts = d.enforcer.Step(jobs, now)
+		for _, a := range acts {
 			d.actions[a.Kind]++
 			d.log.Warn(a.Detail, "job", a.Job, "action", a.Kind)
 		}
@@ -124,7 +126,7 @@ func (d *daemon) poll(now time.Time) {
 		}
 	}
 	if d.opt.HistoryDB != "" && sampleErr == nil {
-		d.record(now, jobs)
+		d.record(now, jobs, acts)
 	}
 	dutyUp, dutyFailures, counts := d.duties.snapshot()
 	var fences map[int]string

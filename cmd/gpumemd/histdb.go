@@ -40,7 +40,7 @@ func (d *daemon) openHistory(now time.Time) *history.Store {
 // record writes the poll's jobs to the history, opening it first if it is not open. A
 // write that finds the file damaged sets it aside and starts a new one at once, so
 // the next poll records again.
-func (d *daemon) record(now time.Time, jobs []usage.Job) {
+func (d *daemon) record(now time.Time, jobs []usage.Job, acts []usage.Action) {
 	h := d.hist.Load()
 	if h == nil {
 		if h = d.openHistory(now); h == nil {
@@ -48,6 +48,9 @@ func (d *daemon) record(now time.Time, jobs []usage.Job) {
 		}
 	}
 	err := h.Record(now, jobs)
+	if err == nil {
+		err = h.Acted(acts) // after Record, which adds a job's row
+	}
 	if err != nil && history.IsCorrupt(err) {
 		d.log.Error("history: the database is damaged; setting it aside", "path", d.opt.HistoryDB, "err", err)
 		d.hist.Store(nil)

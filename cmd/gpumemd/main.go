@@ -113,6 +113,11 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 	}
 	pollDone := make(chan struct{})
 	go func() { d.run(pollCtx); close(pollDone) }()
+	if opt.JobSummary && opt.HistoryDB != "" {
+		summariesDone := make(chan struct{})
+		go func() { d.writeSummaries(pollCtx); close(summariesDone) }()
+		defer func() { <-summariesDone }()
+	}
 	// The HTTP server is one duty among others: while its port cannot be had (another
 	// process holds it) usage, health and gres.conf go on, and it retries.
 	served := make(chan struct{})

@@ -46,6 +46,7 @@ type Gpumemd struct {
 	HistoryBucket      time.Duration // one sample per job per bucket
 	HistoryKeepSamples time.Duration
 	HistoryKeepJobs    time.Duration
+	JobSummary         bool // write what each job used into its AdminComment at its end
 
 	FragmentationSizesMiB []int64 // request sizes fragmentation is measured against
 
@@ -126,6 +127,8 @@ var gpumemdKeys = []gk{
 	duration("UsageGrace", "usage-grace", "1m", "how long a job may stay over its slice before kill",
 		func(c *Gpumemd) *time.Duration { return &c.UsageGrace }, 0, 24*time.Hour),
 	boolean("UsageNotify", "usage-notify", "yes", "also tell the job through scontrol notify", func(c *Gpumemd) *bool { return &c.UsageNotify }),
+	boolean("JobSummary", "job-summary", "yes", "at each job's end write what it used (needs HistoryDB) into its AdminComment in Slurm's accounting, for sacct and gpumemctl used",
+		func(c *Gpumemd) *bool { return &c.JobSummary }),
 	boolean("Drain", "drain", "no", "drain the node on NVML failure, a lost GPU or a critical XID", func(c *Gpumemd) *bool { return &c.Drain }),
 	boolean("Resume", "resume", "no", "resume a node gpumemd drained once it is healthy", func(c *Gpumemd) *bool { return &c.Resume }),
 	keyOf("CriticalXIDs", "critical-xids", "", "list", "comma-separated XIDs that drain (default: the built-in list)",

@@ -39,9 +39,20 @@ func (s *Store) Record(now time.Time, jobs []usage.Job) error {
 			ON CONFLICT(job_id) DO UPDATE SET kind = excluded.kind, alloc_bytes = excluded.alloc_bytes,
 				peak_bytes = max(peak_bytes, excluded.peak_bytes), sum_bytes = sum_bytes + excluded.sum_bytes,
 				samples = samples + 1, gpus = excluded.gpus, end_unix = excluded.end_unix, running = 1,
-				user = excluded.user, account = excluded.account, partition = excluded.partition, name = excluded.name`,
-			j.ID, j.Kind, int64(j.Alloc), int64(j.Used), float64(j.Used), gpus, t, t, m.User, m.Account, m.Partition, m.Name); err != nil {
+				user = excluded.user, account = excluded.account, partition = excluded.partition, name = excluded.name,
+				over_seconds = over_seconds + CASE WHEN ? THEN min(max(excluded.end_unix - end_unix, 0), ?) ELSE 0 END,
+				summary = 0, summary_tries = 0, summary_after = 0`,
+			j.ID, j.Kind, int64(j.Alloc), int64(j.Used), float64(j.Used), gpus, t, t, m.User, m.Account, m.Partition, m.Name,
+			j.Over(), maxOverStep); err != nil {
 			return fmt.Errorf("history: job %s: %w", j.ID, err)
+		}
+		for _, g := range j.GPUs {
+			if _, err := tx.Exec(`INSERT INTO job_gpus(job_id, gpu, alloc_bytes, peak_bytes, sum_bytes, samples) VALUES(?, ?, ?, ?, ?, 1)
+				ON CONFLICT(job_id, gpu) DO UPDATE SET alloc_bytes = excluded.alloc_bytes, peak_bytes = max(peak_bytes, excluded.peak_bytes),
+					sum_bytes = sum_bytes + excluded.sum_bytes, samples = samples + 1`,
+				j.ID, g.GPU, int64(g.Alloc), int64(g.Used), float64(g.Used)); err != nil {
+				return fmt.Errorf("history: job %s GPU %d: %w", j.ID, g.GPU, err)
+			}
 		}
 		if _, err := tx.Exec(`INSERT INTO samples(job_id, t_unix, used_bytes) VALUES(?, ?, ?)
 			ON CONFLICT(job_id, t_unix) DO UPDATE SET used_bytes = max(used_bytes, excluded.used_bytes)`,
@@ -59,6 +70,9 @@ func (s *Store) Record(now time.Time, jobs []usage.Job) error {
 		if _, err := tx.Exec(`DELETE FROM jobs WHERE running = 0 AND end_unix < ?`, now.Add(-s.opts.KeepJobs).Unix()); err != nil {
 			return fmt.Errorf("history: prune jobs: %w", err)
 		}
+		if _, err := tx.Exec(`DELETE FROM job_gpus WHERE job_id NOT IN (SELECT job_id FROM jobs)`); err != nil {
+			return fmt.Errorf("history: prune jobs' GPUs: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("history: %w", err)
@@ -68,6 +82,10 @@ func (s *Store) Record(now time.Time, jobs []usage.Job) error {
 	}
 	return nil
 }
+
+// maxOverStep bounds the seconds one poll adds to a job's time over its slice: a gap
+// between polls (gpumemd stopped, a slow poll) is not known to have been over.
+const maxOverStep = 60
 
 // endMissing marks as ended every running job the poll did not see.
 func (s *Store) endMissing(tx *sql.Tx, jobs []usage.Job) error {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -55,6 +56,15 @@ CREATE TABLE IF NOT EXISTS samples (
 	PRIMARY KEY (job_id, t_unix)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS samples_t ON samples(t_unix);
+CREATE TABLE IF NOT EXISTS job_gpus (
+	job_id      TEXT NOT NULL,
+	gpu         INTEGER NOT NULL,
+	alloc_bytes INTEGER NOT NULL,
+	peak_bytes  INTEGER NOT NULL,
+	sum_bytes   REAL NOT NULL,
+	samples     INTEGER NOT NULL,
+	PRIMARY KEY (job_id, gpu)
+) WITHOUT ROWID;
 `
 
 // Open opens (creating if needed) the database at path.
@@ -87,7 +97,7 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
-	if err := addLabels(db); err != nil {
+	if err := addColumns(db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
@@ -182,12 +192,25 @@ func (s *Store) IntegrityCheck() (string, error) {
 	return r, err
 }
 
-// labelCols are the jobs table's columns from Slurm's record of the job (its user,
-// account, partition and name), added after the first release: a database written
-// before them gets them, empty for the jobs it already holds.
-var labelCols = []string{"user", "account", "partition", "name"}
+// addedCols are the jobs table's columns added after the first release, each with the
+// value a job already held gets: from Slurm's record of the job (its user, account,
+// partition and name), empty; what its end-of-job summary needs (time over its slice,
+// warnings, kills) zero; and the summary's state, summaryOld for a job that ended
+// before summaries existed, so an upgrade does not write into months-old jobs.
+var addedCols = []struct{ name, decl, old string }{
+	{"user", "TEXT NOT NULL DEFAULT ''", ""},
+	{"account", "TEXT NOT NULL DEFAULT ''", ""},
+	{"partition", "TEXT NOT NULL DEFAULT ''", ""},
+	{"name", "TEXT NOT NULL DEFAULT ''", ""},
+	{"over_seconds", "INTEGER NOT NULL DEFAULT 0", ""},
+	{"warnings", "INTEGER NOT NULL DEFAULT 0", ""},
+	{"kills", "INTEGER NOT NULL DEFAULT 0", ""},
+	{"summary", "INTEGER NOT NULL DEFAULT 0", "summary = " + strconv.Itoa(summaryOld) + " WHERE running = 0"},
+	{"summary_tries", "INTEGER NOT NULL DEFAULT 0", ""},
+	{"summary_after", "INTEGER NOT NULL DEFAULT 0", ""},
+}
 
-func addLabels(db *sql.DB) error {
+func addColumns(db *sql.DB) error {
 	rows, err := db.Query(`SELECT name FROM pragma_table_info('jobs')`)
 	if err != nil {
 		return err
@@ -202,9 +225,15 @@ func addLabels(db *sql.DB) error {
 		have[c] = true
 	}
 	rows.Close()
-	for _, c := range labelCols {
-		if !have[c] {
-			if _, err := db.Exec(`ALTER TABLE jobs ADD COLUMN ` + c + ` TEXT NOT NULL DEFAULT ''`); err != nil {
+	for _, c := range addedCols {
+		if have[c.name] {
+			continue
+		}
+		if _, err := db.Exec(`ALTER TABLE jobs ADD COLUMN ` + c.name + ` ` + c.decl); err != nil {
+			return err
+		}
+		if c.old != "" {
+			if _, err := db.Exec(`UPDATE jobs SET ` + c.old); err != nil {
 				return err
 			}
 		}

@@ -205,7 +205,8 @@ func TestLabelsAndOlderDatabase(t *testing.T) {
 	if _, err := old.Exec(`CREATE TABLE jobs (job_id TEXT PRIMARY KEY, kind TEXT NOT NULL, alloc_bytes INTEGER NOT NULL,
 		peak_bytes INTEGER NOT NULL, sum_bytes REAL NOT NULL, samples INTEGER NOT NULL, gpus TEXT NOT NULL,
 		start_unix INTEGER NOT NULL, end_unix INTEGER NOT NULL, running INTEGER NOT NULL);
-		INSERT INTO jobs VALUES ('5', 'shard', 1, 1, 1, 1, '0', 1, 2, 0)`); err != nil {
+		INSERT INTO jobs VALUES ('5', 'shard', 1, 1, 1, 1, '0', 1, 2, 0);
+		INSERT INTO jobs VALUES ('7', 'shard', 1, 1, 1, 1, '0', 1, 2, 1)`); err != nil {
 		t.Fatal(err)
 	}
 	old.Close()
@@ -220,8 +221,15 @@ func TestLabelsAndOlderDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs, err := s.Jobs(0, 10)
-	if err != nil || len(jobs) != 2 {
+	if err != nil || len(jobs) != 3 {
 		t.Fatalf("%+v %v", jobs, err)
+	}
+	// A job that ended before summaries existed gets none; one still running does.
+	if err := s.Record(time.Unix(200, 0), nil); err != nil {
+		t.Fatal(err)
+	}
+	if due, err := s.Due(time.Unix(300, 0), 0, 10); err != nil || strings.Join(due, " ") != "7 6" {
+		t.Errorf("due after upgrade: %v %v; want jobs 6 and 7, not 5", due, err)
 	}
 	if got := jobs[0]; got.ID != "6" || got.User != "ana" || got.Account != "physics" || got.Partition != "gpu" || got.Name != "train" {
 		t.Errorf("job 6: %+v", got)

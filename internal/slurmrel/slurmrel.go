@@ -272,16 +272,17 @@ func tagVersion(tag string) (Version, error) {
 
 // The gates Go code asks about (releases.txt says what each changes).
 const (
-	MultipleFiles   = "multiple-files"
-	TypedShards     = "typed-shards"
-	GPUsExclusive   = "gpus-exclusive"
-	CgroupSLUID     = "cgroup-sluid"
-	PrologRunInJob  = "prolog-runinjob"
-	UpdateSwapsGRES = "update-swaps-gres"
-	TRESGresSlash   = "tres-gres-slash"
-	TRESPerTask     = "tres-per-task"
-	GresStateSaved  = "gres-state-saved"
-	JobModifyErrMsg = "jobmodify-errmsg"
+	MultipleFiles     = "multiple-files"
+	TypedShards       = "typed-shards"
+	GPUsExclusive     = "gpus-exclusive"
+	CgroupSLUID       = "cgroup-sluid"
+	PrologRunInJob    = "prolog-runinjob"
+	UpdateSwapsGRES   = "update-swaps-gres"
+	TRESGresSlash     = "tres-gres-slash"
+	TRESPerTask       = "tres-per-task"
+	GresStateSaved    = "gres-state-saved"
+	JobModifyErrMsg   = "jobmodify-errmsg"
+	SacctmgrKeepsCase = "sacctmgr-keeps-case"
 )
 
 // Since is the release a gate comes with; an unknown name panics, as in Has.

@@ -40,6 +40,9 @@ var (
 	// HistoryAPI is the answer of gpumemd's /api/jobs and /api/jobs/ID, read by the
 	// gpumemctl of another release during an upgrade; answers from before the field are
 	// version 1.
+	// JobSummary is the token gpumemd writes into a job's AdminComment at its end, read
+	// by gpumemctl used (any release) from sacct long after.
+	JobSummary = Format{Name: "gpumem job summary", Current: 1, Oldest: 1, Newer: "upgrade gpumemctl to the release of the node's gpumemd"}
 	HistoryAPI = Format{Name: "gpumemd history API answer", Current: 1, Oldest: 1, Unversioned: 1, Newer: "upgrade gpumemctl to the release of the node's gpumemd"}
 
 	Report      = Format{Name: "gpumemctl report", Current: 1, Oldest: 1}
@@ -50,6 +53,7 @@ var (
 	// Job is gpumemctl jobs JOBID: one job's samples from each node that has it.
 	Job      = Format{Name: "gpumemctl jobs JOBID", Current: 1, Oldest: 1}
 	Advise   = Format{Name: "gpumemctl advise", Current: 1, Oldest: 1}
+	Used     = Format{Name: "gpumemctl used", Current: 1, Oldest: 1}
 	Simulate = Format{Name: "gpumemctl simulate", Current: 1, Oldest: 1}
 	// SimulateDepartures is simulate --departures, whose rows are queue waits.
 	SimulateDepartures = Format{Name: "gpumemctl simulate --departures", Current: 1, Oldest: 1}

@@ -175,6 +175,7 @@ func (in inputs) packages(l layout) ([]*nfpm.Info, error) {
 
 	c := files.Contents{
 		file(filepath.Join(in.bin, "gpumemctl"), "/usr/bin/gpumemctl", 0o755),
+		file(filepath.Join(in.top, "packaging/gpumem-mail"), "/usr/bin/gpumem-mail", 0o755),
 		file(filepath.Join(in.top, "packaging/systemd/gpumemctl-steer.service"), l.unitDir+"/gpumemctl-steer.service", 0o644),
 		config(filepath.Join(in.top, "packaging/examples/gpumemctl-steer.default"), l.envDir+"/gpumemctl-steer"),
 		file(filepath.Join(in.top, "packaging/systemd/gpumemctl-pull.service"), l.unitDir+"/gpumemctl-pull.service", 0o644),

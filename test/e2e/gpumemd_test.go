@@ -184,7 +184,7 @@ func scontrolFor(t *testing.T, dir string) string {
 	if root == "" {
 		return "scontrol"
 	}
-	for _, name := range []string{"scontrol", "squeue", "scancel"} {
+	for _, name := range []string{"scontrol", "squeue", "scancel", "sacct", "sacctmgr"} {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte("#!/bin/sh\nexec chroot "+root+" "+name+" \"$@\"\n"), 0o755); err != nil {
 			t.Fatal(err)
