@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpumem/gpumem/internal/bar"
 	"github.com/gpumem/gpumem/internal/inventory"
 )
 
@@ -74,7 +75,7 @@ func printTable(w io.Writer, c inventory.Cluster) error {
 				inInstances += in.MemoryMiB
 			}
 			fmt.Fprintf(tw, "%s\t%d\t/dev/nvidia%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", n.Name, g.Index, g.Minor, g.Type, g.MemoryMiB,
-				scaledBar(inInstances, g.MemoryMiB, largest), mig, g.FenceOf(), g.Cores, g.Name)
+				bar.Scaled(inInstances, g.MemoryMiB, largest), mig, g.FenceOf(), g.Cores, g.Name)
 			for _, in := range g.Instances {
 				fmt.Fprintf(tw, "\t\t  GI %d CI %d @%d\t%s\t%d\t\t\t\t\t%v\n", in.GI, in.CI, in.Start, in.Profile, in.MemoryMiB, in.Files)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpumem/gpumem/internal/bar"
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -259,7 +260,7 @@ func writeSteerReport(w io.Writer, format string, v *steer.View, sizes []int64) 
 	}
 	for _, g := range rep.GPUs {
 		if format == formatTable {
-			r.add(g.Node, strconv.Itoa(g.GPU), strconv.FormatInt(g.Used, 10), strconv.FormatInt(g.Free, 10), bar(g.Used, g.Used+g.Free))
+			r.add(g.Node, strconv.Itoa(g.GPU), strconv.FormatInt(g.Used, 10), strconv.FormatInt(g.Free, 10), bar.Of(g.Used, g.Used+g.Free))
 		} else {
 			r.add(g.Node, strconv.Itoa(g.GPU), strconv.FormatInt(g.Used, 10), strconv.FormatInt(g.Free, 10))
 		}

@@ -1,4 +1,4 @@
-package main
+package bar
 
 import "testing"
 
@@ -14,8 +14,8 @@ func TestBar(t *testing.T) {
 		{90, 80, "[####################]"},
 		{0, 0, "[                    ]"},
 	} {
-		if got := bar(c.used, c.total); got != c.want {
-			t.Errorf("bar(%d, %d) = %s; want %s", c.used, c.total, got, c.want)
+		if got := Of(c.used, c.total); got != c.want {
+			t.Errorf("Of(%d, %d) = %s; want %s", c.used, c.total, got, c.want)
 		}
 	}
 }
@@ -38,8 +38,8 @@ func TestScaledBarIsAsLongAsItsShareOfTheScale(t *testing.T) {
 		{0, 0, 80, "[                    ]"},
 		{0, 80, 0, "[                    ]"},
 	} {
-		if got := scaledBar(c.used, c.total, c.scale); got != c.want {
-			t.Errorf("scaledBar(%d, %d, %d) = %s; want %s", c.used, c.total, c.scale, got, c.want)
+		if got := Scaled(c.used, c.total, c.scale); got != c.want {
+			t.Errorf("Scaled(%d, %d, %d) = %s; want %s", c.used, c.total, c.scale, got, c.want)
 		}
 	}
 }
