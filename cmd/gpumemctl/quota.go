@@ -46,27 +46,12 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 			if err != nil {
 				return err
 			}
-			user, uid, account, qos, state, reason := job.User, job.UID, job.Account, job.QOS, job.State, job.Reason
-			need := accounting.GresGiB(job.TRESPerNode, eq) * max(job.Nodes, 1)
-			sc := slurmcli.Runner{Path: scontrol}
-			assocOut, err := sc.Run(ctx, "show", "assoc_mgr", "flags=assoc")
-			if err != nil {
-				return err
-			}
-			qosOut, err := sc.Run(ctx, "show", "assoc_mgr", "flags=qos", "qos="+qos)
-			if err != nil {
-				return err
-			}
-			assocs, _, err := accounting.ParseAssocMgr(assocOut)
-			if err != nil {
-				return err
-			}
-			_, users, err := accounting.ParseAssocMgr(qosOut)
+			user, account, qos, state, reason := job.User, job.Account, job.QOS, job.State, job.Reason
+			limits, need, err := quotaLimits(ctx, slurmcli.Runner{Path: scontrol}, job, eq)
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			limits := accounting.Applies(assocs, users, user, uid, account, qos)
 			if out.format == formatJSON {
 				return writeQuotaJSON(w, quotaJob{Version: quotaVersion, Job: id, User: user, Account: account, QOS: qos,
 					State: state, Reason: reason, NeedGiB: need}, limits)

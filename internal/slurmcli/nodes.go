@@ -1,6 +1,7 @@
 package slurmcli
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -125,4 +126,52 @@ func parseNode(line string) (Node, error) {
 		n.Reason = reason
 	}
 	return n, nil
+}
+
+// NodeGres is what a user may read of a node's GPUs from `scontrol -o -d show node`:
+// its state and partitions, its configured GRES, what of them is allocated, and its
+// allocated TRES. Every field is the admin's or Slurm's.
+type NodeGres struct {
+	Name, State    string
+	Partitions     []string
+	Gres, GresUsed string
+	AllocTRES      string
+}
+
+var (
+	nodePartsRe    = regexp.MustCompile(`\sPartitions=(\S*)`)
+	nodeGresUsedRe = regexp.MustCompile(`\sGresUsed=(\S*)`)
+	nodeAllocRe    = regexp.MustCompile(`\sAllocTRES=(\S*)`)
+)
+
+// ReadNodeGres reads every node the caller may see.
+func ReadNodeGres(ctx context.Context, scontrol Runner) ([]NodeGres, error) {
+	out, err := scontrol.Run(ctx, "-o", "-d", "show", "node")
+	if err != nil {
+		return nil, err
+	}
+	return ParseNodeGres(out), nil
+}
+
+// ParseNodeGres reads `scontrol -o -d show node`, one node a line.
+func ParseNodeGres(out string) []NodeGres {
+	var nodes []NodeGres
+	for _, line := range strings.Split(out, "\n") {
+		n, err := parseNode(line)
+		if err != nil {
+			continue
+		}
+		g := NodeGres{Name: n.Name, State: n.State, Gres: n.Gres}
+		if m := nodePartsRe.FindStringSubmatch(line); m != nil && m[1] != "" && m[1] != "(null)" {
+			g.Partitions = strings.Split(m[1], ",")
+		}
+		if m := nodeGresUsedRe.FindStringSubmatch(line); m != nil {
+			g.GresUsed = m[1]
+		}
+		if m := nodeAllocRe.FindStringSubmatch(line); m != nil {
+			g.AllocTRES = m[1]
+		}
+		nodes = append(nodes, g)
+	}
+	return nodes
 }

@@ -117,18 +117,24 @@ func TestPendingReasons(t *testing.T) {
 }
 
 func TestReadQueuedJob(t *testing.T) {
-	r, args := fakeSqueue(t, "alice|1000|physics|normal|PENDING|AssocGrpBilling|2|gres/shard:20\n")
+	r, args := fakeSqueue(t, "alice|1000|physics|normal|PENDING|AssocGrpBilling|2|gres/shard:20|gpu,train|maint|4294|2026-12-06T13:30:00|n[1-2]|n3\n")
 	j, err := slurmcli.ReadQueuedJob(context.Background(), r, "42")
-	want := slurmcli.QueuedJob{User: "alice", UID: "1000", Account: "physics", QOS: "normal", State: "PENDING", Reason: "AssocGrpBilling", Nodes: 2, TRESPerNode: "gres/shard:20"}
-	if err != nil || j != want {
+	want := slurmcli.QueuedJob{User: "alice", UID: "1000", Account: "physics", QOS: "normal", State: "PENDING", Reason: "AssocGrpBilling", Nodes: 2, TRESPerNode: "gres/shard:20",
+		Partitions: []string{"gpu", "train"}, Reservation: "maint", Priority: 4294, Start: "2026-12-06T13:30:00", ReqNodes: "n[1-2]", ExcNodes: "n3"}
+	if err != nil || !reflect.DeepEqual(j, want) {
 		t.Errorf("ReadQueuedJob = %+v, %v; want %+v", j, err, want)
 	}
-	if a := argsOf(t, args); a != "-h -j 42 -o %u|%U|%a|%q|%T|%r|%D|%b" {
+	if a := argsOf(t, args); a != "-h -j 42 -o %u|%U|%a|%q|%T|%r|%D|%b|%P|%v|%Q|%S|%n|%x" {
 		t.Errorf("squeue %s", a)
+	}
+	// As 22.05 prints a held job without reservation, start or node lists.
+	r, _ = fakeSqueue(t, "gpumemlab|2001|teama|normal|PENDING|JobHeldUser|1|gres:shard:30|gpu|(null)|0|N/A||\n")
+	if j, err := slurmcli.ReadQueuedJob(context.Background(), r, "42"); err != nil || j.Reservation != "" || j.ReqNodes != "" || j.Start != "N/A" {
+		t.Errorf("22.05's held job: %+v, %v", j, err)
 	}
 	for _, out := range []string{"", "alice|1000|physics|normal|PENDING|AssocGrpBilling|2|gres/shard:20|x\n"} {
 		r, _ := fakeSqueue(t, out)
-		if _, err := slurmcli.ReadQueuedJob(context.Background(), r, "42"); err == nil || !strings.Contains(err.Error(), "job 42: not in the queue (squeue printed") {
+		if _, err := slurmcli.ReadQueuedJob(context.Background(), r, "42"); err == nil || !strings.Contains(err.Error(), "job 42: not in the queue, or not yours to see (squeue printed") {
 			t.Errorf("squeue printed %q: %v", out, err)
 		}
 	}

@@ -54,6 +54,7 @@ var (
 	Job      = Format{Name: "gpumemctl jobs JOBID", Current: 1, Oldest: 1}
 	Advise   = Format{Name: "gpumemctl advise", Current: 1, Oldest: 1}
 	Used     = Format{Name: "gpumemctl used", Current: 1, Oldest: 1}
+	Why      = Format{Name: "gpumemctl why", Current: 1, Oldest: 1}
 	Simulate = Format{Name: "gpumemctl simulate", Current: 1, Oldest: 1}
 	// SimulateDepartures is simulate --departures, whose rows are queue waits.
 	SimulateDepartures = Format{Name: "gpumemctl simulate --departures", Current: 1, Oldest: 1}
