@@ -2,7 +2,9 @@ package why
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/bar"
@@ -71,7 +73,7 @@ func priorityOf(j Job, ahead []Ahead, unitMiB int64) (Cause, bool) {
 	var n int
 	var mib int64
 	for _, a := range ahead {
-		if a.Priority > j.Priority {
+		if before(a, j) {
 			n, mib = n+1, mib+a.MiB
 		}
 	}
@@ -81,8 +83,19 @@ func priorityOf(j Job, ahead []Ahead, unitMiB int64) (Cause, bool) {
 		}
 		return Cause{}, false
 	}
-	return Cause{"priority", fmt.Sprintf("%d job(s) of higher priority in its partitions wait before it, asking for %s of GPU memory in all (only jobs you may see are counted)",
+	return Cause{"priority", fmt.Sprintf("%d job(s) ahead of it in its partitions (higher priority, or the same and submitted first) wait too, asking for %s of GPU memory in all (only jobs you may see are counted)",
 		n, units.GiB(mib))}, true
+}
+
+// before says whether pending job a is considered before j: a higher priority, or the
+// same one and submitted first (a lower job id), as Slurm orders its queue.
+func before(a Ahead, j Job) bool {
+	if a.Priority != j.Priority {
+		return a.Priority > j.Priority
+	}
+	ai, aerr := strconv.ParseInt(a.ID, 10, 64)
+	ji, jerr := strconv.ParseInt(j.ID, 10, 64)
+	return aerr == nil && jerr == nil && ai < ji
 }
 
 // memoryOf compares what the job asks with what its GPUs have free now.
@@ -90,8 +103,7 @@ func memoryOf(j Job, cands []candidate, never bool, unitMiB int64) []Cause {
 	if never {
 		return []Cause{{"memory", "no GPU it may use could ever hold it as they are configured now"}}
 	}
-	var down []string
-	var fitsNow []string
+	var down, fitsNow, mayFit []string
 	for _, c := range cands {
 		if !c.ever {
 			continue
@@ -101,7 +113,12 @@ func memoryOf(j Job, cands []candidate, never bool, unitMiB int64) []Cause {
 			continue
 		}
 		if gs := fitting(j, c.Node, unitMiB, true); int64(len(gs)) >= max(j.GPUs, 1) {
-			fitsNow = append(fitsNow, fmt.Sprintf("%s GPU %d", c.Name, gs[0]))
+			at := fmt.Sprintf("%s GPU %d", c.Name, gs[0])
+			if known(c.Node, gs) {
+				fitsNow = append(fitsNow, at)
+			} else {
+				mayFit = append(mayFit, at)
+			}
 		}
 	}
 	var out []Cause
@@ -111,6 +128,10 @@ func memoryOf(j Job, cands []candidate, never bool, unitMiB int64) []Cause {
 	if len(fitsNow) > 0 {
 		return append(out, Cause{"memory", fmt.Sprintf("GPU memory for it is free now (%s), so memory does not hold it: Slurm will start it at its next scheduling pass unless the causes above hold it",
 			clipList(fitsNow, 4))})
+	}
+	if len(mayFit) > 0 {
+		return append(out, Cause{"memory", fmt.Sprintf("it may fit on %s, or the GPU memory there may be taken: this Slurm gives the node's use only in all, and the jobs you may see do not say on which GPUs the rest lies",
+			clipList(mayFit, 4))})
 	}
 	switch j.Kind {
 	case Shard:
@@ -166,10 +187,20 @@ func memoryOf(j Job, cands []candidate, never bool, unitMiB int64) []Cause {
 	}
 }
 
+// known says whether Slurm gives the use of each of gpus on n (not only the node's).
+func known(n Node, gpus []int) bool {
+	for _, g := range n.GPUs {
+		if g.Used < 0 && slices.Contains(gpus, g.Index) {
+			return false
+		}
+	}
+	return true
+}
+
 // largestNow is the largest gpu:mem on one GPU that would start now.
 func largestNow(j Job, cands []candidate, unitMiB int64) Cause {
 	var best int64
-	at := ""
+	at, bound := "", false
 	for _, c := range cands {
 		if !c.Usable {
 			continue
@@ -179,7 +210,7 @@ func largestNow(j Job, cands []candidate, unitMiB int64) Cause {
 				continue
 			}
 			if f := freeShards(g, c.Node) * unitMiB; f > best {
-				best, at = f, fmt.Sprintf("%s GPU %d", c.Name, g.Index)
+				best, at, bound = f, fmt.Sprintf("%s GPU %d", c.Name, g.Index), g.Used < 0
 			}
 		}
 	}
@@ -187,6 +218,9 @@ func largestNow(j Job, cands []candidate, unitMiB int64) Cause {
 		return Cause{"fit", "no gpu:mem request of 1 GiB or more would start now on the GPUs it may use"}
 	}
 	gib := best / 1024 * 1024
+	if bound {
+		return Cause{"fit", fmt.Sprintf("the largest request that could start now: at most --gres=gpu:mem:%s (on %s; this Slurm does not say how much of it is held)", units.FormatSize(gib), at)}
+	}
 	return Cause{"fit", fmt.Sprintf("the largest request that would start now: --gres=gpu:mem:%s (on %s)", units.FormatSize(gib), at)}
 }
 

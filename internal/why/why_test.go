@@ -83,8 +83,10 @@ func TestExplainEachCause(t *testing.T) {
 		{name: "QOS without figures", job: func() Job { j := shardJob("inference", 4); j.Reason = "QOSMaxGRESPerUser"; return j }(),
 			want: []string{"quota: a limit of its account or QOS holds it (Slurm's reason QOSMaxGRESPerUser; gpumemctl quota 7 says how much is held)"}},
 		{name: "priority", job: func() Job { j := shardJob("inference", 4); j.Reason = "Priority"; return j }(),
-			mod:  func(in *Input) { in.Ahead = []Ahead{{"3", 200, 8 << 10}, {"4", 150, 2 << 10}, {"5", 50, 40 << 10}} },
-			want: []string{"priority: 2 job(s) of higher priority in its partitions wait before it, asking for 10 GiB of GPU memory in all"}},
+			mod: func(in *Input) {
+				in.Ahead = []Ahead{{"3", 200, 8 << 10}, {"4", 150, 2 << 10}, {"5", 50, 40 << 10}, {"6", 100, 1 << 10}, {"9", 100, 64 << 10}}
+			},
+			want: []string{"priority: 3 job(s) ahead of it in its partitions (higher priority, or the same and submitted first) wait too, asking for 11 GiB of GPU memory in all"}},
 		{name: "priority hidden", job: func() Job { j := shardJob("inference", 4); j.Reason = "Priority"; return j }(),
 			want: []string{"priority: jobs of higher priority wait for the same GPUs (other users' jobs are not shown to you)"}},
 		{name: "reservation", job: func() Job {
@@ -121,6 +123,16 @@ func TestExplainEachCause(t *testing.T) {
 				in.Nodes[2].HiddenShards = 80
 			},
 			want: []string{"the GPUs it may use are full: 8 GiB free in all", "8 GiB free of 22 GiB (at most: Slurm does not say per GPU)"}},
+		{name: "22.05: may fit", job: shardJob("inference", 12),
+			mod: func(in *Input) {
+				for i := range in.Nodes[2].GPUs {
+					in.Nodes[2].GPUs[i].Used = -1
+				}
+				in.Nodes[2].HiddenShards = 48
+			},
+			want: []string{"memory: it may fit on n3 GPU 0, or the GPU memory there may be taken",
+				"at most --gres=gpu:mem:22g (on n3 GPU 0; this Slurm does not say how much of it is held)"},
+			not: []string{"is free now"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, got := explain(c.job, cluster(), c.mod)
