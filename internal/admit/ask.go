@@ -38,7 +38,10 @@ const msgOneMem = "ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU),
 // gres prefix and "gpu:" that Slurm (or cli_filter, building the same fields) puts
 // before it, which users never see.
 func userValue(raw string) string {
-	return strings.TrimPrefix(slurmgres.Strip(raw), "gpu:")
+	if v, ok := slurmgres.CutGPU(raw); ok {
+		return v
+	}
+	return slurmgres.Strip(raw)
 }
 
 // shardable says whether shards may serve q: one GPU, of no pinned type, for a job that

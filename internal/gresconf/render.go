@@ -107,11 +107,11 @@ func nodeLines(n inventory.Node, opt Options) []string {
 		dev := opt.dev(fmt.Sprintf("/dev/nvidia%d", g.Minor))
 		if g.MIG {
 			for _, in := range g.Instances {
-				gpus = append(gpus, fmt.Sprintf("NodeName=%s Name=gpu Type=%s %s", n.Name, in.Profile, opt.migFiles(in.Files)))
+				gpus = append(gpus, fmt.Sprintf("NodeName=%s Name=%s Type=%s %s", n.Name, slurmgres.GPU, in.Profile, opt.migFiles(in.Files)))
 			}
 			continue
 		}
-		line := fmt.Sprintf("NodeName=%s Name=gpu Type=%s File=%s", n.Name, opt.gpuType(g), dev)
+		line := fmt.Sprintf("NodeName=%s Name=%s Type=%s File=%s", n.Name, slurmgres.GPU, opt.gpuType(g), dev)
 		if g.Cores != "" && !opt.NoCores {
 			line += " Cores=" + g.Cores
 		}
@@ -122,7 +122,7 @@ func nodeLines(n inventory.Node, opt Options) []string {
 				if opt.ShardTypes {
 					typ = " Type=" + shard.TypeName(g.Type, g.Index)
 				}
-				shards = append(shards, fmt.Sprintf("NodeName=%s Name=shard%s Count=%d File=%s", n.Name, typ, k, dev))
+				shards = append(shards, fmt.Sprintf("NodeName=%s Name=%s%s Count=%d File=%s", n.Name, slurmgres.Shard, typ, k, dev))
 			}
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/slurmcli"
+	"github.com/gpumem/gpumem/internal/slurmgres"
 	"github.com/gpumem/gpumem/internal/versioned"
 )
 
@@ -51,16 +52,14 @@ func ownDrain(n slurmcli.Node) bool {
 	return n.Flag("DRAIN") && (n.Reason == Reason || n.Reason == ReasonFailed)
 }
 
-// slurmGresDrain says whether n is drained with the reason slurmctld sets itself when a
-// node registers fewer GRES than slurm.conf gives it (src/interfaces/gres.c, 22.05 to
-// 26.05: "gres/gpu count reported lower than configured (1 < 4)", "gres/gpu:3g.20gb
-// count too low (0 < 2)"). During an apply that is the apply's own doing: a node whose
-// slurmd came back (a reboot) on the new gres.conf before gpumemd finished the apply
-// from its journal registers the new instances against the old Gres= line. No admin
-// sets these words; Slurm replaced gpumem's own reason with them.
+// slurmGresDrain says whether n is drained by slurmctld itself for registering fewer
+// GRES than slurm.conf gives it (slurmgres.IsCountDrain). During an apply that is the
+// apply's own doing: a node whose slurmd came back (a reboot) on the new gres.conf
+// before gpumemd finished the apply from its journal registers the new instances
+// against the old Gres= line. No admin sets these words; Slurm replaced gpumem's own
+// reason with them.
 func slurmGresDrain(n slurmcli.Node) bool {
-	return n.Flag("DRAIN") && strings.HasPrefix(n.Reason, "gres/") &&
-		(strings.Contains(n.Reason, " count reported lower than configured (") || strings.Contains(n.Reason, " count too low ("))
+	return n.Flag("DRAIN") && slurmgres.IsCountDrain(n.Reason)
 }
 
 // GPUs is the node's MIG hardware (NVML in production, its fake in tests).

@@ -83,7 +83,7 @@ func gpuFreq(v string) string {
 	if v == "" {
 		return ""
 	}
-	return "gpu:" + v
+	return slurmgres.WithGPU("", v)
 }
 
 // exclusive reads --exclusive as slurm_option_get prints it: every value but
@@ -143,8 +143,7 @@ func (o Options) withFields(f Fields) (Options, error) {
 		if c.field == "" {
 			continue
 		}
-		body := slurmgres.Strip(c.field)
-		n, ok := strings.CutPrefix(body, "gpu:")
+		n, ok := slurmgres.CutGPU(c.field)
 		if !ok || strings.ContainsAny(n, ",;") {
 			return Options{}, fmt.Errorf("%s cannot say %q", c.name, c.field)
 		}
@@ -168,7 +167,7 @@ func gpuEntry(prefix, v string) string {
 	if v == "" {
 		return ""
 	}
-	return prefix + "gpu:" + v
+	return slurmgres.WithGPU(prefix, v)
 }
 
 func join(a, b string) string {

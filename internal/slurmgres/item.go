@@ -189,6 +189,14 @@ func Join(items []Item) string {
 	return strings.Join(s, ",")
 }
 
+// WithGPU is the entry a --gpus* option's value v becomes, after prefix ("", Colon or
+// Slash): gres/gpu:2 of 2, gpu:h100:2 of h100:2.
+func WithGPU(prefix, v string) string { return prefix + GPU + ":" + v }
+
+// CutGPU is WithGPU read back: the value after the prefix and "gpu:" of entry, and
+// whether entry was gpu's.
+func CutGPU(entry string) (v string, ok bool) { return strings.CutPrefix(Strip(entry), GPU+":") }
+
 // TRES is the accounting name of a GRES: gres/shard, gres/gpu, gres/gpu:h100.
 func TRES(name, typ string) string {
 	if typ == "" {

@@ -186,3 +186,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestGPUValue: a --gpus* value written as an entry with each prefix reads back the same.
+func TestGPUValue(t *testing.T) {
+	for _, prefix := range []string{"", Colon, Slash} {
+		for _, v := range []string{"2", "h100:2", "mem:20g"} {
+			e := WithGPU(prefix, v)
+			if got, ok := CutGPU(e); !ok || got != v {
+				t.Errorf("CutGPU(%q) = %q, %v; want %q", e, got, ok, v)
+			}
+		}
+	}
+	if v, ok := CutGPU("gres/shard:2"); ok {
+		t.Errorf("CutGPU(gres/shard:2) = %q, true", v)
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
 // Sizes are the gpu:mem sizes of the matrix: one that shards, the 1g.5gb instance and
@@ -251,7 +253,7 @@ type Result struct {
 // rawSlurm are texts of Slurm's own errors that a translation by gpumem could cause, or
 // internal forms no user should read.
 var rawSlurm = []string{"Invalid generic resource", "mem_per_tres", "tres_per_", "did not request any GPU",
-	"gres:gpu", "gres/gpu:", "Requested node configuration is not available", "Invalid Trackable RESource"}
+	slurmgres.Colon + slurmgres.GPU, slurmgres.WithGPU(slurmgres.Slash, ""), "Requested node configuration is not available", "Invalid Trackable RESource"}
 
 // Judge reads how a cell's command ended: its exit code and stderr, and whether it was
 // still running (its job pending, or running past its time) when time ran out.
