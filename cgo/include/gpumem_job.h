@@ -71,8 +71,11 @@ struct gpumem_job {
 
 _Static_assert(GPUMEM_MODIFY_NSLOTS <= GPUMEM_SLOTS, "job_modify's slots fit");
 
-/* gpumem_has_mem is plugin.AsksMem's test on one field, so the shims pass on what Go
- * would leave alone without entering Go: "mem" in any case. A test checks the two agree. */
+/* gpumem_has_mem is a cheap prefilter, not the rule: Go decides whether a job asks for
+ * GPU memory, once (request.AsksMem, a gpu:mem entry). The shims pass on without
+ * entering Go a job whose fields hold no "mem" in any case, which Go would leave alone;
+ * a job it lets through that Go finds no gpu:mem in is left alone by Go. A fuzz test
+ * checks that it never says no where Go says yes. */
 static inline int gpumem_has_mem(const char *s)
 {
 	if (!s)

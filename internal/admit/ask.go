@@ -27,9 +27,9 @@ type ask struct {
 }
 
 // mentionsMem keeps every job without a gpu:mem entry away from parsing, so gpumem never
-// refuses a job that is not its own.
+// refuses a job that is not its own (request.AsksMem).
 func mentionsMem(j Job) bool {
-	return request.HasMem(j.TresPerNode) || request.HasMem(j.TresPerJob) || request.HasMem(j.TresPerSocket) || request.HasMem(j.TresPerTask)
+	return request.AsksMem(j.TresPerNode, j.TresPerJob, j.TresPerSocket, j.TresPerTask)
 }
 
 const msgOneMem = "ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU), with --gpus-per-node=N, --gpus-per-task=N or --gpus=N for more than one GPU"

@@ -17,6 +17,7 @@ import (
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/refused"
+	"github.com/gpumem/gpumem/internal/request"
 )
 
 // Fields are the job_desc fields gpumem reads, as Slurm holds them. Partition is a
@@ -300,19 +301,9 @@ func (p *Plugin) failed(st *state, f Fields, err error) Verdict {
 	return Verdict{Fields: f, Refusal: refusal, why: refused.Unavailable}
 }
 
-// AsksMem is the one rule for "does this job ask for GPU memory": a GRES field that
-// holds "mem" in any case. It may say yes to jobs that ask for something else (the core
-// then leaves them unchanged); it never says no to a gpu:mem request, in any spelling the
-// parser accepts. The C shim's prefilter is the same test.
+// AsksMem says whether the job asks for GPU memory, by the one rule the core also
+// decides by (request.AsksMem): a job without a gpu:mem entry is never gpumem's to
+// translate or refuse, not even while gpumem cannot decide jobs (failed).
 func AsksMem(f Fields) bool {
-	return hasMem(f.PerNode) || hasMem(f.PerJob) || hasMem(f.PerSocket) || hasMem(f.PerTask)
-}
-
-func hasMem(s string) bool {
-	for i := 0; i+2 < len(s); i++ {
-		if s[i]|0x20 == 'm' && s[i+1]|0x20 == 'e' && s[i+2]|0x20 == 'm' {
-			return true
-		}
-	}
-	return false
+	return request.AsksMem(f.PerNode, f.PerJob, f.PerSocket, f.PerTask)
 }

@@ -331,10 +331,15 @@ func TestCoreBuildErrorKeepsTheLastGood(t *testing.T) {
 	}
 }
 
-func TestHasMem(t *testing.T) {
-	for s, want := range map[string]bool{"gres:gpu:mem:20g": true, "GPU:MEM:1G": true, "gres:gpu:2": false, "": false, "me": false, "gres/gpu:Mem:3g": true} {
-		if hasMem(s) != want {
-			t.Errorf("hasMem(%q) = %v", s, !want)
+// TestAsksMem: a gpu:mem entry in any of the four fields makes the job gpumem's; "mem"
+// anywhere else (another GRES, another case, which the parser does not take for
+// gpu:mem) does not.
+func TestAsksMem(t *testing.T) {
+	for s, want := range map[string]bool{"gres:gpu:mem:20g": true, "gres/gpu:mem:x": true, "GPU:MEM:1G": false, "gres:gpu:2": false, "": false, "me": false, "gres/gpu:Mem:3g": false} {
+		for _, f := range []Fields{{PerNode: s}, {PerJob: s}, {PerSocket: s}, {PerTask: s}} {
+			if AsksMem(f) != want {
+				t.Errorf("AsksMem(%+v) = %v", f, !want)
+			}
 		}
 	}
 }

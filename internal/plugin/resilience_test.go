@@ -57,6 +57,12 @@ func TestNoInventoryThenBack(t *testing.T) {
 	if !strings.Contains(v.Refusal, "please try again later") {
 		t.Fatalf("broken inventory, OnError=open: %+v; want a try-again refusal, never the job untranslated", v)
 	}
+	// A job with "mem" in its GRES but no gpu:mem is not gpumem's: never refused.
+	for _, other := range []string{"gres:gpu:memory:2", "gres/GPU:MEM:1G"} {
+		if v := p.tickSubmit(Fields{PerNode: other}); v != (Verdict{Fields: Fields{PerNode: other}}) {
+			t.Fatalf("broken inventory, %s: %+v; want the job untouched", other, v)
+		}
+	}
 	h.writeInventory(1)
 	if v := p.tickSubmit(Fields{PerNode: "gres:gpu:mem:20g"}); v.Fields.PerNode != "gres:shard:20" {
 		t.Fatalf("after the inventory came back: %+v", v)

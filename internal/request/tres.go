@@ -232,8 +232,18 @@ func (t TRES) Prefix() string {
 	return ""
 }
 
+// AsksMem is the one rule for "does this job ask for GPU memory": one of its four GRES
+// fields (per node, per job, per socket, per task) holds a gpu:mem entry, well formed or
+// not. Only such jobs are gpumem's: any other is never parsed, translated or refused.
+// The plugins' C shims pass a job on without entering Go where gpumem_has_mem
+// (cgo/include/gpumem_job.h), a cheaper and looser test, says no; it says yes wherever
+// this does.
+func AsksMem(perNode, perJob, perSocket, perTask string) bool {
+	return HasMem(perNode) || HasMem(perJob) || HasMem(perSocket) || HasMem(perTask)
+}
+
 // HasMem reports, without allocating, whether s holds a gpu:mem entry (well formed or
-// not). Only such strings are gpumem's: a job without one is never parsed or refused.
+// not): AsksMem on one field.
 func HasMem(s string) bool {
 	for s != "" {
 		raw := s
