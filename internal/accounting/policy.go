@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/shard"
+	"github.com/gpumem/gpumem/internal/slicekind"
 	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
@@ -34,7 +35,7 @@ type Options struct {
 type Equiv struct {
 	TRES string  // Slurm's TRES name: gres/shard, gres/gpu:3g.20gb, gres/gpu:h100
 	GiB  float64 // GPU memory of one unit of it
-	Kind string  // "shard", "mig" or "gpu"
+	Kind string  // slicekind.Shard, MIG or GPU
 	Node string  // the first node it was seen on, for error messages
 }
 
@@ -89,7 +90,7 @@ func Equivalents(c inventory.Cluster, opt Options) ([]Equiv, error) {
 		for _, g := range n.GPUs {
 			if g.MIG {
 				for _, in := range g.Instances {
-					if err := add(Equiv{slurmgres.TRES(slurmgres.GPU, in.Profile), MIGGiB(in), "mig", n.Name}); err != nil {
+					if err := add(Equiv{slurmgres.TRES(slurmgres.GPU, in.Profile), MIGGiB(in), slicekind.MIG, n.Name}); err != nil {
 						return nil, err
 					}
 				}
@@ -100,11 +101,11 @@ func Equivalents(c inventory.Cluster, opt Options) ([]Equiv, error) {
 				typ = shard.TypeName(g.Type, g.Index)
 			}
 			gib := float64(shard.PerGPU(g.MemoryMiB, unit)*unit) / 1024
-			if err := add(Equiv{slurmgres.TRES(slurmgres.GPU, typ), gib, "gpu", n.Name}); err != nil {
+			if err := add(Equiv{slurmgres.TRES(slurmgres.GPU, typ), gib, slicekind.GPU, n.Name}); err != nil {
 				return nil, err
 			}
 			if g.Shared() {
-				if err := add(Equiv{slurmgres.TRES(slurmgres.Shard, ""), float64(unit) / 1024, "shard", n.Name}); err != nil {
+				if err := add(Equiv{slurmgres.TRES(slurmgres.Shard, ""), float64(unit) / 1024, slicekind.Shard, n.Name}); err != nil {
 					return nil, err
 				}
 			}

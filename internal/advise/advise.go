@@ -13,6 +13,7 @@ import (
 	"sort"
 
 	"github.com/gpumem/gpumem/internal/history/api"
+	"github.com/gpumem/gpumem/internal/slicekind"
 )
 
 // NodeJob is one job's history on one node.
@@ -48,7 +49,7 @@ type Row struct {
 
 // Kinds of allocation that are sized by gpu:mem: shards. A whole GPU or a MIG instance is
 // the device's size whatever was asked, so asked-versus-peak says nothing of the request.
-const sized = "shard"
+const sized = slicekind.Shard
 
 // Advise groups the jobs and computes each group's row, largest waste first. A job seen
 // on several nodes counts once: its per-GPU ask and peak are the largest of its nodes',

@@ -1,9 +1,11 @@
 package mig
 
+import "github.com/gpumem/gpumem/internal/slicekind"
+
 // HistoryJob is one job as gpumemd's history holds it on a node: what Slurm gave it
 // and the most it held, both summed over the devices it ran on.
 type HistoryJob struct {
-	Kind     string // "shard", "mig", "gpu" or "unknown", as gpumemd recorded it
+	Kind     string // a slicekind, as gpumemd recorded it
 	AllocMiB int64
 	PeakMiB  int64
 	GPUs     int // devices it ran on; 0 counts as 1
@@ -29,7 +31,7 @@ func HistoryDemand(jobs []HistoryJob, o HistoryOptions) []Demand {
 	}
 	var out []Demand
 	for _, j := range jobs {
-		if j.Kind != "shard" && j.Kind != "mig" {
+		if j.Kind != slicekind.Shard && j.Kind != slicekind.MIG {
 			continue
 		}
 		n := int64(max(j.GPUs, 1))

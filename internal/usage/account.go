@@ -4,17 +4,18 @@ import (
 	"maps"
 	"sort"
 
+	"github.com/gpumem/gpumem/internal/slicekind"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 )
 
-// Slice kinds a job's allocation can be, as Slurm hands them out.
+// Slice kinds a job's allocation can be, as Slurm hands them out; spelled in slicekind.
 const (
-	KindShard = "shard" // SLURM_SHARDS_ON_NODE x the shard unit
-	KindMIG   = "mig"   // whole MIG instances
-	KindGPU   = "gpu"   // whole GPUs
+	KindShard = slicekind.Shard // SLURM_SHARDS_ON_NODE x the shard unit
+	KindMIG   = slicekind.MIG   // whole MIG instances
+	KindGPU   = slicekind.GPU   // whole GPUs
 	// KindUnknown is a job Slurm runs here whose allocation could not be read: it is
 	// measured and never acted on.
-	KindUnknown = "unknown"
+	KindUnknown = slicekind.Unknown
 )
 
 // Job is what one Slurm job uses on this node's GPUs in one poll.

@@ -19,7 +19,7 @@ import (
 // Job is one job's history on one node.
 type Job struct {
 	ID         string  `json:"job_id"`
-	Kind       string  `json:"kind"` // shard, mig or gpu
+	Kind       string  `json:"kind"` // a slicekind: shard, mig, gpu or unknown
 	AllocBytes int64   `json:"alloc_bytes"`
 	PeakBytes  int64   `json:"peak_bytes"`
 	MeanBytes  float64 `json:"mean_bytes"`
