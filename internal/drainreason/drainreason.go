@@ -26,8 +26,10 @@ import (
 const (
 	// Prefix starts every drain reason gpumem writes.
 	Prefix = "gpumem: "
-	// MIG is the reason a MIG layout change drains with (its failed form adds to it).
-	MIG = Prefix + "MIG layout change"
+	// MIG is the reason a MIG layout change drains with while it repartitions, and
+	// MIGFailed the one it leaves when it fails past the point of no return.
+	MIG       = Prefix + "MIG layout change"
+	MIGFailed = MIG + ": failed, see gpumemd log"
 	// MaxLen bounds every reason built here, in bytes.
 	MaxLen = 200
 

@@ -24,7 +24,7 @@ func TestKindsAreTold(t *testing.T) {
 		{ForFence("17_3", ""), kind{fence: true, gpumem: true}, "17_3"},
 		{"gpumem: GPU memory fence failed for job 42", kind{fence: true, gpumem: true}, "42"}, // older release's fence drain
 		{MIG, kind{mig: true, gpumem: true}, ""},
-		{MIG + ": failed, see gpumemd log", kind{mig: true, gpumem: true}, ""},
+		{MIGFailed, kind{mig: true, gpumem: true}, ""},
 		{"gpumem: some later kind", kind{gpumem: true}, ""},
 		{"RMA GPU 1", kind{}, ""},
 		{"gres/gpu count reported lower than configured (1 < 4)", kind{}, ""},

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/drainreason"
-	"github.com/gpumem/gpumem/internal/migapply"
 	"github.com/gpumem/gpumem/internal/usage"
 )
 
@@ -143,7 +142,7 @@ func TestRestartKeepsXIDAndLostGPU(t *testing.T) {
 // TestMIGApplyDrainIsNotAdopted: while a MIG layout change holds the node drained, GPUs
 // come and go; the monitor neither takes that drain as its own nor resumes the node.
 func TestMIGApplyDrainIsNotAdopted(t *testing.T) {
-	r := &recorder{state: "IDLE+DRAIN", reason: migapply.Reason + " (gpu 0)"}
+	r := &recorder{state: "IDLE+DRAIN", reason: drainreason.MIG + " (gpu 0)"}
 	m := &Monitor{Node: "n1", Drainer: r, Drain: true, Resume: true, DrainAfter: 1, ResumeAfter: 1}
 	now := time.Unix(0, 0)
 	m.Observe(twoGPUs(), nil, now)
@@ -153,7 +152,7 @@ func TestMIGApplyDrainIsNotAdopted(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		m.Observe(twoGPUs(), nil, now)
 	}
-	if len(r.calls) != 0 || r.state != "IDLE+DRAIN" || !strings.HasPrefix(r.reason, migapply.Reason) {
+	if len(r.calls) != 0 || r.state != "IDLE+DRAIN" || !strings.HasPrefix(r.reason, drainreason.MIG) {
 		t.Fatalf("calls %q state %s reason %q; want the apply's drain left to the apply", r.calls, r.state, r.reason)
 	}
 }

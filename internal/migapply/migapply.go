@@ -28,14 +28,6 @@ import (
 // also takes version 1 (no owner), which an older gpumemd killed mid-apply left.
 var JournalVersion = versioned.MIGJournal.Current
 
-// Reason is the drain reason gpumem sets while it repartitions, and ReasonFailed the one
-// it leaves when an apply fails past the point of no return. A node drained with any
-// other reason is an admin's (or health's): never resumed, never drained over here.
-const (
-	Reason       = drainreason.MIG
-	ReasonFailed = Reason + ": failed, see gpumemd log"
-)
-
 // drainer names the writer of another of gpumem's drains, for the apply's refusal.
 func drainer(reason string) string {
 	switch {
@@ -47,9 +39,12 @@ func drainer(reason string) string {
 	return "gpumem"
 }
 
-// ownDrain says whether the node is drained by an apply, with a reason gpumem set.
+// ownDrain says whether the node is drained by an apply, with one of the reasons an apply
+// sets (drainreason.MIG while it repartitions, MIGFailed when it failed past the point of
+// no return). A node drained with any other reason is an admin's (or another of
+// gpumem's writers'): never resumed, never drained over here.
 func ownDrain(n slurmcli.Node) bool {
-	return n.Flag("DRAIN") && (n.Reason == Reason || n.Reason == ReasonFailed)
+	return n.Flag("DRAIN") && (n.Reason == drainreason.MIG || n.Reason == drainreason.MIGFailed)
 }
 
 // slurmGresDrain says whether n is drained by slurmctld itself for registering fewer
@@ -174,7 +169,7 @@ func (a *Applier) Steps(changes []GPUChange) []string {
 	list := strings.Join(gpus, ", ")
 	steps := []string{fmt.Sprintf("check %s: MIG mode on, no process, layouts NVML accepts (stop here if any fails)", list)}
 	if a.Slurm != nil {
-		steps = append(steps, fmt.Sprintf("drain %s with reason %q (an existing drain is kept and not resumed)", a.Node, Reason),
+		steps = append(steps, fmt.Sprintf("drain %s with reason %q (an existing drain is kept and not resumed)", a.Node, drainreason.MIG),
 			fmt.Sprintf("wait until %s runs no job, at most %s; then give up and resume", a.Node, a.idleTimeout()))
 	}
 	for _, c := range changes {
@@ -251,7 +246,7 @@ func (a *Applier) Apply(want map[int]mig.Layout) error {
 		case n.Flag("DRAIN") || n.Flag("DOWN"):
 			a.logf("%s is already drained (%q): kept, and not resumed afterwards", a.Node, n.Reason)
 		default:
-			if err := a.Slurm.Drain(a.Node, Reason); err != nil {
+			if err := a.Slurm.Drain(a.Node, drainreason.MIG); err != nil {
 				return a.rollBack(j, fmt.Errorf("drain %s: %w", a.Node, err))
 			}
 			j.Drained = true
@@ -471,8 +466,8 @@ func (a *Applier) stuck(j *journal, cause error) error {
 			cause = errors.Join(cause, fmt.Errorf("read node %s: %w", a.Node, err))
 		case !ownDrain(n):
 			a.logf("%s is no longer drained by gpumem (state %s, reason %q): left as it is", a.Node, n.State, n.Reason)
-		case n.Reason != ReasonFailed:
-			if err := a.Slurm.Drain(a.Node, ReasonFailed); err != nil {
+		case n.Reason != drainreason.MIGFailed:
+			if err := a.Slurm.Drain(a.Node, drainreason.MIGFailed); err != nil {
 				cause = errors.Join(cause, err)
 			}
 		}

@@ -139,7 +139,7 @@ func TestApply(t *testing.T) {
 		t.Errorf("after apply: node %s, %d gres.conf writes, %d reloads, journal left %v", n.State, r.regens, r.reloads, a.Pending())
 	}
 	calls := r.slurm.Calls()
-	if !strings.Contains(calls, "state=drain reason="+Reason) || !strings.Contains(calls, "state=resume") {
+	if !strings.Contains(calls, "state=drain reason="+drainreason.MIG) || !strings.Contains(calls, "state=resume") {
 		t.Errorf("the node was not drained and resumed:\n%s", calls)
 	}
 	// Applying the current layout changes nothing and asks Slurm nothing.
@@ -326,7 +326,7 @@ func TestReloadWaitsForSlurmctldGres(t *testing.T) {
 		!strings.Contains(err.Error(), "slurm.conf's NodeName=n1 needs that Gres=") {
 		t.Fatalf("a reload slurmctld ignored: %v", err)
 	}
-	if n := r.node(); !n.Flag("DRAIN") || n.Reason != Reason+": failed, see gpumemd log" || !a.Pending() {
+	if n := r.node(); !n.Flag("DRAIN") || n.Reason != drainreason.MIG+": failed, see gpumemd log" || !a.Pending() {
 		t.Errorf("after a failed reload the node is %s (%q), journal %v", n.State, n.Reason, a.Pending())
 	}
 	if steps := strings.Join(a.Steps([]GPUChange{{Index: 0}}), "\n"); !strings.Contains(steps, "wait until slurmctld reports n1's new Gres=") {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gpumem/gpumem/internal/drainreason"
 )
 
 // TestSecondApplyRefusedWhileOneRuns starts a second apply (and a bare recovery) while
@@ -33,7 +35,7 @@ func TestSecondApplyRefusedWhileOneRuns(t *testing.T) {
 		recovery = r.applier(nil).Recover()
 		journalThen, _ = os.ReadFile(r.journal)
 		drainedThen = r.node().Flag("DRAIN")
-		r.slurm.SetNode("IDLE", Reason) // the job ends; the drain stays the apply's
+		r.slurm.SetNode("IDLE", drainreason.MIG) // the job ends; the drain stays the apply's
 	}
 	if err := first.Apply(want(after)); err != nil {
 		t.Fatalf("the first apply: %v\n%s", err, r.log.String())
@@ -67,7 +69,7 @@ func TestJournalOfLiveOwnerNotTaken(t *testing.T) {
 	if o.Start == 0 {
 		t.Fatal("no start time read for a running process")
 	}
-	r.slurm.SetNode("IDLE", Reason)
+	r.slurm.SetNode("IDLE", drainreason.MIG)
 	write := func(version int, o *Owner) {
 		b, _ := json.Marshal(journal{Version: version, Node: "n1", Owner: o, Step: stepDrained, Drained: true,
 			GPUs: []GPUChange{{Index: 0, From: before[0], To: after[0]}}})
@@ -87,7 +89,7 @@ func TestJournalOfLiveOwnerNotTaken(t *testing.T) {
 	owner.Wait()
 	for _, version := range []int{JournalVersion, 1} {
 		if version == 1 {
-			r.slurm.SetNode("IDLE", Reason)
+			r.slurm.SetNode("IDLE", drainreason.MIG)
 			write(1, nil)
 		}
 		if err := r.applier(nil).Recover(); err != nil {
