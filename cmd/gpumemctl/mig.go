@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -99,7 +100,7 @@ The plan and its explanation print; with --out, one desired-layout file per node
 	}
 	fl := cmd.Flags()
 	f.model = "h100-80gb"
-	fl.Var(cliflag.NewChecked(&f.model, func(v string) error { _, err := mig.Lookup(v); return err }), "model", "GPU model for SIZE... without --inventory: a catalog key (a100-40gb, a100-80gb, h100-80gb, h100-94gb, h200-141gb) or NVML product name")
+	fl.Var(cliflag.NewChecked(&f.model, func(v string) error { _, err := mig.Lookup(v); return err }), "model", "GPU model for SIZE... without --inventory: a catalog key ("+strings.Join(mig.Keys(), ", ")+") or NVML product name")
 	fl.IntVar(&f.gpus, "gpus", 0, "without --inventory: fail unless the plan fits this many GPUs (0: no limit)")
 	fl.StringVar(&f.inventory, "inventory", "", "plan the MIG GPUs of this inventory (file or directory of NODE.json)")
 	fl.StringVar(&f.demand, "demand", "", "demand file: SIZE [WEIGHT] a line")

@@ -56,7 +56,7 @@ type Profile struct {
 
 // Model is a MIG-capable GPU model.
 type Model struct {
-	Key       string   // short name: a100-40gb, a100-80gb, h100-80gb, h100-94gb, h200-141gb
+	Key       string   // short name, such as h100-80gb
 	Products  []string // NVML product names
 	MemoryMiB int64    // NVML total memory
 	Profiles  []Profile
@@ -108,11 +108,19 @@ func Catalog() []Model {
 	}
 }
 
+// Keys are the catalog's model keys, in its order.
+func Keys() []string {
+	var keys []string
+	for _, m := range Catalog() {
+		keys = append(keys, m.Key)
+	}
+	return keys
+}
+
 // Lookup finds a model by key (case-insensitive) or NVML product name. go-nvml's mock
 // servers, behind gpumem's fake NVML, name a product "Mock " + its real name; that name
 // is the product's.
 func Lookup(name string) (Model, error) {
-	var keys []string
 	product := strings.TrimPrefix(name, "Mock ")
 	for _, m := range Catalog() {
 		if strings.EqualFold(m.Key, name) {
@@ -123,9 +131,8 @@ func Lookup(name string) (Model, error) {
 				return m, nil
 			}
 		}
-		keys = append(keys, m.Key)
 	}
-	return Model{}, fmt.Errorf("mig: unknown GPU model %q; known: %s (or their NVML product names)", name, strings.Join(keys, ", "))
+	return Model{}, fmt.Errorf("mig: unknown GPU model %q; known: %s (or their NVML product names)", name, strings.Join(Keys(), ", "))
 }
 
 // Profile finds a profile of m by name.
