@@ -1,6 +1,6 @@
 // Package slicekind is the one home of the names of the kinds of GPU slice a job holds,
 // as people and programs read them: gpumemd's history and its jobs API ("kind"), the
-// kind label of gpumem_job_allocated_bytes, gpumemctl jobs, policy, advise and the MIG
+// kind label of gpumem_job_memory_allocated_bytes, gpumemctl jobs, policy, advise and the MIG
 // planner's history demand. They are saved (in every node's history) and matched by
 // dashboards, so they never change.
 //
