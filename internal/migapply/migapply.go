@@ -4,58 +4,26 @@
 // Slurm read it and resumes. Each step is journaled, so a gpumemd killed at any point
 // finishes or rolls back the change when it starts again. One apply runs at a time per
 // node: it holds a lock beside the journal for its whole run, and the journal names it.
+//
+// The files, one concern each: migapply.go is the apply's state machine (Plan, Apply,
+// Recover, and each step's way forward or back), journal.go the journal's format and
+// its reading and writing, owner.go the lock and the apply that holds it, reason.go what
+// each drain reason means to an apply, dryrun.go the steps --dry-run prints, nvml.go
+// the node's GPUs through NVML, and retry.go the wait before a failed apply is retried.
 package migapply
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/gpumem/gpumem/internal/atomicfile"
 	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/slurmcli"
-	"github.com/gpumem/gpumem/internal/slurmgres"
-	"github.com/gpumem/gpumem/internal/versioned"
 )
-
-// JournalVersion is the version of the journal file this package writes. A reader
-// also takes version 1 (no owner), which an older gpumemd killed mid-apply left.
-var JournalVersion = versioned.MIGJournal.Current
-
-// drainer names the writer of another of gpumem's drains, for the apply's refusal.
-func drainer(reason string) string {
-	switch {
-	case drainreason.IsHealth(reason):
-		return "gpumemd's health monitor"
-	case drainreason.IsFence(reason):
-		return "gpumemd for a failed driver fence (job " + drainreason.FenceJob(reason) + ")"
-	}
-	return "gpumem"
-}
-
-// ownDrain says whether the node is drained by an apply, with one of the reasons an apply
-// sets (drainreason.MIG while it repartitions, MIGFailed when it failed past the point of
-// no return). A node drained with any other reason is an admin's (or another of
-// gpumem's writers'): never resumed, never drained over here.
-func ownDrain(n slurmcli.Node) bool {
-	return n.Flag("DRAIN") && (n.Reason == drainreason.MIG || n.Reason == drainreason.MIGFailed)
-}
-
-// slurmGresDrain says whether n is drained by slurmctld itself for registering fewer
-// GRES than slurm.conf gives it (slurmgres.IsCountDrain). During an apply that is the
-// apply's own doing: a node whose slurmd came back (a reboot) on the new gres.conf
-// before gpumemd finished the apply from its journal registers the new instances
-// against the old Gres= line. No admin sets these words; Slurm replaced gpumem's own
-// reason with them.
-func slurmGresDrain(n slurmcli.Node) bool {
-	return n.Flag("DRAIN") && slurmgres.IsCountDrain(n.Reason)
-}
 
 // GPUs is the node's MIG hardware (NVML in production, its fake in tests).
 type GPUs interface {
@@ -98,24 +66,6 @@ type Applier struct {
 	crash func(step string) bool
 }
 
-// GPUChange is one GPU's change in the journal.
-type GPUChange struct {
-	Index int    `json:"index"`
-	From  string `json:"from"`
-	To    string `json:"to"`
-}
-
-// journal is the apply's state on disk, written (privately) after each step.
-type journal struct {
-	Version int         `json:"version"`
-	Node    string      `json:"node"`
-	Owner   *Owner      `json:"owner,omitempty"` // the apply that wrote it last; nil in version 1
-	Step    string      `json:"step"`            // the last step done
-	Drained bool        `json:"drained"`         // this apply drained the node, so it resumes it
-	GPUs    []GPUChange `json:"gpus"`
-	Started time.Time   `json:"started"`
-}
-
 // Steps, in order. Up to stepDrained nothing has changed on a GPU, so a restart rolls
 // back; from stepIdle on the node is drained and idle, so a restart rolls forward.
 const (
@@ -155,41 +105,6 @@ func (a *Applier) Plan(want map[int]mig.Layout) ([]GPUChange, error) {
 		out = append(out, GPUChange{Index: g, From: cur.String(), To: want[g].String()})
 	}
 	return out, nil
-}
-
-// Steps describes what Apply would do, for --dry-run.
-func (a *Applier) Steps(changes []GPUChange) []string {
-	if len(changes) == 0 {
-		return []string{"nothing to do: every GPU already has its desired layout"}
-	}
-	var gpus []string
-	for _, c := range changes {
-		gpus = append(gpus, fmt.Sprintf("GPU %d", c.Index))
-	}
-	list := strings.Join(gpus, ", ")
-	steps := []string{fmt.Sprintf("check %s: MIG mode on, no process, layouts NVML accepts (stop here if any fails)", list)}
-	if a.Slurm != nil {
-		steps = append(steps, fmt.Sprintf("drain %s with reason %q (an existing drain is kept and not resumed)", a.Node, drainreason.MIG),
-			fmt.Sprintf("wait until %s runs no job, at most %s; then give up and resume", a.Node, a.idleTimeout()))
-	}
-	for _, c := range changes {
-		steps = append(steps, fmt.Sprintf("GPU %d: destroy %s, create %s", c.Index, orNone(c.From), orNone(c.To)))
-	}
-	steps = append(steps, "verify every layout through NVML", "regenerate gres.conf", "make slurmd and slurmctld read it")
-	if a.Slurm != nil && a.NodeGres != nil {
-		steps = append(steps, fmt.Sprintf("wait until slurmctld reports %s's new Gres=, at most %s", a.Node, a.reloadTimeout()))
-	}
-	if a.Slurm != nil {
-		steps = append(steps, "resume "+a.Node+" (only if this apply drained it)")
-	}
-	return steps
-}
-
-func orNone(l string) string {
-	if l == "" {
-		return "(no instances)"
-	}
-	return l
 }
 
 // Apply brings the node to want. It first finishes or rolls back an apply a crash left
@@ -499,70 +414,6 @@ func (a *Applier) resume(j *journal) error {
 	}
 	a.logf("resumed %s", a.Node)
 	return nil
-}
-
-func (a *Applier) step(j *journal, step string) error {
-	j.Step = step
-	b, err := json.MarshalIndent(j, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.Write(a.Journal, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	a.logf("step %s", step)
-	if a.crash != nil && a.crash(step) {
-		return ErrCrashed
-	}
-	return nil
-}
-
-func (a *Applier) read() (*journal, error) {
-	b, err := os.ReadFile(a.Journal)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	var j journal
-	if err := versioned.Strict(b, &j); err != nil {
-		return nil, fmt.Errorf("journal %s: %w; move it away once the node is checked by hand", a.Journal, err)
-	}
-	if err := versioned.MIGJournal.Check(j.Version); err != nil {
-		return nil, fmt.Errorf("journal %s: %w", a.Journal, err)
-	}
-	if j.Node != a.Node {
-		return nil, fmt.Errorf("journal %s is node %s's, not %s's", a.Journal, j.Node, a.Node)
-	}
-	for _, c := range j.GPUs {
-		if _, err := mig.ParseLayout(c.To); err != nil {
-			return nil, fmt.Errorf("journal %s: GPU %d: %w", a.Journal, c.Index, err)
-		}
-	}
-	return &j, nil
-}
-
-// Pending reports whether an apply is under way (or was interrupted): gpumemd then
-// leaves gres.conf alone, since the layout it would describe is changing.
-func (a *Applier) Pending() bool {
-	_, err := os.Stat(a.Journal)
-	return err == nil
-}
-
-func (a *Applier) clear() error {
-	if err := os.Remove(a.Journal); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("journal: %w", err)
-	}
-	return nil
-}
-
-func summary(j *journal) string {
-	parts := make([]string, len(j.GPUs))
-	for i, c := range j.GPUs {
-		parts[i] = fmt.Sprintf("GPU %d %s -> %s", c.Index, orNone(c.From), orNone(c.To))
-	}
-	return strings.Join(parts, "; ")
 }
 
 func (a *Applier) logf(format string, args ...any) {
