@@ -2,7 +2,8 @@
 # `make demo`: a short tour of gpumem in the real-Slurm lab. Brings the lab up (Slurm
 # 22.05 by default, 24.11 with LAB_SLURM=24.11; three nodes with fake H100, A100-MIG and
 # L4 GPUs), submits gpu:mem jobs of several sizes, shows where each landed and each GPU's
-# memory map, shows a refusal, and leaves the lab up for you to try. Safe to run again.
+# memory map, shows a refusal and why a job waits, and leaves the lab up for you to try.
+# Safe to run again.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export LAB_SLURM=${LAB_SLURM:-$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --host)}
@@ -143,7 +144,23 @@ show srun --gres=gpu:mem:500g hostname || true
 echo
 show srun -p inference --gres=gpu:mem:30g hostname || true
 
-bold "6. Try it yourself"
+bold "6. Why a job waits: gpumemctl why"
+# Three more 12 GiB jobs on the L4s (22.4 GiB each): every L4 holds one, so a fifth
+# waits although 40 GiB is free in all.
+for _ in 1 2 3; do
+	out=$(sbatch -p inference --gres=gpu:mem:12g --job-name=demo-fill --wrap "sleep 600" 2>&1)
+	ids+=("${out##* }")
+done
+out=$(sbatch -p inference --gres=gpu:mem:12g --job-name=demo-waits --wrap "sleep 600" 2>&1)
+ids+=("${out##* }")
+sleep 3
+printf '\033[2m$ gpumemctl why %s\033[0m\n' "${ids[-1]}"
+"$LAB" run "/var/lib/gpumem-lab/$LAB_SLURM/bin/gpumemctl" why "${ids[-1]}" --inventory "/var/lib/gpumem-lab/$LAB_SLURM/inv" || true
+echo
+echo "When a job ends, the node's gpumemd writes what it used into its accounting record;"
+echo "gpumemctl used JOBID reads it back (docs/users.md shows one from the lab)."
+
+bold "7. Try it yourself"
 scancel --quiet -u root "${ids[@]}" || true
 cat <<-TXT
 	The demo's jobs are cancelled; the lab is still up.${ROOT:+ Slurm $LAB_SLURM runs in a chroot:

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpumem/gpumem/internal/slicekind"
 	"github.com/gpumem/gpumem/internal/versioned"
 )
 
@@ -75,7 +76,7 @@ func nodeOK(s string) bool {
 	return true
 }
 
-var kinds = map[string]bool{"shard": true, "mig": true, "gpu": true}
+var kinds = map[string]bool{slicekind.Shard: true, slicekind.MIG: true, slicekind.GPU: true}
 
 // Encode writes s as one AdminComment token: no spaces, at most about 700 bytes.
 func Encode(s Summary) (string, error) {

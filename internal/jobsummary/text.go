@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpumem/gpumem/internal/slicekind"
 	"github.com/gpumem/gpumem/internal/units"
 )
 
@@ -43,9 +44,9 @@ func pct(part, whole int64) string {
 }
 
 var kindWords = map[string]string{
-	"shard": "a slice (shards) of a shared GPU",
-	"mig":   "a MIG instance",
-	"gpu":   "a whole GPU",
+	slicekind.Shard: "a slice (shards) of a shared GPU",
+	slicekind.MIG:   "a MIG instance",
+	slicekind.GPU:   "a whole GPU",
 }
 
 // Write prints the job for its user: per node and GPU the slice, peak and mean, the

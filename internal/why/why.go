@@ -10,13 +10,17 @@
 // here reveals another user's job.
 package why
 
-import "time"
+import (
+	"time"
+
+	"github.com/gpumem/gpumem/internal/slicekind"
+)
 
 // Kinds of slice a job asks for (its native GRES after job_submit/gpumem).
 const (
-	Shard = "shard" // a slice of a shared GPU, in shards
-	MIG   = "mig"   // a MIG instance of a profile
-	Whole = "gpu"   // whole GPUs
+	Shard = slicekind.Shard // a slice of a shared GPU, in shards
+	MIG   = slicekind.MIG   // a MIG instance of a profile
+	Whole = slicekind.GPU   // whole GPUs
 )
 
 // Job is the pending job.
@@ -95,14 +99,14 @@ type Input struct {
 
 // Cause is one reason the job waits, or a fact about it.
 type Cause struct {
-	What string // partition, reservation, quota, priority, memory, mig, hold, start, fit
-	Text string
+	What string `json:"what"` // partition, reservation, quota, priority, memory, mig, hold, start, fit
+	Text string `json:"text"`
 }
 
 // Explanation is the answer.
 type Explanation struct {
-	Ask    string  // what the job asks, in gpumem's words
-	Where  string  // where it could ever run
-	Causes []Cause // in order
-	Map    []string
+	Ask    string   `json:"ask"`   // what the job asks, in gpumem's words
+	Where  string   `json:"where"` // where it could ever run
+	Causes []Cause  `json:"causes"`
+	Map    []string `json:"memory_map"`
 }

@@ -90,14 +90,23 @@ func TestJobSummaryInAccounting(t *testing.T) {
 	note := "checked by the admins"
 	ok(t, "scontrol", "update", "JobId="+within.id, "AdminComment="+note)
 	s := newSidecar(t, "n3")
+	// The job over its slice starts within it, goes over, and comes back: one-second
+	// history buckets keep that shape in its summary's memory over time.
+	overRun := over
+	overRun.usedMiB = 2 << 10
+	s.report(t, within, overRun)
+	s.start(t, "--usage-policy", "warn", "--usage-notify", "--history-bucket", "1s")
+	time.Sleep(3 * time.Second)
 	s.report(t, within, over)
-	s.start(t, "--usage-policy", "warn", "--usage-notify")
 	if !eventually(15*time.Second, func() bool {
 		return strings.Contains(s.metrics(t), `gpumem_enforcement_actions_total{action="warn"} 1`)
 	}) {
 		t.Fatalf("no warning counted within 15s\n%s", s.log())
 	}
 	time.Sleep(3 * time.Second) // a few polls over its slice
+	overRun.usedMiB = 3 << 10
+	s.report(t, within, overRun)
+	time.Sleep(3 * time.Second)
 	ok(t, "scancel", within.id, over.id)
 	s.summaryWritten(t, within.id)
 	s.summaryWritten(t, over.id)
@@ -141,6 +150,7 @@ func TestJobSummaryInAccounting(t *testing.T) {
 				want.j.id, want.j.usedMiB, want.j.gpu, sum, got.FitMiB, want.warnings, want.kills, want.over, want.fitMiB)
 		}
 	}
+	t.Logf("gpumemctl used %s, as %s:\n%s", over.id, labUser, usedAsUser(t, over.id))
 	text := usedAsUser(t, within.id)
 	t.Logf("gpumemctl used %s, as %s:\n%s", within.id, labUser, text)
 	for _, w := range []string{"Job ID: " + within.id, "GPU memory on n3: a slice (shards) of a shared GPU",
