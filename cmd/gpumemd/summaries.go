@@ -16,8 +16,8 @@ import (
 // end has settled in accounting; one Slurm could not take (slurmdbd down) is tried again
 // with a growing wait, for a week.
 const (
-	summaryEvery  = 5 * time.Second
-	summarySettle = 5 * time.Second // after the last poll that saw the job
+	summaryEvery  = 2 * time.Second // a round reads only the local history unless a job is due
+	summarySettle = 2 * time.Second // after the last poll that saw the job; Put waits for accounting's end too
 	summaryBatch  = 20              // summaries per round: a backlog never stalls the loop
 	summaryGiveUp = 7 * 24 * time.Hour
 )

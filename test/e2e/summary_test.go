@@ -96,17 +96,17 @@ func TestJobSummaryInAccounting(t *testing.T) {
 	overRun.usedMiB = 2 << 10
 	s.report(t, within, overRun)
 	s.start(t, "--usage-policy", "warn", "--usage-notify", "--history-bucket", "1s")
-	time.Sleep(3 * time.Second)
+	time.Sleep(2 * time.Second)
 	s.report(t, within, over)
 	if !eventually(15*time.Second, func() bool {
 		return strings.Contains(s.metrics(t), `gpumem_enforcement_actions_total{action="warn"} 1`)
 	}) {
 		t.Fatalf("no warning counted within 15s\n%s", s.log())
 	}
-	time.Sleep(3 * time.Second) // a few polls over its slice
+	time.Sleep(2 * time.Second) // a few polls over its slice
 	overRun.usedMiB = 3 << 10
 	s.report(t, within, overRun)
-	time.Sleep(3 * time.Second)
+	time.Sleep(2 * time.Second)
 	ok(t, "scancel", within.id, over.id)
 	s.summaryWritten(t, within.id)
 	s.summaryWritten(t, over.id)
