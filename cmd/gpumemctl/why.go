@@ -194,6 +194,11 @@ func ahead(ctx context.Context, squeue slurmcli.Runner, j why.Job, nodes []why.N
 	if err != nil {
 		return nil, err
 	}
+	return parseAhead(out, j, nodes, unit), nil
+}
+
+// parseAhead reads squeue's pending jobs (%i|%Q|%b|%D) into why's.
+func parseAhead(out string, j why.Job, nodes []why.Node, unit int64) []why.Ahead {
 	gpuMiB := map[string]int64{}
 	for _, n := range nodes {
 		for _, g := range n.GPUs {
@@ -221,7 +226,7 @@ func ahead(ctx context.Context, squeue slurmcli.Runner, j why.Job, nodes []why.N
 		}
 		list = append(list, why.Ahead{ID: f[0], Priority: prio, MiB: mib * max(nn, 1)})
 	}
-	return list, nil
+	return list
 }
 
 // quota is the tightest GPU-memory quota over the job that it does not fit in now, as
