@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/accounting"
+	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmconf"
@@ -26,6 +28,7 @@ var whyVersion = versioned.Why.Current
 type whyFlags struct {
 	pol              policyFlags
 	squeue, scontrol string
+	desired          string
 	timeout          time.Duration
 	out              *output
 }
@@ -60,6 +63,7 @@ jobs only what Slurm shows you (PrivateData), and needs no root and no gpumemd p
 	fs := cmd.Flags()
 	fs.StringVar(&f.squeue, "squeue", "squeue", "the squeue command")
 	fs.StringVar(&f.scontrol, "scontrol", "scontrol", "the scontrol command")
+	fs.StringVar(&f.desired, "mig-desired", "", "directory of desired MIG layouts (gpumemctl mig plan --out), for the MIG instances planned; default: gpumem.conf's [mig] Desired")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up on Slurm's commands after this long")
 	f.out = addOutput(fs, formatTable, formatJSON)
 	return cmd
@@ -111,6 +115,11 @@ func (f *whyFlags) run(cmd *cobra.Command, id string) error {
 		}
 		if in.Quota, err = f.quota(ctx, cmd, scontrol, q); err != nil {
 			notes = append(notes, "quotas not read: "+err.Error())
+		}
+		if in.Job.Kind == why.MIG {
+			if in.Planned, err = f.planned(cmd); err != nil {
+				notes = append(notes, "planned MIG layouts not read: "+err.Error())
+			}
 		}
 	}
 	e := why.Explain(in)
@@ -227,6 +236,41 @@ func parseAhead(out string, j why.Job, nodes []why.Node, unit int64) []why.Ahead
 		list = append(list, why.Ahead{ID: f[0], Priority: prio, MiB: mib * max(nn, 1)})
 	}
 	return list
+}
+
+// planned reads the desired MIG layouts, per node the instances of each profile; nil
+// where the site keeps none (no directory configured, or none there).
+func (f *whyFlags) planned(cmd *cobra.Command) (map[string]map[string]int, error) {
+	dir := f.desired
+	if dir == "" {
+		if err := migDefaults(cmd, func(c config.MIG, _ func(string) bool) { dir = c.Desired }); err != nil {
+			return nil, err
+		}
+	}
+	if dir == "" {
+		return nil, nil
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(names) == 0 {
+		return nil, nil // none planned (or no such directory here)
+	}
+	ds, err := loadDesired(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]int{}
+	for _, d := range ds {
+		layouts, _, err := d.Layouts()
+		if err != nil {
+			return nil, err
+		}
+		out[d.Node] = map[string]int{}
+		for _, l := range layouts {
+			for _, p := range l {
+				out[d.Node][p.Profile]++
+			}
+		}
+	}
+	return out, nil
 }
 
 // quota is the tightest GPU-memory quota over the job that it does not fit in now, as

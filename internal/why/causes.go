@@ -170,6 +170,9 @@ func memoryOf(j Job, cands []candidate, never bool, unitMiB int64) []Cause {
 				}
 			}
 		}
+		if total == 0 {
+			return append(out, Cause{"mig", fmt.Sprintf("no GPU it may use has a %s MIG instance in the MIG layout of now", j.Type)})
+		}
 		return append(out, Cause{"mig", fmt.Sprintf("every %s MIG instance of its partition is in use (%d of %d); no GPU has a free one in the MIG layout of now", j.Type, used, total)})
 	default:
 		var total, busy int

@@ -21,7 +21,8 @@ func Explain(in Input) Explanation {
 		return e
 	}
 	cands, never := candidates(in)
-	e.Where = where(j, cands)
+	planned := plannedFor(j, cands, in.Planned)
+	e.Where = where(j, cands, planned)
 	if hold := holdOf(j.Reason); hold != "" {
 		e.Causes = append(e.Causes, Cause{"hold", hold})
 	}
@@ -35,7 +36,11 @@ func Explain(in Input) Explanation {
 		e.Causes = append(e.Causes, c)
 	}
 	if j.Kind != "" {
-		e.Causes = append(e.Causes, memoryOf(j, cands, never, in.UnitMiB)...)
+		e.Causes = append(e.Causes, memoryOf(j, cands, never && len(planned) == 0, in.UnitMiB)...)
+		if len(planned) > 0 {
+			e.Causes = append(e.Causes, Cause{"mig", fmt.Sprintf("more %s instances are planned: %s (the desired MIG layout from gpumemctl mig plan; each node's gpumemd applies it once the GPU holds no job)",
+				j.Type, strings.Join(planned, ", "))})
+		}
 		e.Map = memoryMap(j, cands, in.UnitMiB)
 	}
 	if !j.Start.IsZero() && j.Start.After(in.Now) {
@@ -223,7 +228,31 @@ func AddVisible(nodes []Node, vis []Visible) {
 	}
 }
 
-func where(j Job, cands []candidate) string {
+// plannedFor lists, for a MIG job, the nodes it may use whose desired layout has more
+// instances of its profile than they have now: "n2: 2 (has 1)".
+func plannedFor(j Job, cands []candidate, planned map[string]map[string]int) []string {
+	if j.Kind != MIG {
+		return nil
+	}
+	var out []string
+	for _, c := range cands {
+		want := planned[c.Name][j.Type]
+		have := 0
+		for _, g := range c.GPUs {
+			for _, m := range g.MIG {
+				if m.Profile == j.Type {
+					have++
+				}
+			}
+		}
+		if want > have {
+			out = append(out, fmt.Sprintf("%s: %d (has %d)", c.Name, want, have))
+		}
+	}
+	return out
+}
+
+func where(j Job, cands []candidate, planned []string) string {
 	var ever []string
 	for _, c := range cands {
 		if c.ever {
@@ -231,6 +260,9 @@ func where(j Job, cands []candidate) string {
 		}
 	}
 	parts := strings.Join(j.Partitions, ",")
+	if len(ever) == 0 && len(planned) > 0 {
+		return fmt.Sprintf("no node of partition %s has a %s instance now; its planned MIG layout gives some (below)", parts, j.Type)
+	}
 	if len(ever) == 0 {
 		return fmt.Sprintf("no node of partition %s can ever hold it as the GPUs are now (ask the admins; a MIG layout may be planned for it)", parts)
 	}

@@ -89,10 +89,14 @@ type Quota struct {
 
 // Input is one reading of the cluster for one job.
 type Input struct {
-	Job     Job
-	Nodes   []Node
-	Ahead   []Ahead
-	Quota   *Quota
+	Job   Job
+	Nodes []Node
+	Ahead []Ahead
+	Quota *Quota
+	// Planned is each node's desired MIG layout (gpumemctl mig plan's files): per node,
+	// the instances of each profile it is to have once gpumemd applies it; nil where
+	// none is known.
+	Planned map[string]map[string]int
 	UnitMiB int64 // GPU memory per shard
 	Now     time.Time
 }

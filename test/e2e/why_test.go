@@ -65,6 +65,17 @@ func TestWhyJobWaits(t *testing.T) {
 		out := wantWhy(t, id, "1 MIG instance(s) of profile 3g.20gb", "could hold it: n2",
 			"every 3g.20gb MIG instance of its partition is in use (1 of 1)", "3g.20gb(used)")
 		t.Logf("why %s:\n%s", id, out)
+		// An admin planned n2 as two 3g.20gb: why says so (the lab does not apply it).
+		dir := labDir() + "/why-desired"
+		os.MkdirAll(hostPath(dir), 0o755)
+		t.Cleanup(func() { os.RemoveAll(hostPath(dir)) })
+		if err := os.WriteFile(hostPath(dir+"/n2.json"), []byte(`{"version": 1, "node": "n2", "gpus": [{"index": 0, "model": "a100-40gb", "layout": "3g.20gb@0,3g.20gb@4"}]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = ok(t, "runuser", "-u", labUser, "--", labDir()+"/bin/gpumemctl", "why", id, "--inventory", labDir()+"/inv", "--mig-desired", dir)
+		if w := "more 3g.20gb instances are planned: n2: 2 (has 1)"; !strings.Contains(out, w) {
+			t.Errorf("why %s with n2's layout planned lacks %q:\n%s", id, w, out)
+		}
 		cleanAll(t)
 	})
 
