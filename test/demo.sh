@@ -2,8 +2,8 @@
 # `make demo`: a short tour of gpumem in the real-Slurm lab. Brings the lab up (Slurm
 # 22.05 by default, 24.11 with LAB_SLURM=24.11; three nodes with fake H100, A100-MIG and
 # L4 GPUs), submits gpu:mem jobs of several sizes, shows where each landed and each GPU's
-# memory map, shows a refusal and why a job waits, and leaves the lab up for you to try.
-# Safe to run again.
+# memory map, shows a refusal, why a job waits and what an ended job used, and leaves
+# the lab up for you to try. Safe to run again.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export LAB_SLURM=${LAB_SLURM:-$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --host)}
@@ -156,12 +156,66 @@ ids+=("${out##* }")
 sleep 3
 printf '\033[2m$ gpumemctl why %s\033[0m\n' "${ids[-1]}"
 "$LAB" run "/var/lib/gpumem-lab/$LAB_SLURM/bin/gpumemctl" why "${ids[-1]}" --inventory "/var/lib/gpumem-lab/$LAB_SLURM/inv" || true
-echo
-echo "When a job ends, the node's gpumemd writes what it used into its accounting record;"
-echo "gpumemctl used JOBID reads it back (docs/users.md shows one from the lab)."
-
-bold "7. Try it yourself"
 scancel --quiet -u root "${ids[@]}" || true
+
+bold "7. What a job used: gpumemctl used, after the job and its node's gpumemd are gone"
+# n3's gpumemd for a minute, on a copy of its fake NVML file where the job's process
+# holds 3 GiB of its 4 GiB slice: when the job ends, gpumemd writes what it used into
+# the job's accounting record (AdminComment), where sacct keeps it.
+side=$(mktemp -d) gpid=""
+trap '[ -z "$gpid" ] || kill "$gpid" 2>/dev/null || true; rm -rf "$side"' EXIT
+sc=scontrol
+if [ -n "$ROOT" ]; then
+	for c in scontrol squeue scancel sacct sacctmgr; do
+		printf '#!/bin/sh\nexec chroot %s %s "$@"\n' "$ROOT" "$c" >"$side/$c"
+		chmod 755 "$side/$c"
+	done
+	sc=$side/scontrol
+fi
+out=$(sbatch -p inference --gres=gpu:mem:4g --job-name=demo-used --wrap "sleep 600" 2>&1)
+job=${out##* }
+sleep 2
+pid=""
+for env in /proc/[0-9]*/environ; do
+	p=${env#/proc/}
+	p=${p%/environ}
+	[ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] && tr '\0' '\n' <"$env" 2>/dev/null | grep -qx "SLURM_JOB_ID=$job" && pid=$p
+done
+gpu=$(ids=("$job") && allocs | awk '{print $6; exit}')
+python3 - "$REPO/test/lab/nodes/n3.json" "$side/n3.json" "${gpu:-0}" "$pid" <<'PY'
+import json, sys
+src, dst, gpu, pid = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+d = json.load(open(src))
+if pid:
+    d["gpus"][gpu]["processes"] = [{"pid": int(pid), "used_mib": 3072}]
+json.dump(d, open(dst, "w"))
+PY
+cat >"$side/gpumem.conf" <<CONF
+ShardUnit = 1GiB
+SlurmConf = $ROOT/etc/slurm/slurm.conf
+[gpumemd]
+NVML = fake:$side/n3.json
+NodeName = n3
+Listen = 127.0.0.1:0
+PollInterval = 1s
+HistoryDB = $side/history.db
+HistoryBucket = 1s
+HealthState =
+Scontrol = $sc
+CONF
+"$REPO/bin/gpumemd" --config "$side/gpumem.conf" >"$side/gpumemd.log" 2>&1 &
+gpid=$!
+sleep 8
+scancel "$job"
+for _ in $(seq 30); do
+	grep -q "job summary written.*job=$job " "$side/gpumemd.log" && break
+	sleep 1
+done
+kill "$gpid" 2>/dev/null
+wait "$gpid" 2>/dev/null || true
+show "$LAB" run "/var/lib/gpumem-lab/$LAB_SLURM/bin/gpumemctl" used "$job" || true
+
+bold "8. Try it yourself"
 cat <<-TXT
 	The demo's jobs are cancelled; the lab is still up.${ROOT:+ Slurm $LAB_SLURM runs in a chroot:
 	run its commands as  test/lab/lab.sh run srun ...  (with LAB_SLURM=$LAB_SLURM).} For example:
