@@ -15,10 +15,12 @@
 #   the inventory half-written              TestBrokenNodeFileCostsThatNode
 #   slurmctld killed -9 in a submit storm   TestFaultCtldKill9DuringSubmitStorm
 #   slurmdbd down during accounting         TestFaultDbdDownDuringAccounting
+#   slurmdbd down when a job's summary is due TestFaultDbdDownDuringSummary
 #   a backup slurmctld taking over          TestFaultBackupCtldTakesOver
 #   the controller's state disk full        TestFaultCtldStateDiskFull
 #   a node rebooted mid-MIG-apply           TestFaultMIGApplyNodeReboot, TestFaultMIGApplyNodeRebootBeforeGPU
-# The same tests run in `make test` (test/e2e.sh), but for the slurmctld kill -9 row
+# The same tests run in `make test` (test/e2e.sh), but for the slurmctld kill -9 row,
+# the summary's slurmdbd row (40 s, most of it gpumemd's wait before it tries again)
 # and the last three, which run only here (E2E_FAULT_MATRIX=1): the slurmctld kill -9
 # row takes six minutes a release, the backup's row restarts the lab twice (with a
 # backup slurmctld, LAB_BACKUP_CTLD=1, and back), the disk-full row moves slurmctld's
@@ -42,5 +44,5 @@ case "$rel" in
 	exit 2
 	;;
 esac
-exec env E2E_FAULT_MATRIX=1 LAB_SLURMD_TIMEOUT="${LAB_SLURMD_TIMEOUT:-30}" E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting|TestFaultBackupCtldTakesOver|TestFaultCtldStateDiskFull|TestFaultUsageKill9DuringKill|TestFaultMIGApplyNodeReboot|TestFaultMIGApplyNodeRebootBeforeGPU)$' \
+exec env E2E_FAULT_MATRIX=1 LAB_SLURMD_TIMEOUT="${LAB_SLURMD_TIMEOUT:-30}" E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting|TestFaultDbdDownDuringSummary|TestFaultBackupCtldTakesOver|TestFaultCtldStateDiskFull|TestFaultUsageKill9DuringKill|TestFaultMIGApplyNodeReboot|TestFaultMIGApplyNodeRebootBeforeGPU)$' \
 	"$REPO/test/e2e.sh" "$rel"

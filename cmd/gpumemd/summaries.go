@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/history"
@@ -107,7 +108,13 @@ func (s *summarizer) one(ctx context.Context, h *history.Store, id string, now t
 			s.mark(h.Dropped(id))
 			return
 		}
-		log.Debug("job summary: will try again", "tries", tries, "err", err)
+		// Said at the 1st, 2nd, 4th, 8th... failed try: an admin sees an outage, not a
+		// line a minute for each job.
+		level := slog.LevelDebug
+		if tries&(tries-1) == 0 {
+			level = slog.LevelInfo
+		}
+		log.Log(ctx, level, "job summary: will try again", "tries", tries, "err", err)
 	}
 }
 

@@ -164,3 +164,55 @@ func TestJobSummaryInAccounting(t *testing.T) {
 		t.Errorf("job %s's AdminComment %q: want the admins' note kept, then gpumem's summary", within.id, c)
 	}
 }
+
+// TestFaultDbdDownDuringSummary: slurmdbd is killed (SIGKILL) while a gpu:mem job runs;
+// the job ends and gpumemd cannot write its summary; slurmdbd starts again and the
+// summary is written at gpumemd's next try (30 s after the first), and reads back
+// through sacct. A row of the fault matrix (test/faults.sh).
+func TestFaultDbdDownDuringSummary(t *testing.T) {
+	faultMatrixOnly(t) // 40 s, most of it gpumemd's first wait before it tries again
+	pidFile := hostPath("/var/lib/gpumem-lab/" + release + "/run/slurmdbd.pid")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Skip("this lab runs without accounting (LAB_ACCOUNTING=0)")
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 1 {
+		t.Fatalf("slurmdbd's pid file: %q", b)
+	}
+	g, outDir := cleanLab(t, "/tmp/gpumemd-summary-dbd-")
+	j := userShardJob(t, g, outDir, 2<<10)
+	s := newSidecar(t, "n3")
+	s.report(t, j)
+	s.start(t)
+	started := false
+	t.Cleanup(func() {
+		if !started {
+			slurm(t, 60*time.Second, "", "slurmdbd")
+		}
+	})
+	syscall.Kill(pid, syscall.SIGKILL)
+	if !eventually(10*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		t.Fatalf("slurmdbd %d still runs 10s after SIGKILL", pid)
+	}
+	ok(t, "scancel", j.id)
+	if !eventually(30*time.Second, func() bool {
+		return strings.Contains(s.log(), "job summary: will try again") && strings.Contains(s.log(), "job="+j.id)
+	}) {
+		t.Fatalf("job %s: no failed try logged within 30s of its end with slurmdbd down\n%s", j.id, s.log())
+	}
+	if strings.Contains(s.log(), "job summary written") {
+		t.Fatalf("a summary was written while slurmdbd was down\n%s", s.log())
+	}
+	if r := slurm(t, 60*time.Second, "", "slurmdbd"); r.code != 0 {
+		t.Fatalf("slurmdbd did not start again: %s", r)
+	}
+	started = true
+	s.summaryWritten(t, j.id)
+	s.stop(t)
+	out := usedAsUser(t, j.id)
+	if !strings.Contains(out, "GPU memory on n3: a slice (shards) of a shared GPU") || !strings.Contains(out, "peak 2 GiB of its 4 GiB") {
+		t.Errorf("gpumemctl used %s after slurmdbd's outage:\n%s", j.id, out)
+	}
+	t.Logf("gpumemctl used %s, written after slurmdbd came back:\n%s", j.id, out)
+}
