@@ -55,11 +55,20 @@ total=${#files[@]}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpumem-mutants.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# One copy of the tree per worker: mutants run MUTANTS_JOBS at a time (default: the
+# machine's cores, at most 4), each worker on its own copy, every result printed in
+# the list's order.
+jobs=${MUTANTS_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+[ "$jobs" -le 4 ] || jobs=4
 tree=$tmp/tree
 mkdir -p "$tree"
 (cd "$REPO" && git ls-files -z --cached --others --exclude-standard |
 	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
 	tar --null -T - -cf -) | tar -C "$tree" -xf - || { echo "mutants: cannot copy the tree" >&2; exit 2; }
+for ((w = 1; w < jobs; w++)); do
+	cp -a "$tree" "$tmp/tree$w" || { echo "mutants: cannot copy the tree" >&2; exit 2; }
+done
 
 # replace FILE OLD NEW: OLD must occur exactly once in FILE.
 replace() {
@@ -89,10 +98,11 @@ for i in "${!files[@]}"; do
 done
 [ "$bad" -eq 0 ] || exit 2
 
-# gotest ARGS [CFLAGS]: go test in the copy; the output is in $tmp/out.
+# gotest ARGS [CFLAGS] [TREE] [OUT]: go test in a copy (the first by default); the
+# output is in OUT ($tmp/out by default).
 gotest() {
 	# shellcheck disable=SC2086 # the test field is words: package, -run, pattern
-	(cd "$tree" && CGO_CFLAGS="$CGO_CFLAGS ${2:-}" timeout "$per" go test -count=1 $1) >"$tmp/out" 2>&1
+	(cd "${3:-$tree}" && CGO_CFLAGS="$CGO_CFLAGS ${2:-}" timeout "$per" go test -count=1 $1) >"${4:-$tmp/out}" 2>&1
 }
 
 # The unmutated tests must pass, once per distinct test field; `make mutants` says they
@@ -109,37 +119,52 @@ for t in "${tests_to_check[@]}"; do
 	fi
 done
 
-caught=0 failed=0 start=$(date +%s)
-for i in "${!files[@]}"; do
-	f=$tree/${files[$i]}
-	cp "$f" "$tmp/orig"
-	replace "$f" "${olds[$i]}" "${news[$i]}" || exit 2
+# one I TREE runs mutant I in TREE and writes its verdict line to $tmp/verdict.I:
+# "caught LABEL", or "failed LABEL" with the lines that say why.
+one() {
+	local i=$1 t=$2 f out=$tmp/out.$1 extra="" rc label by
+	f=$t/${files[$i]}
+	cp "$f" "$f.mutant-orig"
+	replace "$f" "${olds[$i]}" "${news[$i]}" || { echo "failed $i: no longer applies" >"$tmp/verdict.$i"; return; }
 	# go's build cache does not hash a C header outside the package's folder: a
 	# define of the mutant's own makes cgo build the mutated C.
-	extra=""
 	case "${files[$i]}" in *.go) ;; *) extra="-DGPUMEM_MUTANT=$((i + 1))" ;; esac
-	gotest "${tests[$i]}" "$extra"
+	gotest "${tests[$i]}" "$extra" "$t" "$out"
 	rc=$?
-	cp "$tmp/orig" "$f"
+	mv "$f.mutant-orig" "$f"
 	label=$(printf '%2d %s: %s' $((i + 1)) "${files[$i]}" "${whats[$i]}" | cut -c1-110)
-	if grep -q '\[build failed\]\|\[setup failed\]' "$tmp/out"; then
-		echo "$label -> DOES NOT COMPILE (fix the mutant):"
-		grep -m3 '\.go:[0-9]*:' "$tmp/out" | sed 's/^/    /'
-		failed=$((failed + 1))
+	if grep -q '\[build failed\]\|\[setup failed\]' "$out"; then
+		{
+			echo "failed $label -> DOES NOT COMPILE (fix the mutant):"
+			grep -m3 '\.go:[0-9]*:' "$out" | sed 's/^/    /'
+		} >"$tmp/verdict.$i"
 	elif [ "$rc" -eq 0 ]; then
-		echo "$label -> SURVIVED (go test ${tests[$i]})"
-		failed=$((failed + 1))
+		echo "failed $label -> SURVIVED (go test ${tests[$i]})" >"$tmp/verdict.$i"
 	else
-		by=$(sed -n 's/^--- FAIL: \([^ /]*\) .*/\1/p' "$tmp/out" | sort -u | head -3 | paste -sd, -)
+		by=$(sed -n 's/^--- FAIL: \([^ /]*\) .*/\1/p' "$out" | sort -u | head -3 | paste -sd, -)
 		if [ -z "$by" ]; then
 			case "$rc" in
 			124) by="a hang (killed after ${per}s)" ;;
-			*) by=$(grep -m1 '^panic:' "$tmp/out" || echo "exit $rc") ;;
+			*) by=$(grep -m1 '^panic:' "$out" || echo "exit $rc") ;;
 			esac
 		fi
-		echo "$label -> caught by $by"
-		caught=$((caught + 1))
+		echo "caught $label -> caught by $by" >"$tmp/verdict.$i"
 	fi
+}
+
+caught=0 failed=0 start=$(date +%s)
+for ((w = 0; w < jobs; w++)); do
+	t=$tree
+	[ "$w" -eq 0 ] || t=$tmp/tree$w
+	(for ((i = w; i < total; i += jobs)); do one "$i" "$t"; done) &
+done
+wait
+for ((i = 0; i < total; i++)); do
+	v=$(cat "$tmp/verdict.$i" 2>/dev/null || echo "failed $((i + 1)): no verdict")
+	case "$v" in
+	caught\ *) echo "${v#caught }"; caught=$((caught + 1)) ;;
+	*) echo "${v#failed }"; failed=$((failed + 1)) ;;
+	esac
 done
 echo "$caught of $total mutants caught ($(($(date +%s) - start))s)"
 [ "$failed" -eq 0 ]
