@@ -315,3 +315,16 @@ func TestSharedConfDefaults(t *testing.T) {
 		t.Errorf("advise with ShardUnit = 4GiB: %v\n%s", err, out)
 	}
 }
+
+// TestGoldenUsed: what the 22.05 lab's sacct printed for six jobs, two with a summary
+// gpumemd wrote (one from the demo, one after slurmdbd's outage) and one with an
+// admin's note: the list keeps those with a summary; JOBIDs print each job in full.
+func TestGoldenUsed(t *testing.T) {
+	sacct := filepath.Join(t.TempDir(), "sacct")
+	fixture, _ := filepath.Abs("testdata/used-sacct-22.05.txt")
+	if err := os.WriteFile(sacct, []byte("#!/bin/sh\nexec cat "+fixture+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	formats(t, "used", nil, []string{"used", "--sacct", sacct}, formatTable, formatJSON, formatCSV)
+	formats(t, "used-jobs", nil, []string{"used", "--sacct", sacct, "12", "14"}, formatTable)
+}

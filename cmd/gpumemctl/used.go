@@ -96,6 +96,9 @@ func (f *usedFlags) run(cmd *cobra.Command, ids []string) error {
 	}
 	var jobs []jobsummary.Job
 	for _, a := range slurmcli.ParseAcctJobs(out) {
+		if len(ids) > 0 && !asked(a, ids) {
+			continue
+		}
 		j := jobsummary.Job{ID: a.ID, State: a.State, Elapsed: a.Elapsed}
 		j.Sums, j.Errs = jobsummary.ParseComment(a.Comment)
 		if len(ids) == 0 && !f.all && len(j.Sums) == 0 && len(j.Errs) == 0 {
@@ -120,6 +123,17 @@ func (f *usedFlags) run(cmd *cobra.Command, ids []string) error {
 		return nil
 	}
 	return usedRows(jobs).write(w, f.out.format)
+}
+
+// asked says whether sacct's record a is one of the jobs asked for: by its id or raw
+// id, or a task or component of one (123 asks for 123_4 and 123+1).
+func asked(a slurmcli.AcctJob, ids []string) bool {
+	for _, id := range ids {
+		if a.ID == id || a.RawID == id || strings.HasPrefix(a.ID, id+"_") || strings.HasPrefix(a.ID, id+"+") {
+			return true
+		}
+	}
+	return false
 }
 
 func usedJSON(jobs []jobsummary.Job) any {
