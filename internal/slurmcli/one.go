@@ -52,6 +52,24 @@ func (r *JobReader) One(ctx context.Context, id string) (Job, error) {
 	return OneText(out, id, name)
 }
 
+// ShowOwn is Show for one job id that falls back to One where Slurm's answer holds no
+// readable record of id alone: 22.05's text form answers an array's master id (its
+// first task's own id) and a hetjob leader's id with every task's or component's
+// record, which Show refuses as it would a record split by a line break.
+func (r *JobReader) ShowOwn(ctx context.Context, id string) (Jobs, error) {
+	js, err := r.Show(ctx, id)
+	if err != nil {
+		return js, err
+	}
+	if _, ok := js.ByID()[id]; ok && len(js.Bad) == 0 {
+		return js, nil
+	}
+	if j, oerr := r.One(ctx, id); oerr == nil {
+		return Jobs{Jobs: []Job{j}}, nil
+	}
+	return js, nil
+}
+
 // maxComponents bounds the squeue calls for the name of a hetjob's leader.
 const maxComponents = 64
 

@@ -151,3 +151,28 @@ esac`),
 		t.Fatalf("One(30) = %+v, %v", j, err)
 	}
 }
+
+// ShowOwn: 22.05's text answers an array's master id with both tasks' records, which
+// Show refuses; ShowOwn reads the task's own record by its squeue name instead.
+func TestShowOwnReadsAnArraysFirstTask(t *testing.T) {
+	dir := t.TempDir()
+	t0 := record("JobId=9 ArrayJobId=9 ArrayTaskId=0", "arr", "shard:4(IDX:1)", "")
+	t1 := record("JobId=10 ArrayJobId=9 ArrayTaskId=1", "arr", "shard:7(IDX:0)", "")
+	r := &JobReader{
+		Scontrol: stub(t, dir, "scontrol", `case "$2" in --json) echo "scontrol: unrecognized option '--json'" >&2; exit 1;; esac
+case "$*" in *9_0*) cat <<'EOF'
+`+t0+`EOF
+;; *) cat <<'EOF'
+`+t0+t1+`EOF
+;; esac`),
+		Squeue: stub(t, dir, "squeue", `case "$*" in *"%A|%i"*) printf '10|9_1\n9|9_0\n';; *-t*) printf '9|9_0|RUNNING\n10|9_1|RUNNING\n';; *) echo arr;; esac`),
+	}
+	if js, _ := r.Show(context.Background(), "9"); len(js.Jobs) != 0 {
+		t.Logf("note: Show read %d records for the master id", len(js.Jobs))
+	}
+	js, err := r.ShowOwn(context.Background(), "9")
+	j, ok := js.ByID()["9"]
+	if err != nil || !ok || len(js.Jobs) != 1 || len(j.Uses) != 1 || j.Uses[0].GPU != 1 || j.Uses[0].Shards != 4 {
+		t.Fatalf("ShowOwn(9) = %+v, %v; want task 0's own record: 4 shards of GPU 1", js, err)
+	}
+}

@@ -211,7 +211,7 @@ func (r *Reclaimer) list(ctx context.Context, now time.Time) {
 
 // read is what Slurm's record says job id holds on this node.
 func (r *Reclaimer) read(ctx context.Context, id string) heldJob {
-	js, err := r.reader.Show(ctx, id)
+	js, err := r.reader.ShowOwn(ctx, id)
 	j, ok := js.ByID()[id]
 	if err != nil || !ok || !j.Holds() || j.UID < 0 {
 		return heldJob{unknown: true}

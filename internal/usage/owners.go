@@ -264,7 +264,7 @@ func (o *Owners) record(ctx context.Context, job string, now time.Time) (jobReco
 		return rec, nil
 	}
 	rec = jobRecord{unknown: true, askedAt: now, uid: -1}
-	jobs, err := o.jobs.Show(ctx, job)
+	jobs, err := o.jobs.ShowOwn(ctx, job)
 	j, found := jobs.ByID()[job]
 	switch {
 	case err == nil && found && j.Holds() && j.UID >= 0:

@@ -82,22 +82,42 @@ func usedAsUser(t *testing.T, args ...string) string {
 // the kill policy, one 6 GiB (warned, then killed). Each ends; gpumemd writes what each
 // used into its AdminComment; then gpumemd is stopped, and the user reads each summary
 // back through sacct with gpumemctl used. The admins' note set on one job while it
-// ran is still there, before gpumem's.
+// ran is still there, before gpumem's. An array's two tasks, measured beside them,
+// each get their own summary in their own record.
 func TestJobSummaryInAccounting(t *testing.T) {
+	ensureLabUser(t)
+	cleanAll(t)
+	t.Cleanup(func() { cleanAll(t) })
 	g, outDir := cleanLab(t, "/tmp/gpumemd-summary-")
 	within := userShardJob(t, g, outDir, 3<<10)
 	over := userShardJob(t, g, outDir, 6<<10)
 	note := "checked by the admins"
 	ok(t, "scontrol", "update", "JobId="+within.id, "AdminComment="+note)
+	// An array's two tasks: each task's summary goes to that task's record, not to
+	// every task of the array (sacctmgr's jobid=MASTER would name them all).
+	r := slurm(t, 30*time.Second, "", "runuser", "-u", labUser, "--", "sbatch", "--parsable", "-p", "inference",
+		"--gres=gpu:mem:4g", "--output=/dev/null", "--array=0-1", "--wrap", "sleep 300")
+	if r.code != 0 {
+		t.Fatalf("sbatch --array as %s: %s", labUser, r)
+	}
+	master := strings.TrimSpace(strings.Split(r.out, ";")[0])
+	var tasks []sliceJob
+	taskIDs(t, master, 2) // both running
+	for i := range 2 {
+		task := fmt.Sprintf("%s_%d", master, i)
+		gpu := n3GPU(t, g, task, false)
+		id := strings.TrimSpace(ok(t, "squeue", "-h", "-j", task, "-o", "%A"))
+		tasks = append(tasks, sliceJob{id: id, pid: jobPIDs(t, id, "sleep")[0], gpu: gpu, usedMiB: (i + 1) << 10})
+	}
 	s := newSidecar(t, "n3")
 	// The job over its slice starts within it, goes over, and comes back: one-second
 	// history buckets keep that shape in its summary's memory over time.
 	overRun := over
 	overRun.usedMiB = 2 << 10
-	s.report(t, within, overRun)
+	s.report(t, within, overRun, tasks[0], tasks[1])
 	s.start(t, "--usage-policy", "warn", "--usage-notify", "--history-bucket", "1s")
 	time.Sleep(2 * time.Second)
-	s.report(t, within, over)
+	s.report(t, within, over, tasks[0], tasks[1])
 	if !eventually(15*time.Second, func() bool {
 		return strings.Contains(s.metrics(t), `gpumem_enforcement_actions_total{action="warn"} 1`)
 	}) {
@@ -105,11 +125,12 @@ func TestJobSummaryInAccounting(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second) // a few polls over its slice
 	overRun.usedMiB = 3 << 10
-	s.report(t, within, overRun)
+	s.report(t, within, overRun, tasks[0], tasks[1])
 	time.Sleep(2 * time.Second)
-	ok(t, "scancel", within.id, over.id)
-	s.summaryWritten(t, within.id)
-	s.summaryWritten(t, over.id)
+	ok(t, "scancel", within.id, over.id, master)
+	for _, j := range append([]sliceJob{within, over}, tasks...) {
+		s.summaryWritten(t, j.id)
+	}
 	s.stop(t)
 
 	killed := userShardJob(t, g, outDir, 6<<10)
@@ -150,6 +171,22 @@ func TestJobSummaryInAccounting(t *testing.T) {
 				want.j.id, want.j.usedMiB, want.j.gpu, sum, got.FitMiB, want.warnings, want.kills, want.over, want.fitMiB)
 		}
 	}
+	var arr struct {
+		Jobs []struct {
+			ID        string               `json:"job_id"`
+			Summaries []jobsummary.Summary `json:"summaries"`
+		}
+	}
+	out = usedAsUser(t, "-o", "json", master)
+	if err := json.Unmarshal([]byte(out), &arr); err != nil || len(arr.Jobs) != 2 {
+		t.Fatalf("gpumemctl used %s (the array): %v\n%s", master, err, out)
+	}
+	for i, j := range arr.Jobs {
+		want := fmt.Sprintf("%s_%d", master, i)
+		if j.ID != want || len(j.Summaries) != 1 || len(j.Summaries[0].GPUs) != 1 || j.Summaries[0].GPUs[0].PeakMiB != int64(i+1)<<10 {
+			t.Errorf("array task %s: %+v; want its own summary, peak %d GiB", want, j, i+1)
+		}
+	}
 	t.Logf("gpumemctl used %s, as %s:\n%s", over.id, labUser, usedAsUser(t, over.id))
 	text := usedAsUser(t, within.id)
 	t.Logf("gpumemctl used %s, as %s:\n%s", within.id, labUser, text)
@@ -159,7 +196,7 @@ func TestJobSummaryInAccounting(t *testing.T) {
 			t.Errorf("gpumemctl used %s lacks %q", within.id, w)
 		}
 	}
-	r := slurm(t, 30*time.Second, "", "sacct", "-j", within.id, "-X", "-n", "-P", "-o", "AdminComment")
+	r = slurm(t, 30*time.Second, "", "sacct", "-j", within.id, "-X", "-n", "-P", "-o", "AdminComment")
 	if c := strings.TrimSpace(r.out); !strings.HasPrefix(c, note+" gpumem/1;node=n3;") {
 		t.Errorf("job %s's AdminComment %q: want the admins' note kept, then gpumem's summary", within.id, c)
 	}
@@ -180,6 +217,9 @@ func TestFaultDbdDownDuringSummary(t *testing.T) {
 	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 1 {
 		t.Fatalf("slurmdbd's pid file: %q", b)
 	}
+	ensureLabUser(t)
+	cleanAll(t)
+	t.Cleanup(func() { cleanAll(t) })
 	g, outDir := cleanLab(t, "/tmp/gpumemd-summary-dbd-")
 	j := userShardJob(t, g, outDir, 2<<10)
 	s := newSidecar(t, "n3")
