@@ -76,6 +76,7 @@ func TestBadValuesExitTwo(t *testing.T) {
 		{[]string{"jobs", "--limit", "0"}, "want 1 to 10000"},
 		{[]string{"jobs", "--limit", "many"}, `--limit "many": want a whole number`},
 		{[]string{"simulate", "--seeds", "0"}, "want at least 1"},
+		{[]string{"simulate", "--sweep", "cpu"}, `unknown sweep axis "cpu"`},
 		{[]string{"mig", "plan", "--keep-whole", "2", "20G"}, "want a share from 0 to 1"},
 		{[]string{"exporter", "--listen", "127.0.0.1:99999"}, "a port from 0 to 65535"},
 		{[]string{"advise", "--url", "http://127.0.0.1:1", "--by", "color"}, "want user, account or name"},

@@ -169,6 +169,8 @@ func TestGoldenSimulate(t *testing.T) {
 	formats(t, "simulate-departures", mask, []string{"simulate", "--departures", "--load", "2", "--copies", "3",
 		"--nodes", "../../internal/trace/testdata/nodes.csv", "--workload", "../../internal/trace/testdata/pods.csv",
 		"--seeds", "2", "--workers", "1", "--policy", "first-fit,gpumem"}, formatTable, formatCSV)
+	formats(t, "simulate-sweep", mask, []string{"simulate", "--sweep", "cpuonly,whole", "--nodes", "../../internal/trace/testdata/nodes.csv",
+		"--workload", "../../internal/trace/testdata/pods.csv", "--seeds", "2", "--workers", "1"}, formatTable, formatJSON, formatCSV)
 }
 
 // TestGoldenSteerReport: running and pending shard jobs in the shapes of the 22.05 lab's

@@ -22,6 +22,8 @@ func init() { subcommands = append(subcommands, newSimulateCmd) }
 
 type simulateFlags struct {
 	data, nodes, curveCSV, plot, policies string
+	sweep                                 string
+	axes                                  []sim.SweepAxis // --sweep parsed
 	out                                   *output
 	progress                              func(done, total int) // nil: no progress line
 	workloads                             []string
@@ -58,7 +60,12 @@ arrival sequence planned in advance) and a proven lower bound on what any placem
 leaves unallocated (bound), and each policy's gap to both (--limits=false omits them).
 --departures replays instead the task lists' own submission and run times with a FIFO
 queue and backfill, as Slurm schedules by default, and reports queue wait per policy;
---load and --copies make the queue fill.`,
+--load and --copies make the queue fill.
+--sweep moves one base workload (--workload, default "default") along each named axis
+(CPU-only demand, CPU per GPU task, host memory, share of whole-GPU tasks, GPU model
+bindings; all for every axis) from below the trace's range to beyond it, and prints at
+every point the paired difference of two policies (--policy, default fgd,gpumem: the
+second minus the first) over the seeds, mean and standard error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.progress = progressTo(cmd.ErrOrStderr())
@@ -78,6 +85,7 @@ queue and backfill, as Slurm schedules by default, and reports queue wait per po
 	fl.BoolVar(&f.departures, "departures", false, "replay with the trace's own submission and run times instead: jobs queue when nothing fits, FIFO with backfill; reports queue wait (default and gpushare workloads only: the multigpu lists carry no times)")
 	fl.Float64Var(&f.load, "load", 1, "with --departures, submissions this many times as dense (run times kept)")
 	fl.IntVar(&f.copies, "copies", 1, "with --departures, submit every task this many times (n times the demand)")
+	fl.StringVar(&f.sweep, "sweep", "", "sweep the base workload along these axes (comma-separated: "+sweepAxisNames()+", or all) and print paired differences")
 	fl.IntVar(&f.workers, "workers", 0, "runs in parallel (default: one per CPU)")
 	f.out = addOutput(fl, formatTable, formatJSON, formatCSV)
 	fl.StringVar(&f.curveCSV, "curve-csv", "", "write every run's allocation curve (per whole % arrived) to this CSV")
@@ -115,6 +123,11 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 	if err != nil {
 		return usageError(fmt.Errorf("--policy: %w", err))
 	}
+	if f.sweep != "" {
+		if f.axes, err = sim.ParseSweepAxes(f.sweep); err != nil {
+			return usageError(fmt.Errorf("--sweep: %w", err))
+		}
+	}
 	dir := f.data
 	if dir == "" && (f.nodes == "" || len(f.workloads) == 0 || allTraceNames(f.workloads)) {
 		if dir, err = trace.FindDir(); err != nil {
@@ -135,6 +148,9 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 		if f.departures {
 			names = timedWorkloads
 		}
+		if f.sweep != "" {
+			names = []string{"default"}
+		}
 	}
 	var seeds []int64
 	for i := range f.seeds {
@@ -144,18 +160,17 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 		return runDepartures(out, f, dir, names, seeds, spec)
 	}
 	for _, w := range names {
-		path := workloadPath(dir, w)
-		pods, err := trace.LoadPods(path)
-		if os.IsNotExist(err) && !strings.HasSuffix(w, ".csv") {
-			return fmt.Errorf("--workload %s: no %s in %s; want a .csv task list or a workload the folder has (%s, gpushare20, ...)", w, trace.WorkloadFile(w), dir, strings.Join(trace.Workloads, ", "))
-		}
+		wl, err := loadWorkload(dir, w)
 		if err != nil {
-			return fmt.Errorf("--workload %s: %w", w, err)
+			return err
 		}
-		spec.Workloads = append(spec.Workloads, sim.Workload{Name: trace.WorkloadName(path), Pods: pods})
+		spec.Workloads = append(spec.Workloads, wl)
 	}
 	spec.Seeds = seeds
 	spec.Progress = f.progress
+	if f.sweep != "" {
+		return runSweep(out, f, spec)
+	}
 	start := time.Now()
 	results, err := sim.Run(spec)
 	if err != nil {
@@ -188,6 +203,19 @@ func runSimulate(out io.Writer, f *simulateFlags) error {
 		return simCSV(out, sums, published)
 	}
 	return printSimTable(out, spec, sums, published, len(results), wall)
+}
+
+// loadWorkload reads a --workload entry: a task list file or a trace workload's name.
+func loadWorkload(dir, w string) (sim.Workload, error) {
+	path := workloadPath(dir, w)
+	pods, err := trace.LoadPods(path)
+	if os.IsNotExist(err) && !strings.HasSuffix(w, ".csv") {
+		return sim.Workload{}, fmt.Errorf("--workload %s: no %s in %s; want a .csv task list or a workload the folder has (%s, gpushare20, ...)", w, trace.WorkloadFile(w), dir, strings.Join(trace.Workloads, ", "))
+	}
+	if err != nil {
+		return sim.Workload{}, fmt.Errorf("--workload %s: %w", w, err)
+	}
+	return sim.Workload{Name: trace.WorkloadName(path), Pods: pods}, nil
 }
 
 // simCSV prints one row per workload and policy: the means over seeds, beside the

@@ -58,6 +58,8 @@ var (
 	Simulate = Format{Name: "gpumemctl simulate", Current: 1, Oldest: 1}
 	// SimulateDepartures is simulate --departures, whose rows are queue waits.
 	SimulateDepartures = Format{Name: "gpumemctl simulate --departures", Current: 1, Oldest: 1}
+	// SimulateSweep is simulate --sweep, whose rows are paired differences per point.
+	SimulateSweep = Format{Name: "gpumemctl simulate --sweep", Current: 1, Oldest: 1}
 )
 
 // Check refuses a version this release cannot read; v is the document's "version"
