@@ -13,19 +13,7 @@ import (
 // TestOursDesign reruns the experiment that settled Ours's design, on training seeds
 // (1-10) that the published comparison (42-51) does not use. GPUMEM_EXPERIMENT=1 runs it.
 func TestOursDesign(t *testing.T) {
-	if os.Getenv("GPUMEM_EXPERIMENT") == "" {
-		t.Skip("design experiment: set GPUMEM_EXPERIMENT=1 (minutes of CPU)")
-	}
-	dir, err := trace.FindDir()
-	if err != nil {
-		t.Skip(err)
-	}
-	nodes, err := trace.LoadNodes(filepath.Join(dir, trace.NodesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pn := trace.PlacementNodes(nodes)
-	capacity := int64(trace.TotalGPUs(nodes)) * trace.MilliPerGPU
+	dir, _, pn, capacity := experimentTrace(t)
 	for _, w := range []string{"gpushare20", "default", "gpushare40", "gpushare60", "gpushare80", "gpushare100", "multigpu20", "multigpu30", "multigpu40", "multigpu50"} {
 		pods, err := trace.LoadPods(filepath.Join(dir, trace.WorkloadFile(w)))
 		if err != nil {
@@ -61,4 +49,23 @@ func TestOursDesign(t *testing.T) {
 			t.Logf("%-11s %-22s unallocated %.2f%%", w, name, sum)
 		}
 	}
+}
+
+// experimentTrace skips unless GPUMEM_EXPERIMENT is set and the trace is here, else
+// returns its folder, nodes (as the trace lists them and as placement takes them) and
+// GPU capacity in milli-GPU.
+func experimentTrace(t *testing.T) (string, []trace.Node, []placement.Node, int64) {
+	t.Helper()
+	if os.Getenv("GPUMEM_EXPERIMENT") == "" {
+		t.Skip("design experiment: set GPUMEM_EXPERIMENT=1 (minutes of CPU)")
+	}
+	dir, err := trace.FindDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	nodes, err := trace.LoadNodes(filepath.Join(dir, trace.NodesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, nodes, trace.PlacementNodes(nodes), int64(trace.TotalGPUs(nodes)) * trace.MilliPerGPU
 }

@@ -27,7 +27,7 @@ type SweepAxis struct {
 // SweepAxes are the axes the derived workloads move, each from the least to beyond the
 // most that the trace and its published and derived workloads show.
 var SweepAxes = []SweepAxis{
-	{"cpuonly", "CPU-only tasks, times the base's (the trace's mixes: up to about 2.8)", []float64{0, 0.5, 1, 2, 3, 4}, cpuOnlyTimes},
+	{"cpuonly", "CPU-only tasks, times the base's (the trace's mixes: up to about 2.8)", []float64{0, 0.5, 1, 2, 2.5, 3, 3.5, 4}, cpuOnlyTimes},
 	{"cpupergpu", "CPU of every GPU task, times the base's (derived: 0.5-1.3)", []float64{0.5, 0.75, 1, 1.3, 1.6, 2}, scaleGPUTaskCPU},
 	{"memory", "host memory of every task, times the base's (derived: 0.5-1.5)", []float64{0.5, 0.75, 1, 1.25, 1.5, 2}, scaleMemory},
 	{"whole", "share of single-GPU tasks asking a whole GPU (the trace: 0-0.67)", []float64{0, 0.2, 0.4, 0.6, 0.8, 1}, wholeShare},
