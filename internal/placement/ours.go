@@ -16,7 +16,8 @@ const OursName = "gpumem"
 //     is spent counts as lost, as it is: FGD looks at CPU and GPU only;
 //   - among equal scores it takes first the node where the demand leaves least GPU
 //     without the CPU to feed it (stranding: a node whose CPU is spent strands its idle
-//     GPUs, at the target's CPU per GPU, in steps of a quarter GPU);
+//     GPUs, at the target's CPU per GPU, in steps of a quarter GPU; where the target
+//     asks more CPU per GPU than the cluster has, at other rates, see stranding);
 //   - it breaks the remaining ties without chance: nodes already in use before idle
 //     ones; for a share of a GPU, then the node with the least idle GPU (best fit, so
 //     shares fill the fullest nodes and leave whole GPUs whole on the others; an idle
@@ -60,6 +61,7 @@ func (o *Ours) ready(s *State) {
 	}
 	if o.strand.cpuPerMilli < 0 {
 		o.strand.cpuPerMilli = cpuPerMilli(o.shapes, milliPerUnit(s))
+		o.strand.rates(s)
 	}
 }
 

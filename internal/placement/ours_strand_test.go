@@ -34,6 +34,40 @@ func TestStrandingKey(t *testing.T) {
 	}
 }
 
+// The rates demands are weighed at: the target's below scarcity 1; above it, the
+// cluster's for GPU demands and q^4 times the target's for CPU-only ones.
+func TestStrandingRates(t *testing.T) {
+	// Two nodes of 2 GPUs and 32 CPUs, one of 64 CPUs without GPUs (not counted):
+	// 16 milli-CPU per milli-GPU.
+	gpus := []Device{{Capacity: 1000}, {Capacity: 1000}}
+	s := NewState([]Node{{CPU: 32000, Devices: gpus}, {CPU: 32000, Devices: gpus}, {CPU: 64000}})
+	for _, c := range []struct{ target, gpu, cpuOnly float64 }{
+		{8, 8, 8},
+		{16, 16, 16},
+		{32, 16, 32 * 16}, // q = 2: 2^4
+		{0, 0, 0},         // no key
+	} {
+		k := stranding{cpuPerMilli: c.target, step: 250}
+		k.rates(s)
+		if k.gpuRate != c.gpu || k.cpuOnlyRate != c.cpuOnly {
+			t.Errorf("target %v: rates %v (GPU) and %v (CPU-only), want %v and %v", c.target, k.gpuRate, k.cpuOnlyRate, c.gpu, c.cpuOnly)
+		}
+	}
+	// Under scarcity 2 (rates 16 and 512): 16 CPUs on a node of 2 idle GPUs and 32
+	// CPUs strand 1 GPU at 16 (4 steps), 31 milli-GPU at 512 (0 steps).
+	k := stranding{cpuPerMilli: 32, step: 250}
+	k.rates(s)
+	nd := Node{CPU: 32000, Devices: []Device{{Capacity: 1000}, {Capacity: 1000}}}
+	if got := k.key(&nd, &Demand{CPU: 16000}, 1); got != 0 {
+		t.Errorf("key of 16 CPUs, no GPU, under scarcity = %d, want 0", got)
+	}
+	// A GPU and 24 CPUs leave one GPU and 8 CPUs: half a GPU stranded at 16, 2 steps
+	// (at the target's 32, 3 steps).
+	if got := k.key(&nd, &Demand{CPU: 24000, GPUs: 1, Units: 1000, Kinds: Whole}, 1); got != 2 {
+		t.Errorf("key of 24 CPUs and a GPU under scarcity = %d, want 2", got)
+	}
+}
+
 // A node whose CPU a task would spend, leaving its GPUs unfed, loses the tie to one
 // that can spare the CPU, even though it is in use and the other idle.
 func TestOursSparesCPUOfGPUs(t *testing.T) {
