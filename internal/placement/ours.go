@@ -61,7 +61,13 @@ func (o *Ours) ready(s *State) {
 	}
 	if o.strand.cpuPerMilli < 0 {
 		o.strand.cpuPerMilli = cpuPerMilli(o.shapes, milliPerUnit(s))
-		o.strand.rates(s)
+		var gpuShapes []Shape
+		for _, sh := range o.shapes {
+			if sh.GPUs > 0 {
+				gpuShapes = append(gpuShapes, sh)
+			}
+		}
+		o.strand.rates(s, cpuPerMilli(gpuShapes, milliPerUnit(s)))
 	}
 }
 

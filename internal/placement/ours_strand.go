@@ -18,7 +18,8 @@ import "math"
 //     a CPU-rich node (the trace's T4 nodes: 52 CPUs a GPU) seems to have CPU to spare
 //     and draws the CPU-heavy GPU tasks, and then its own GPUs go idle when the
 //     CPU-only tasks take the rest (default with three times its CPU-only tasks: 63
-//     T4 GPUs left idle, FGD 16);
+//     T4 GPUs left idle, FGD 16). Where the GPU tasks alone ask more CPU per GPU than
+//     the cluster has, their own rate is kept: the cluster's would understate it;
 //   - a CPU-only demand is weighed at q^4 times the target's rate, so that in steps of
 //     a quarter GPU only the largest of them are steered to CPU-rich nodes: where CPU
 //     is short everywhere they strand GPU wherever they go, and sending them all to
@@ -38,9 +39,10 @@ type stranding struct {
 // at every point, 4 by the most at the worst point.
 const scarcityPower = 4
 
-// rates sets the rates demands are weighed at from the target's rate (cpuPerMilli)
-// and the cluster's: milli-CPU over milli-GPU of the nodes that have GPUs.
-func (k *stranding) rates(s *State) {
+// rates sets the rates demands are weighed at from the target's rate (cpuPerMilli), the
+// target's GPU shapes' own (gpuOwn) and the cluster's: milli-CPU over milli-GPU of the
+// nodes that have GPUs.
+func (k *stranding) rates(s *State, gpuOwn float64) {
 	k.gpuRate, k.cpuOnlyRate = k.cpuPerMilli, k.cpuPerMilli
 	var cpu, gpu float64
 	for n := range s.Nodes {
@@ -58,7 +60,7 @@ func (k *stranding) rates(s *State) {
 		return
 	}
 	if q := k.cpuPerMilli / (cpu / gpu); q > 1 {
-		k.gpuRate = cpu / gpu
+		k.gpuRate = max(cpu/gpu, gpuOwn)
 		k.cpuOnlyRate = k.cpuPerMilli * math.Pow(q, scarcityPower)
 	}
 }

@@ -48,15 +48,20 @@ func TestStrandingRates(t *testing.T) {
 		{0, 0, 0},         // no key
 	} {
 		k := stranding{cpuPerMilli: c.target, step: 250}
-		k.rates(s)
+		k.rates(s, 4)
 		if k.gpuRate != c.gpu || k.cpuOnlyRate != c.cpuOnly {
 			t.Errorf("target %v: rates %v (GPU) and %v (CPU-only), want %v and %v", c.target, k.gpuRate, k.cpuOnlyRate, c.gpu, c.cpuOnly)
 		}
 	}
+	// GPU tasks that need more than the cluster's rate on their own keep their rate.
+	k := stranding{cpuPerMilli: 32, step: 250}
+	if k.rates(s, 24); k.gpuRate != 24 || k.cpuOnlyRate != 512 {
+		t.Errorf("GPU tasks' own rate 24: rates %v and %v, want 24 and 512", k.gpuRate, k.cpuOnlyRate)
+	}
 	// Under scarcity 2 (rates 16 and 512): 16 CPUs on a node of 2 idle GPUs and 32
 	// CPUs strand 1 GPU at 16 (4 steps), 31 milli-GPU at 512 (0 steps).
-	k := stranding{cpuPerMilli: 32, step: 250}
-	k.rates(s)
+	k = stranding{cpuPerMilli: 32, step: 250}
+	k.rates(s, 4)
 	nd := Node{CPU: 32000, Devices: []Device{{Capacity: 1000}, {Capacity: 1000}}}
 	if got := k.key(&nd, &Demand{CPU: 16000}, 1); got != 0 {
 		t.Errorf("key of 16 CPUs, no GPU, under scarcity = %d, want 0", got)
