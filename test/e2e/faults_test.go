@@ -507,28 +507,10 @@ func TestFaultGresWriteKill9(t *testing.T) {
 // end meanwhile, and starts it again: the jobs ran as if nothing happened, and once
 // slurmdbd is back every one of them is in sacct as COMPLETED, sent on by slurmctld.
 func TestFaultDbdDownDuringAccounting(t *testing.T) {
-	pidFile := hostPath("/var/lib/gpumem-lab/" + release + "/run/slurmdbd.pid")
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Skip("this lab runs without accounting (LAB_ACCOUNTING=0)")
-	}
 	clean(t)
 	g := readGres(t)
 	capMiB := fakeCapacity(t)
-	var pid int
-	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 1 {
-		t.Fatalf("slurmdbd's pid file: %q", b)
-	}
-	started := false
-	t.Cleanup(func() {
-		if !started {
-			slurm(t, 60*time.Second, "", "slurmdbd")
-		}
-	})
-	syscall.Kill(pid, syscall.SIGKILL)
-	if !eventually(10*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
-		t.Fatalf("slurmdbd %d still runs 10s after SIGKILL", pid)
-	}
+	startDbd := killDbd(t)
 	var ids []string
 	for _, size := range []string{"10g", "20g", "5g", "40g", "15g", "8g"} {
 		ids = append(ids, sbatch(t, "--gres=gpu:mem:"+size, "--wrap", "sleep 2"))
@@ -544,10 +526,7 @@ func TestFaultDbdDownDuringAccounting(t *testing.T) {
 			t.Errorf("job %s, run while slurmdbd was down: %v", id, st)
 		}
 	}
-	if r := slurm(t, 60*time.Second, "", "slurmdbd"); r.code != 0 {
-		t.Fatalf("slurmdbd did not start again: %s", r)
-	}
-	started = true
+	startDbd()
 	got := ""
 	if !eventually(180*time.Second, func() bool {
 		r := slurm(t, 30*time.Second, "", "sacct", "-X", "-n", "-P", "-j", strings.Join(ids, ","), "-o", "JobID,State")
@@ -557,6 +536,38 @@ func TestFaultDbdDownDuringAccounting(t *testing.T) {
 		t.Errorf("180s after slurmdbd's restart sacct has, for jobs %v:\n%s", ids, got)
 	}
 	backToNormal(t)
+}
+
+// killDbd kills the lab's slurmdbd (SIGKILL) and waits until it is gone, and returns
+// what starts it again; a test that ends first starts it on its way out. It skips a lab
+// without accounting.
+func killDbd(t *testing.T) (start func()) {
+	t.Helper()
+	b, err := os.ReadFile(hostPath("/var/lib/gpumem-lab/" + release + "/run/slurmdbd.pid"))
+	if err != nil {
+		t.Skip("this lab runs without accounting (LAB_ACCOUNTING=0)")
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 1 {
+		t.Fatalf("slurmdbd's pid file: %q", b)
+	}
+	started := false
+	t.Cleanup(func() {
+		if !started {
+			slurm(t, 60*time.Second, "", "slurmdbd")
+		}
+	})
+	syscall.Kill(pid, syscall.SIGKILL)
+	if !eventually(10*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		t.Fatalf("slurmdbd %d still runs 10s after SIGKILL", pid)
+	}
+	return func() {
+		t.Helper()
+		if r := slurm(t, 60*time.Second, "", "slurmdbd"); r.code != 0 {
+			t.Fatalf("slurmdbd did not start again: %s", r)
+		}
+		started = true
+	}
 }
 
 // configSeconds reads a time setting of slurmctld's ("SlurmdTimeout = 300 sec").

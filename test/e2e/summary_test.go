@@ -208,15 +208,6 @@ func TestJobSummaryInAccounting(t *testing.T) {
 // through sacct. A row of the fault matrix (test/faults.sh).
 func TestFaultDbdDownDuringSummary(t *testing.T) {
 	faultMatrixOnly(t) // 40 s, most of it gpumemd's first wait before it tries again
-	pidFile := hostPath("/var/lib/gpumem-lab/" + release + "/run/slurmdbd.pid")
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Skip("this lab runs without accounting (LAB_ACCOUNTING=0)")
-	}
-	var pid int
-	if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 1 {
-		t.Fatalf("slurmdbd's pid file: %q", b)
-	}
 	ensureLabUser(t)
 	cleanAll(t)
 	t.Cleanup(func() { cleanAll(t) })
@@ -225,16 +216,7 @@ func TestFaultDbdDownDuringSummary(t *testing.T) {
 	s := newSidecar(t, "n3")
 	s.report(t, j)
 	s.start(t)
-	started := false
-	t.Cleanup(func() {
-		if !started {
-			slurm(t, 60*time.Second, "", "slurmdbd")
-		}
-	})
-	syscall.Kill(pid, syscall.SIGKILL)
-	if !eventually(10*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
-		t.Fatalf("slurmdbd %d still runs 10s after SIGKILL", pid)
-	}
+	startDbd := killDbd(t)
 	ok(t, "scancel", j.id)
 	if !eventually(30*time.Second, func() bool {
 		return strings.Contains(s.log(), "job summary: will try again") && strings.Contains(s.log(), "job="+j.id)
@@ -244,10 +226,7 @@ func TestFaultDbdDownDuringSummary(t *testing.T) {
 	if strings.Contains(s.log(), "job summary written") {
 		t.Fatalf("a summary was written while slurmdbd was down\n%s", s.log())
 	}
-	if r := slurm(t, 60*time.Second, "", "slurmdbd"); r.code != 0 {
-		t.Fatalf("slurmdbd did not start again: %s", r)
-	}
-	started = true
+	startDbd()
 	s.summaryWritten(t, j.id)
 	s.stop(t)
 	out := usedAsUser(t, j.id)
