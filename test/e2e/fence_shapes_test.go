@@ -156,7 +156,7 @@ func TestFenceSallocNoShell(t *testing.T) {
 	}
 	ok(t, "scancel", id)
 	waitGone(t, id)
-	if _, err := os.Stat(hostPath(f.lab + "/fence/state/" + id)); err == nil {
+	if recordLeft(t, f.lab, id) {
 		t.Errorf("record of %s left", id)
 	}
 	eventually(10*time.Second, func() bool { _, err := os.Stat(hostPath(dir)); return err != nil })

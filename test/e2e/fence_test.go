@@ -257,10 +257,9 @@ func (f *fenceLab) run(t *testing.T, id, seen string, release bool) fencedRun {
 	b, _ := os.ReadFile(seen)
 	r.saw = string(b)
 	r.sets, r.clears = f.limitsOn(t, r.dir)
-	_, err := os.Stat(hostPath(f.lab + "/fence/state/" + id))
-	r.recordLeft = err == nil
+	r.recordLeft = recordLeft(t, f.lab, id)
 	eventually(10*time.Second, func() bool { _, err := os.Stat(hostPath(r.dir)); return err != nil })
-	_, err = os.Stat(hostPath(r.dir))
+	_, err := os.Stat(hostPath(r.dir))
 	r.cgroupOutlived = err == nil
 	// A limit goes with its cgroup, as the driver's does: one is left only on a
 	// directory that is still there.
@@ -362,7 +361,13 @@ func labCommand(t *testing.T, name string) slurmcli.Runner {
 // line of that job id is the one read.
 func ownState(t *testing.T, id string) string {
 	t.Helper()
-	for _, l := range strings.Split(slurm(t, 30*time.Second, "", "squeue", "-h", "-j", id, "-o", "%A %T").out, "\n") {
+	r := slurm(t, 30*time.Second, "", "squeue", "-h", "-j", id, "-o", "%A %T")
+	if r.code != 0 && !strings.Contains(r.err, "Invalid job id") {
+		// squeue failed (a timeout under load, say): that is not the job gone, and
+		// taking it for gone would check what its epilog leaves before it ran.
+		return "unknown (squeue: " + strings.TrimSpace(r.err) + ")"
+	}
+	for _, l := range strings.Split(r.out, "\n") {
 		if raw, st, ok := strings.Cut(strings.TrimSpace(l), " "); ok && raw == id {
 			return st
 		}
@@ -377,6 +382,22 @@ func waitOwnState(t *testing.T, id string, d time.Duration, want string) {
 	if !eventually(d, func() bool { st = ownState(t, id); return st == want }) {
 		t.Fatalf("job %s: state %q after %s; want %s", id, st, d, want)
 	}
+}
+
+// recordLeft says whether job id's fence record is still there once the job is gone.
+// The epilog removes it before Slurm ends the job; one seen late is logged (squeue may
+// have said gone early) and counts as left only if it stays for seconds.
+func recordLeft(t *testing.T, lab, id string) bool {
+	t.Helper()
+	p := hostPath(lab + "/fence/state/" + id)
+	if _, err := os.Stat(p); err != nil {
+		return false
+	}
+	if eventually(5*time.Second, func() bool { _, err := os.Stat(p); return err != nil }) {
+		t.Logf("job %s: its fence record went only after the job had left the queue", id)
+		return false
+	}
+	return true
 }
 
 // waitGone waits for job id itself to leave the queue.
