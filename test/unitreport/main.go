@@ -11,21 +11,13 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
-)
 
-type event struct {
-	Action  string
-	Package string
-	Test    string
-	Output  string
-	Elapsed float64
-}
+	"github.com/gpumem/gpumem/test/gotestjson"
+)
 
 type skip struct{ name, why string }
 
@@ -43,57 +35,44 @@ func main() {
 			}
 		}
 	}
-	out := map[string][]string{} // package/test -> its output lines, until its result
 	var skips []skip
 	passed, failed, skipped, results := 0, 0, 0, 0
 	pkgFailed := false
-	sc := bufio.NewScanner(os.Stdin)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Action == "" {
-			fmt.Println(sc.Text()) // go's own messages (a build error without -json's form)
-			continue
-		}
-		key := e.Package + " " + e.Test
-		switch e.Action {
-		case "output", "build-output":
-			if e.Action == "build-output" {
-				fmt.Print(e.Output)
-			} else if e.Test != "" {
-				out[key] = append(out[key], e.Output)
+	err := gotestjson.Read(os.Stdin, gotestjson.Handler{
+		Text: func(l string, from gotestjson.From) {
+			if from == gotestjson.Go {
+				fmt.Print(l)
 			}
-		case "pass", "fail", "skip":
-			if e.Test == "" {
-				switch {
-				case e.Action == "fail":
-					pkgFailed = true
-					fmt.Printf("FAIL\t%s\n", e.Package)
-				case e.Action == "pass":
-					fmt.Printf("ok  \t%s\t%.3fs\n", e.Package, e.Elapsed)
-				}
-				continue
+		},
+		Package: func(r gotestjson.Result) {
+			switch r.Action {
+			case "fail":
+				pkgFailed = true
+				fmt.Printf("FAIL\t%s\n", r.Package)
+			case "pass":
+				fmt.Printf("ok  \t%s\t%.3fs\n", r.Package, r.Elapsed)
 			}
+		},
+		Test: func(r gotestjson.Result) {
 			results++
-			switch e.Action {
+			switch r.Action {
 			case "pass":
 				passed++
 			case "fail":
 				failed++
-				fmt.Printf("--- FAIL: %s (%s)\n", e.Test, e.Package)
-				for _, l := range out[key] {
+				fmt.Printf("--- FAIL: %s (%s)\n", r.Test, r.Package)
+				for _, l := range r.Output {
 					if !strings.HasPrefix(l, "=== ") {
 						fmt.Print(l)
 					}
 				}
 			case "skip":
 				skipped++
-				skips = append(skips, skip{e.Package + "." + e.Test, reason(out[key])})
+				skips = append(skips, skip{r.Package + "." + r.Test, r.SkipReason()})
 			}
-			delete(out, key)
-		}
-	}
-	if err := sc.Err(); err != nil {
+		},
+	})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "unitreport: reading go test -json:", err)
 		pkgFailed = true
 	}
@@ -114,18 +93,4 @@ func main() {
 	if failed > 0 || pkgFailed || results == 0 {
 		os.Exit(1)
 	}
-}
-
-// reason is what a skipped test logged last (its t.Skip message), without the file name.
-func reason(lines []string) string {
-	why := "no reason given"
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		if i := strings.Index(l, "_test.go:"); i >= 0 {
-			if j := strings.Index(l[i:], ": "); j >= 0 {
-				why = l[i+j+2:]
-			}
-		}
-	}
-	return why
 }
