@@ -4,7 +4,7 @@
 #   test/e2e.sh [--list] [RELEASE|RELEASE-KIND|all]      (default: $LAB_SLURM, else 22.05)
 #
 # RELEASE is a row of the release table (internal/slurmrel/releases.txt); KIND is one of
-# configless, fence, typed, scale. Installs what is missing (test/lab/deps.sh), builds
+# configless, fence, typed, scale, faults. Installs what is missing (test/lab/deps.sh), builds
 # bin/, starts each lab afresh, runs the Go tests in test/e2e (build tag e2e) against
 # it, and leaves each lab as it found it (up or down). RELEASE alone is the main pass;
 # RELEASE-typed is that lab with per-GPU typed shards (LAB_SHARD_TYPES=per-gpu), where
@@ -13,15 +13,17 @@
 # steering comparison runs (test/steer/scale.sh); RELEASE-configless is the lab as a
 # configless cluster (LAB_CONFIGLESS=1), where the submit and configless tests run;
 # RELEASE-fence is the lab with the driver fence's hook on every node (LAB_FENCE=1,
-# test/lab/fence.sh), where the fence tests run. `all` runs, for each release the table
+# test/lab/fence.sh), where the fence tests run; RELEASE-faults is the plain lab running
+# the fault matrix's rows (test/faults.sh runs it). `all` runs, for each release the table
 # marks for CI (Debian's: CI has no source trees), its main, configless and fence
 # passes, and the typed and scale passes on the first of them whose Slurm has typed
 # shards and CgroupPlugin=disabled (the typed-shards and cgroup-disabled gates).
 # --list prints the passes it would run, one a line, and runs none.
-# Each pass, and the run at its end, counts the tests passed, failed and skipped
-# ("N passed, N failed, N skipped"); test/e2e/required.txt names the tests that must run
-# in each kind of pass, and one that skipped or did not run there fails the run (with
-# E2E_RUN, only those the pattern names). Run as root.
+# A pass runs the tests test/e2e/required.txt names for its kind, and each must pass
+# there: one that skipped or did not run fails the run (with E2E_RUN, which replaces the
+# pass's -run, only those the pattern names are required). Each pass, and the run at its
+# end, counts the tests passed, failed and skipped ("N passed, N failed, N skipped"),
+# read from go test -json by test/e2ereport. Run as root.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB=$REPO/test/lab/lab.sh
@@ -30,7 +32,7 @@ list=0
 which=${1:-${LAB_SLURM:-$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --host)}}
 release() { (cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release "$@"); }
 usage() {
-	echo "usage: $0 [--list] [RELEASE|RELEASE-configless|RELEASE-fence|RELEASE-typed|RELEASE-scale|all]; RELEASE: $(release names | tr '\n' ' ')" >&2
+	echo "usage: $0 [--list] [RELEASE|RELEASE-configless|RELEASE-fence|RELEASE-typed|RELEASE-scale|RELEASE-faults|all]; RELEASE: $(release names | tr '\n' ' ')" >&2
 	exit 2
 }
 if [ "$which" = all ]; then
@@ -45,7 +47,7 @@ if [ "$which" = all ]; then
 	done
 else
 	case "${which#*-}" in
-	"$which" | configless | fence | typed | scale) ;;
+	"$which" | configless | fence | typed | scale | faults) ;;
 	*) usage ;;
 	esac
 	release shell "${which%%-*}" >/dev/null || usage
@@ -70,49 +72,28 @@ make -s -C "$REPO" build >/dev/null || {
 
 mkdir -p "$REPO/test/lab/.state"
 passed=0 failed=0 skipped=0
-# required KIND prints the tests test/e2e/required.txt requires of a pass of KIND (main,
-# configless, fence, typed, scale), one a line.
-required() {
-	awk -v pass="$1" '!/^#/ && NF > 1 { n = split($1, ps, ","); for (i = 1; i <= n; i++) if (ps[i] == pass) { for (j = 2; j <= NF; j++) print $j } }' "$REPO/test/e2e/required.txt"
-}
-# skipReason LOG TEST prints what TEST logged last before it skipped (its t.Skip reason).
-skipReason() {
-	awk -v t="$2" '
-		/^=== (RUN|CONT|NAME|PAUSE)/ { mine = ($3 == t); next }
-		/^--- / { mine = 0; next }
-		mine && /^[[:space:]]+[a-z_0-9]+_test\.go:[0-9]+:/ { sub(/^[[:space:]]+/, ""); why = $0 }
-		END { print why }
-	' "$1"
-}
-# failedLines LOG N prints, for each failed top-level test in a `go test -v` log, its FAIL
-# line and the first N lines it logged itself: those between its "=== RUN" and its
-# result, or after a "=== CONT"/"=== NAME" of it (never another test's lines).
-failedLines() {
-	local t
-	for t in $(sed -n 's/^--- FAIL: \([^ ]*\).*/\1/p' "$1"); do
-		grep -m1 "^--- FAIL: $t " "$1"
-		awk -v t="$t" -v max="$2" '
-			/^=== (RUN|CONT|NAME|PAUSE)/ { mine = ($3 == t || index($3, t "/") == 1); next }
-			/^--- / || /^(PASS|FAIL|ok) / { mine = 0; next }
-			mine && /^[[:space:]]+[a-z_0-9]+_test\.go:[0-9]+:/ { print; if (++n == max) exit }
-		' "$1"
-	done
-}
+# e2ereport reads test/e2e/required.txt (what each kind of pass runs) and a pass's
+# go test -json.
+(cd "$REPO" && go build -o test/lab/.state/e2ereport ./test/e2ereport) || exit 1
+e2ereport() { (cd "$REPO" && test/lab/.state/e2ereport "$@"); }
 # What failed, repeated at the very end: a CI log is often read from its tail.
-failures=()
+failures=$REPO/test/lab/.state/e2e-failures
+: >"$failures"
 for pass in "${releases[@]}"; do
-	rel=${pass%%-*} kind=${pass#*-} types=none run=. configless=0 fence=0 scale=
+	rel=${pass%%-*} kind=${pass#*-} types=none configless=0 fence=0 scale=
 	[ "$kind" = "$pass" ] && kind=main
-	case "$pass" in
-	# Only the fence tests: with Contain every job runs an extern step, and in the lab
-	# (several slurmd on one host) a multi-node GPU job's extern step has crashed
-	# slurmstepd on 24.11 (docs/gpumemd.md), which the other tests' jobs would meet.
-	*-fence) fence=1 run='^TestFence' ;;
-	*-typed) types=per-gpu run='Pin|Storm' ;;
+	case "$kind" in
+	# With Contain every job runs an extern step, and in the lab (several slurmd on one
+	# host) a multi-node GPU job's extern step has crashed slurmstepd on 24.11
+	# (docs/gpumemd.md), which the other tests' jobs would meet: only fence tests here.
+	fence) fence=1 ;;
+	typed) types=per-gpu ;;
 	# The small version of test/steer/scale.sh, on nine nodes of three GPU models.
-	*-scale) types=per-gpu scale=${E2E_SCALE:-9} run='^TestSteeringAtScale$' ;; # E2E_SCALE: another node count
-	*-configless) configless=1 run='^Test(SrunGpuMemLandsOnGPUWithRoom|SbatchDirectiveAndSteps|SallocAndStep|ConcurrentJobsNeverOvercommit|Configless.*)$' ;; # submit_test.go, configless_test.go
+	scale) types=per-gpu scale=${E2E_SCALE:-9} ;; # E2E_SCALE: another node count
+	configless) configless=1 ;;
 	esac
+	# What a pass runs is its kind's line in test/e2e/required.txt.
+	run=$(e2ereport run "$kind") || exit 2
 	# E2E_RUN narrows a pass to the tests a developer is working on (go test -run).
 	run=${E2E_RUN:-$run}
 	log=$REPO/test/lab/.state/e2e-$pass.log
@@ -132,8 +113,10 @@ for pass in "${releases[@]}"; do
 	if [ "$up" -ne 0 ]; then
 		echo "e2e[$pass]: the lab did not start" >&2
 		failed=$((failed + 1))
-		failures+=("e2e[$pass]: the lab did not start")
-		while IFS= read -r l; do failures+=("e2e[$pass]:   $l"); done < <(grep -v '^\[' "$uplog" | tail -15)
+		{
+			echo "e2e[$pass]: the lab did not start"
+			grep -v '^\[' "$uplog" | tail -15 | sed "s/^/e2e[$pass]:   /"
+		} >>"$failures"
 		# What a failed start left running goes too, unless the lab was up before.
 		[ "$was_up" -eq 1 ] || LAB_SLURM=$rel LAB_CONFIGLESS=$configless "$LAB" down >/dev/null
 		continue
@@ -142,41 +125,12 @@ for pass in "${releases[@]}"; do
 	# The configless lab's clients are a login node's: gpumem.conf from GPUMEM_CONF.
 	login=(env)
 	[ "$configless" = 1 ] && login+=(GPUMEM_CONF=/var/lib/gpumem-lab/$rel/login/gpumem.conf)
-	(cd "$REPO" && "${login[@]}" LAB_SLURM=$rel LAB_CONFIGLESS=$configless LAB_SCALE=$scale go test -tags e2e -count=1 -v -timeout 40m -run "$run" ./test/e2e/) >"$log" 2>&1
-	# Top-level results only: a subtest's failure also fails its parent.
-	p=$(grep -c '^--- PASS' "$log")
-	f=$(grep -c '^--- FAIL' "$log")
-	s=$(grep -c '^--- SKIP' "$log")
-	grep -E '^--- (PASS|FAIL|SKIP)' "$log" | sed "s/^/e2e[$pass]: /"
-	# A required test that skipped or never ran checked nothing: that fails the pass.
-	missing=()
-	# (A pass without any result has failed already; its list would only repeat that.)
-	grep -q '^--- ' "$log" && for t in $(required "$kind"); do
-		[ -n "${E2E_RUN:-}" ] && ! [[ "$t" =~ ${E2E_RUN%%/*} ]] && continue
-		if grep -q "^--- SKIP: $t " "$log"; then
-			missing+=("required test $t skipped: $(skipReason "$log" "$t")")
-		elif ! grep -q "^--- \(PASS\|FAIL\): $t " "$log"; then
-			missing+=("required test $t did not run")
-		fi
-	done
-	for l in "${missing[@]}"; do
-		echo "e2e[$pass]: $l"
-		failures+=("e2e[$pass]: $l")
-	done
-	f=$((f + ${#missing[@]}))
-	if [ "$f" -gt 0 ] || ! grep -q '^ok ' "$log"; then
-		failedLines "$log" 20 | sed "s/^/e2e[$pass]: /"
-		grep -q '^ok \|^--- FAIL' "$log" || {
-			tail -20 "$log"
-			f=$((f + 1))
-		}
-	fi
+	counts=$REPO/test/lab/.state/e2e-$pass.counts
+	rm -f "$counts"
+	(cd "$REPO" && "${login[@]}" LAB_SLURM=$rel LAB_CONFIGLESS=$configless LAB_SCALE=$scale go test -tags e2e -count=1 -json -timeout 40m -run "$run" ./test/e2e/) 2>&1 |
+		e2ereport report -pass "$pass" -kind "$kind" -only "${E2E_RUN:-}" -log "$log" -failures "$failures" -counts "$counts"
+	read -r p f s <"$counts" || { p=0 f=1 s=0; echo "e2e[$pass]: no result read" | tee -a "$failures"; }
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-	if [ "$f" -gt "${#missing[@]}" ]; then
-		before=${#failures[@]}
-		while IFS= read -r l; do failures+=("e2e[$pass]: $l"); done < <(failedLines "$log" 8)
-		[ "${#failures[@]}" -gt "$before" ] || failures+=("e2e[$pass]: no test result (see $log)")
-	fi
 	echo "e2e[$pass]: $p passed, $f failed, $s skipped in $(($(date +%s) - start))s"
 	if [ "$was_up" -eq 0 ]; then
 		LAB_SLURM=$rel LAB_CONFIGLESS=$configless "$LAB" down >/dev/null
@@ -184,9 +138,9 @@ for pass in "${releases[@]}"; do
 		LAB_SLURM=$rel "$LAB" up >/dev/null
 	fi
 done
-if [ "${#failures[@]}" -gt 0 ]; then
+if [ -s "$failures" ]; then
 	echo "what failed:"
-	printf '  %s\n' "${failures[@]}" | cut -c1-400
+	sed 's/^/  /' "$failures" | cut -c1-400
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

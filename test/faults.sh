@@ -19,6 +19,7 @@
 #   a backup slurmctld taking over          TestFaultBackupCtldTakesOver
 #   the controller's state disk full        TestFaultCtldStateDiskFull
 #   a node rebooted mid-MIG-apply           TestFaultMIGApplyNodeReboot, TestFaultMIGApplyNodeRebootBeforeGPU
+# These rows are the faults lines of test/e2e/required.txt (test/e2e.sh RELEASE-faults).
 # The same tests run in `make test` (test/e2e.sh), but for the slurmctld kill -9 row,
 # the summary's slurmdbd row (40 s, most of it gpumemd's wait before it tries again)
 # and the last three, which run only here (E2E_FAULT_MATRIX=1): the slurmctld kill -9
@@ -44,5 +45,4 @@ case "$rel" in
 	exit 2
 	;;
 esac
-exec env E2E_FAULT_MATRIX=1 LAB_SLURMD_TIMEOUT="${LAB_SLURMD_TIMEOUT:-30}" E2E_RUN='^(TestMIGApplyKill9RollsBack|TestMIGApplyKill9RollsForward|TestMIGApplyOneAtATime|TestMIGApplyFailureKeepsAdminDrain|TestFaultGresWriteKill9|TestBrokenNodeFileCostsThatNode|TestFaultCtldKill9DuringSubmitStorm|TestFaultDbdDownDuringAccounting|TestFaultDbdDownDuringSummary|TestFaultBackupCtldTakesOver|TestFaultCtldStateDiskFull|TestFaultUsageKill9DuringKill|TestFaultMIGApplyNodeReboot|TestFaultMIGApplyNodeRebootBeforeGPU)$' \
-	"$REPO/test/e2e.sh" "$rel"
+exec env E2E_FAULT_MATRIX=1 LAB_SLURMD_TIMEOUT="${LAB_SLURMD_TIMEOUT:-30}" "$REPO/test/e2e.sh" "$rel-faults"
