@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gpumem/gpumem/internal/placement"
-	"github.com/gpumem/gpumem/internal/trace"
 )
 
 // BackfillDepth is how many queued jobs behind the head backfill examines at each
@@ -20,10 +19,11 @@ type QueueResult struct {
 	Workload, Policy string
 	Seed             int64
 	Jobs, Started    int
-	NeverStarted     int     // fit no node even on the empty cluster
-	Backfilled       int     // started ahead of a blocked head
-	MeanWait, P95    float64 // queue wait of started jobs, seconds
-	MeanAlloc        float64 // allocated GPU % averaged over the submission span
+	NeverStarted     int       // fit no node even on the empty cluster
+	Backfilled       int       // started ahead of a blocked head
+	MeanWait, P95    float64   // queue wait of started jobs, seconds
+	JobWaits         []float64 // each job's wait, by its index; -1 for one never started
+	MeanAlloc        float64   // allocated GPU % averaged over the submission span
 	Curve            []float64
 	Span             int64 // seconds from the first to the last submission
 	Wall             time.Duration
@@ -72,7 +72,9 @@ func ReplayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, load fl
 	}
 	var capacity int64
 	for _, n := range nodes {
-		capacity += int64(len(n.Devices)) * trace.MilliPerGPU
+		for _, d := range n.Devices {
+			capacity += d.Capacity // 1000 milli-GPU a trace GPU; a lab's GPU holds its shards
+		}
 	}
 	if capacity == 0 || len(jobs) == 0 {
 		return r, fmt.Errorf("sim: need GPUs and at least one job")
@@ -80,7 +82,9 @@ func ReplayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, load fl
 	submit := make([]int64, len(jobs))
 	ds := make([]placement.Demand, len(jobs))
 	order := make([]int, len(jobs))
+	r.JobWaits = make([]float64, len(jobs))
 	for i := range jobs {
+		r.JobWaits[i] = -1
 		submit[i] = int64(float64(jobs[i].Submit) / load)
 		ds[i] = jobs[i].Pod.Demand()
 		order[i] = i
@@ -120,6 +124,7 @@ func ReplayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, load fl
 		heap.Push(&run, running{end: now + jobs[j].Duration, job: j, d: &ds[j], choice: c})
 		alloc += jobs[j].Pod.GPUDemand()
 		waits = append(waits, float64(now-submit[j]))
+		r.JobWaits[j] = float64(now - submit[j])
 		return nil
 	}
 	next := 0

@@ -16,13 +16,18 @@
 # per seed the paired difference pinned − native, with the mean and standard error over
 # seeds at the end.
 #
-# The stream, per seed: JOBS single-GPU tasks of the trace's default workload, drawn
-# with replacement; a task's GPU share becomes that share of a REF GiB GPU, rounded up
-# (1 GiB shards), its run time the trace's (deletion − creation) over TSCALE, kept
-# within DMIN..DMAX seconds; Poisson arrivals at the rate that offers LOAD times the
-# lab's shards (rate = LOAD × capacity / (mean shards × mean run time)).
+# The stream, per seed (internal/sim's DrawStream, through test/steer/stream): JOBS
+# single-GPU tasks of the trace's default workload, drawn with replacement; a task's GPU
+# share becomes that share of a REF GiB GPU, rounded up (1 GiB shards), its run time the
+# trace's (deletion − scheduled) over TSCALE, kept within DMIN..DMAX seconds; a share
+# LARGE of the jobs ask instead a large slice, LARGE_MIN..LARGE_MAX GiB; Poisson
+# arrivals at the rate that offers LOAD times the lab's shards (rate = LOAD × capacity /
+# (mean shards × mean run time)). Waits are also split by size: jobs over half the
+# stream's largest request, and the others. After each seed's two runs, the simulator
+# replays the same stream on the same GPUs (first fit for native, gpumem for pinned).
 #
-# Environment: LOAD (1.2), REF (24), TSCALE (30), DMIN (5), DMAX (120), HORIZON (60),
+# Environment: LOAD (1.2), REF (24), TSCALE (30), DMIN (5), DMAX (120), LARGE (0),
+# LARGE_MIN (12), LARGE_MAX (40), HORIZON (60),
 # INTERVAL (steer's, 2s), UNPIN (its --unpin-after, 20s), RESULTS (a TSV of every run's
 # figures, for test/e2e), SCALE_LOGS (a folder to keep each run's stream, accounting,
 # samples and steer log in), LAB_SLURM (24.11; 26.05 also has typed shards). It brings the
@@ -38,6 +43,7 @@ SEEDS=${1:-42 43 44}
 NODES=${2:-64}
 JOBS=${3:-600}
 LOAD=${LOAD:-1.2} REF=${REF:-24} TSCALE=${TSCALE:-30} DMIN=${DMIN:-5} DMAX=${DMAX:-120}
+LARGE=${LARGE:-0} LARGE_MIN=${LARGE_MIN:-12} LARGE_MAX=${LARGE_MAX:-40}
 HORIZON=${HORIZON:-60} INTERVAL=${INTERVAL:-2s} UNPIN=${UNPIN:-20s}
 typed=$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --gate typed-shards)
 export LAB_SLURM=${LAB_SLURM:-$(echo "$typed" | head -1)}
@@ -102,27 +108,17 @@ if [ "$(in_lab sinfo -h -N -o %N 2>/dev/null | sort -u | grep -c '^s[0-9]')" != 
 	started_lab=1
 fi
 
-# Shard capacity and the nodes, from the lab's own report.
-read -r CAPACITY GPUS < <(in_lab "$BIN" steer report -o json | jq -r '[([.gpus[] | .used + .free] | add), (.gpus | length)] | @tsv')
+# Shard capacity and the nodes, from the lab's own report (kept for the replays).
+(cd "$REPO" && go build -o "$WORK/streamtool" ./test/steer/stream) || die "cannot build test/steer/stream"
+in_lab "$BIN" steer report -o json >"$WORK/gpus.json"
+read -r CAPACITY GPUS < <(jq -r '[([.gpus[] | .used + .free] | add), (.gpus | length)] | @tsv' "$WORK/gpus.json")
 echo "lab: $NODES nodes, $GPUS GPUs, $CAPACITY shards (Slurm $LAB_SLURM); $JOBS jobs a run at load $LOAD"
 
-# stream SEED prints "offset shards seconds" a job, offsets in seconds from the start.
+# stream SEED prints "offset shards seconds" a job, offsets in seconds from the start
+# (internal/sim's DrawStream, the same stream the simulator replays below).
 stream() {
-	awk -F, -v seed="$1" -v n="$JOBS" -v ref="$REF" -v ts="$TSCALE" -v dmin="$DMIN" -v dmax="$DMAX" \
-		-v load="$LOAD" -v cap="$CAPACITY" '
-		NR > 1 && $4 == 1 && $5 > 0 && $10 > $9 {
-			d = ($10 - $9) / ts
-			if (d < dmin) d = dmin
-			if (d > dmax) d = dmax
-			s[m] = int(($5 * ref + 999) / 1000); t[m] = int(d + 0.5); m++
-		}
-		END {
-			srand(seed)
-			for (k = 0; k < n; k++) { j = int(rand() * m); S[k] = s[j]; D[k] = t[j]; ss += S[k]; sd += D[k] }
-			rate = load * cap / ((ss / n) * (sd / n)) # Little: rate x run time x shards = offered
-			at = 0
-			for (k = 0; k < n; k++) { printf "%.3f %d %d\n", at, S[k], D[k]; at += -log(1 - rand()) / rate }
-		}' "$PODS"
+	"$WORK/streamtool" draw -pods "$PODS" -seed "$1" -jobs "$JOBS" -capacity "$CAPACITY" -load "$LOAD" -ref "$REF" \
+		-tscale "$TSCALE" -dmin "$DMIN" -dmax "$DMAX" -large "$LARGE" -large-min "$LARGE_MIN" -large-max "$LARGE_MAX"
 }
 
 reset() {
@@ -203,7 +199,7 @@ run() {
 		install -d "$SCALE_LOGS"
 		for f in stream ids acct samples steer.log; do cp "$WORK/$f" "$SCALE_LOGS/$name.$f"; done
 	fi
-	awk -v end="$end" -v t0="${t0%.*}" -v cap="$CAPACITY" -v lag="$lag" \
+	awk -v end="$end" -v t0="${t0%.*}" -v cap="$CAPACITY" -v lag="$lag" -v big="$(sort -n -k2 "$WORK/stream" | tail -1 | cut -d' ' -f2)" \
 		-v unpinned="$(grep -c 'unpinned job' "$WORK/steer.log" || true)" '
 		FILENAME ~ /ids$/ { size[$1] = $2; next }
 		FILENAME ~ /acct$/ {
@@ -211,6 +207,8 @@ run() {
 			if (!(id in size)) next
 			if (f[3] ~ /^[0-9]+$/ && f[3] > 0 && f[3] <= end) {
 				started++; w[started] = f[3] - f[2]; wsum += w[started]
+				# by size: over half the largest request of the stream, or not
+				k = (2 * size[id] > big); ws[k] += w[started]; nw[k]++
 				e = (f[4] ~ /^[0-9]+$/ && f[4] > 0 && f[4] < end) ? f[4] : end
 				held += size[id] * (e - f[3])
 			} else pending++
@@ -222,37 +220,50 @@ run() {
 			n = 0; for (id in pin) n++
 			asort_w()
 			p95 = started ? w[int(0.95 * (started - 1)) + 1] : 0
-			printf "%d %d %.1f %.1f %.1f %.1f %d %d %.1f\n", started, pending + 0, started ? wsum / started : 0, p95,
+			printf "%d %d %.1f %.1f %.1f %.1f %.1f %.1f %d %d %.1f\n", started, pending + 0, started ? wsum / started : 0, p95,
+				nw[0] ? ws[0] / nw[0] : 0, nw[1] ? ws[1] / nw[1] : 0,
 				100 * held / (cap * (end - t0)), ns ? st / ns : 0, n, unpinned, lag
 		}
 		function asort_w(   i, j, x) { for (i = 2; i <= started; i++) { x = w[i]; for (j = i - 1; j > 0 && w[j] > x; j--) w[j + 1] = w[j]; w[j + 1] = x } }
 	' "$WORK/ids" "$WORK/acct" "$WORK/samples"
 }
 
-cols="started pending wait_mean_s wait_p95_s alloc_pct stranded pinned unpinned lag_s"
-printf '%-5s %-7s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' seed mode $cols
+cols="started pending wait_mean_s wait_p95_s wait_small_s wait_large_s alloc_pct stranded pinned unpinned lag_s"
+printf '%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' seed mode $cols
 [ -n "${RESULTS:-}" ] && printf 'seed\tmode\t%s\n' "${cols// /$'\t'}" >"$RESULTS"
 for seed in $SEEDS; do
 	for mode in native pinned; do
 		run "$seed" "$mode" >"$WORK/r" # not in a subshell: cleanup must see its helpers
 		r=$(cat "$WORK/r")
-		printf '%-5s %-7s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' "$seed" "$mode" $r
+		printf '%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' "$seed" "$mode" $r
 		[ -n "${RESULTS:-}" ] && printf '%s\t%s\t%s\n' "$seed" "$mode" "${r// /$'\t'}" >>"$RESULTS"
 		echo "$seed $mode $r" >>"$WORK/all"
 	done
+	# The simulator's replay of the same stream on the same GPUs (internal/sim,
+	# ReplayStream): first fit for native, gpumem's policy for pinned; every job runs to
+	# its end there, so started counts all, and allocation is over the arrival span.
+	"$WORK/streamtool" replay -gpus "$WORK/gpus.json" -stream "$WORK/stream" | while read -r pol st wm wp wsm wl al; do
+		printf '%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' "$seed" "sim-$pol" "$st" - "$wm" "$wp" "$wsm" "$wl" "$al" - - - -
+		echo "$seed sim-$pol $st 0 $wm $wp $wsm $wl $al 0 0 0 0" >>"$WORK/sim"
+	done
 done
-# Paired differences, pinned − native per seed: mean ± standard error over the seeds.
-awk -v cols="$cols" '
-	{ for (i = 3; i <= 8; i++) v[$1, $2, i] = $i; seen[$1] = 1 }
-	END {
-		split(cols, c, " ")
-		for (s in seen) k++
-		printf "pinned - native over %d seed(s):", k
-		for (i = 3; i <= 8; i++) {
-			m = 0; q = 0
-			for (s in seen) { d = v[s, "pinned", i] - v[s, "native", i]; m += d; q += d * d }
-			m /= k; se = (k > 1) ? sqrt((q - k * m * m) / (k - 1) / k) : 0
-			printf " %s %+.1f±%.1f", c[i - 2], m, se
-		}
-		print ""
-	}' "$WORK/all"
+# Paired differences per seed, b − a: mean ± standard error over the seeds; for the lab
+# (pinned − native) and for the simulator's replay of the same streams.
+paired() {
+	awk -v cols="$cols" -v a="$1" -v b="$2" -v what="$3" '
+		{ for (i = 3; i <= 10; i++) v[$1, $2, i] = $i; seen[$1] = 1 }
+		END {
+			split(cols, c, " ")
+			for (s in seen) k++
+			printf "%s over %d seed(s):", what, k
+			for (i = 3; i <= 10; i++) {
+				m = 0; q = 0
+				for (s in seen) { d = v[s, b, i] - v[s, a, i]; m += d; q += d * d }
+				m /= k; se = (k > 1) ? sqrt((q - k * m * m) / (k - 1) / k) : 0
+				printf " %s %+.1f±%.1f", c[i - 2], m, se
+			}
+			print ""
+		}' "$4"
+}
+paired native pinned "pinned - native" "$WORK/all"
+paired sim-first-fit sim-gpumem "simulator, gpumem - first-fit (started, pending and stranded not modelled)" "$WORK/sim"
