@@ -17,6 +17,7 @@ import (
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/drainreason"
 	"github.com/gpumem/gpumem/internal/fence"
+	"github.com/gpumem/gpumem/internal/fencehook"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/nvmlsrc"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -58,22 +59,22 @@ func newFenceNode(t *testing.T, fences [2]string, answer string) *fenceNode {
 
 // env is slurmd's prolog environment for job id, plus whatever a hostile user might
 // hope reaches it; slices is what Slurm allocated.
-func (n *fenceNode) env(id string, slices []fence.Slice, extra map[string]string) fenceEnv {
+func (n *fenceNode) env(id string, slices []fence.Slice, extra map[string]string) fencehook.Env {
 	vars := map[string]string{"SLURM_JOB_ID": id, "SLURMD_NODENAME": "n1"}
 	for k, v := range extra {
 		vars[k] = v
 	}
 	e := realFenceEnv()
-	e.getenv = func(k string) string { return vars[k] }
-	e.allocated = func(_ context.Context, _, job, node string) ([]fence.Slice, error) {
+	e.Getenv = func(k string) string { return vars[k] }
+	e.Allocated = func(_ context.Context, _, job, node string) ([]fence.Slice, error) {
 		n.asked++
 		if job != id || node != "n1" {
 			return nil, fmt.Errorf("asked for job %s on %s", job, node)
 		}
 		return slices, nil
 	}
-	e.drain = func(_, node, reason string) error { n.drained = append(n.drained, node+": "+reason); return nil }
-	e.resumeFence = func(_, node, job string) (bool, error) {
+	e.Drain = func(_, node, reason string) error { n.drained = append(n.drained, node+": "+reason); return nil }
+	e.ResumeFence = func(_, node, job string) (bool, error) {
 		for i, d := range n.drained {
 			if drainreason.FenceJob(strings.TrimPrefix(d, node+": ")) == job {
 				n.drained = append(n.drained[:i], n.drained[i+1:]...)
@@ -83,14 +84,14 @@ func (n *fenceNode) env(id string, slices []fence.Slice, extra map[string]string
 		return false, nil
 	}
 	// The prolog's own cgroup, where slurmstepd started it: the job's extern step.
-	e.readFile = func(p string) ([]byte, error) {
+	e.ReadFile = func(p string) ([]byte, error) {
 		if p != "/proc/self/cgroup" {
 			return nil, fmt.Errorf("%s not read here", p)
 		}
 		return []byte("0::/" + testScope + "/job_" + id + "/step_extern/slurm\n"), nil
 	}
-	e.now = func() time.Time { return time.Unix(0, 0) }
-	e.sleep = func(d time.Duration) { n.slept += d }
+	e.Now = func() time.Time { return time.Unix(0, 0) }
+	e.Sleep = func(d time.Duration) { n.slept += d }
 	return e
 }
 
@@ -141,7 +142,7 @@ func TestFencePrologSetsTheSliceOnTheJobCgroup(t *testing.T) {
 	if got := n.calls(t); !reflect.DeepEqual(got, want) {
 		t.Fatalf("limits set %+v; want %+v", got, want)
 	}
-	if f := JobFence(n.state, "42"); f != inventory.FenceDriver {
+	if f := fencehook.JobFence(n.state, "42"); f != inventory.FenceDriver {
 		t.Errorf("recorded fence %q; want driver", f)
 	}
 	// The epilog clears both GPUs and the record.
@@ -154,7 +155,7 @@ func TestFencePrologSetsTheSliceOnTheJobCgroup(t *testing.T) {
 			t.Errorf("GPU %d: limit %+v left after the epilog", gpu, c)
 		}
 	}
-	if f := JobFence(n.state, "42"); f != "" {
+	if f := fencehook.JobFence(n.state, "42"); f != "" {
 		t.Errorf("fence record %q left after the epilog", f)
 	}
 }
@@ -176,9 +177,9 @@ func TestFencePrologJobsWithoutALimit(t *testing.T) {
 		n.jobDir(t, "7")
 		var errb bytes.Buffer
 		rc := fenceProlog([]string{"--config", n.conf}, n.env("7", c.slices, nil), &errb)
-		if rc != 0 || len(n.calls(t)) != 0 || n.asked != c.asked || JobFence(n.state, "7") != c.fence {
+		if rc != 0 || len(n.calls(t)) != 0 || n.asked != c.asked || fencehook.JobFence(n.state, "7") != c.fence {
 			t.Errorf("%s: rc %d, calls %+v, asked Slurm %d times, fence %q (%s); want rc 0, no call, %d, %q",
-				c.name, rc, n.calls(t), n.asked, JobFence(n.state, "7"), errb.String(), c.asked, c.fence)
+				c.name, rc, n.calls(t), n.asked, fencehook.JobFence(n.state, "7"), errb.String(), c.asked, c.fence)
 		}
 	}
 }
@@ -225,18 +226,18 @@ func TestFencePrologOnARealNodeNeedsToRunInTheJob(t *testing.T) {
 	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
 	dir := n.jobDir(t, "5")
 	e := n.env("5", []fence.Slice{{GPU: 0, Shards: 2}}, nil)
-	fake := e.openNVML
-	e.openNVML = func(spec string) (fence.Lib, string, func(), error) {
+	fake := e.OpenNVML
+	e.OpenNVML = func(spec string) (fence.Lib, string, func(), error) {
 		lib, _, closeLib, err := fake(spec)
 		return lib, nvmlsrc.KindReal, closeLib, err
 	}
-	e.readFile = func(string) ([]byte, error) { return []byte("0::/system.slice/slurmd.service\n"), nil }
+	e.ReadFile = func(string) ([]byte, error) { return []byte("0::/system.slice/slurmd.service\n"), nil }
 	var errb bytes.Buffer
 	if rc := fenceProlog([]string{"--config", n.conf}, e, &errb); rc != 1 || !strings.Contains(errb.String(), "RunInJob") {
 		t.Fatalf("rc %d, %s; want a failure that names RunInJob", rc, errb.String())
 	}
 	rel, _ := filepath.Rel(n.root, dir)
-	e.readFile = func(string) ([]byte, error) { return []byte("0::/" + rel + "/step_extern/slurm\n"), nil }
+	e.ReadFile = func(string) ([]byte, error) { return []byte("0::/" + rel + "/step_extern/slurm\n"), nil }
 	if rc := fenceProlog([]string{"--config", n.conf}, e, &errb); rc != 0 {
 		t.Fatalf("rc %d in the job's extern step: %s", rc, errb.String())
 	}
@@ -310,7 +311,7 @@ func TestFenceCheckRunsAStepOnlyAfterTheProlog(t *testing.T) {
 	if rc := fenceCheck([]string{"--config", n.conf}, n.env("12", slices, nil), &errb); rc != 1 || !strings.Contains(errb.String(), "so this step does not run unfenced") {
 		t.Errorf("fence-check after a failed prolog, node no longer fencing: rc %d (%s); want 1", rc, errb.String())
 	}
-	if f := JobFence(n.state, "12"); f != "" {
+	if f := fencehook.JobFence(n.state, "12"); f != "" {
 		t.Errorf("the task prolog reads fence %q for a failed run; want none", f)
 	}
 }
@@ -338,8 +339,8 @@ func TestFencePrologWaitsOutAControllerRestart(t *testing.T) {
 			n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
 			n.jobDir(t, "42")
 			env := n.env("42", slices, nil)
-			real := env.allocated
-			env.allocated = func(ctx context.Context, s, job, node string) ([]fence.Slice, error) {
+			real := env.Allocated
+			env.Allocated = func(ctx context.Context, s, job, node string) ([]fence.Slice, error) {
 				if n.asked < c.fails {
 					n.asked++
 					return nil, c.err
@@ -368,7 +369,7 @@ func TestFenceEpilogClearsOnlyTheRecordedCgroup(t *testing.T) {
 	if rc := fenceProlog([]string{"--config", n.conf}, n.env("42", []fence.Slice{{GPU: 1, Shards: 5}}, nil), &errb); rc != 0 {
 		t.Fatalf("prolog rc %d: %s", rc, errb.String())
 	}
-	r, ok := readRecord(n.state, "42")
+	r, ok := fencehook.ReadRecord(n.state, "42")
 	if !ok || r.Cgroup != dir || r.CgroupID == 0 || !reflect.DeepEqual(r.GPUs, []int{1}) || r.Fence != inventory.FenceDriver {
 		t.Fatalf("record %+v; want GPU 1 on %s with its inode", r, dir)
 	}
@@ -379,7 +380,7 @@ func TestFenceEpilogClearsOnlyTheRecordedCgroup(t *testing.T) {
 	if got := n.calls(t); len(got) != before {
 		t.Errorf("the epilog cleared a directory made after the prolog: %+v", got[before:])
 	}
-	if _, ok := readRecord(n.state, "42"); ok {
+	if _, ok := fencehook.ReadRecord(n.state, "42"); ok {
 		t.Errorf("record left after the epilog")
 	}
 }
@@ -392,7 +393,7 @@ func TestFencePrologDeadline(t *testing.T) {
 	os.WriteFile(n.conf, append(b, "FenceTimeout = 1s\n"...), 0o644)
 	n.jobDir(t, "42")
 	env := n.env("42", nil, nil)
-	env.allocated = func(context.Context, string, string, string) ([]fence.Slice, error) { select {} }
+	env.Allocated = func(context.Context, string, string, string) ([]fence.Slice, error) { select {} }
 	var errb bytes.Buffer
 	start := time.Now()
 	rc := fenceProlog([]string{"--config", n.conf}, env, &errb)
@@ -457,10 +458,10 @@ func TestFenceSweepClearsWhatEndedJobsLeft(t *testing.T) {
 	if c != 1 || left41 || !left42 {
 		t.Fatalf("swept %d; limit left on 41 %v, on 42 %v; want 41 cleared, 42 kept", c, left41, left42)
 	}
-	if _, ok := readRecord(n.state, "41"); ok {
+	if _, ok := fencehook.ReadRecord(n.state, "41"); ok {
 		t.Errorf("record of ended job 41 kept")
 	}
-	if _, ok := readRecord(n.state, "42"); !ok {
+	if _, ok := fencehook.ReadRecord(n.state, "42"); !ok {
 		t.Errorf("record of running job 42 removed")
 	}
 }
@@ -471,33 +472,13 @@ func TestFenceSweepClearsWhatEndedJobsLeft(t *testing.T) {
 // "no GPUs here", which let the batch script start unfenced until slurmstepd cancelled
 // it (seen on 23.11).
 func TestFenceHookOfAJobSlurmNoLongerRunsHere(t *testing.T) {
-	uses := []slurmcli.Use{{Node: "n1", GPU: 1, Shards: 10}}
-	for _, c := range []struct {
-		name string
-		job  slurmcli.Job
-		want int // slices, or -1 for an error
-	}{
-		{"running here", slurmcli.Job{ID: "12", State: "RUNNING", Nodes: []string{"n1"}, Uses: uses}, 1},
-		{"running here, no GPU", slurmcli.Job{ID: "12", State: "RUNNING", Nodes: []string{"n0", "n1"}}, 0},
-		{"completing after a requeue", slurmcli.Job{ID: "12", State: "COMPLETING", Nodes: []string{"n1"}}, -1},
-		{"pending after a requeue", slurmcli.Job{ID: "12", State: "PENDING"}, -1},
-		{"running elsewhere", slurmcli.Job{ID: "12", State: "RUNNING", Nodes: []string{"n2"}}, -1},
-		{"no state", slurmcli.Job{ID: "12", Nodes: []string{"n1"}, Uses: uses}, -1},
-	} {
-		got, err := slicesOn(c.job, "n1")
-		if (err != nil) != (c.want < 0) || (err == nil && len(got) != c.want) {
-			t.Errorf("%s: %v, %v; want %d slices (-1: an error)", c.name, got, err, c.want)
-		}
-		if err != nil && !strings.Contains(err.Error(), "not running on n1") {
-			t.Errorf("%s: error %q does not say why", c.name, err)
-		}
-	}
-	// The check then fails the step, whatever the record said before.
+	// fencehook.SlicesOn refuses to read such a record as "no GPUs here"; the check
+	// then fails the step, whatever the record said before.
 	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
 	n.jobDir(t, "12")
 	env := n.env("12", nil, map[string]string{"GPUMEM_FENCE": "driver"})
-	env.allocated = func(context.Context, string, string, string) ([]fence.Slice, error) {
-		return slicesOn(slurmcli.Job{ID: "12", State: "COMPLETING", Nodes: []string{"n1"}}, "n1")
+	env.Allocated = func(context.Context, string, string, string) ([]fence.Slice, error) {
+		return fencehook.SlicesOn(slurmcli.Job{ID: "12", State: "COMPLETING", Nodes: []string{"n1"}}, "n1")
 	}
 	var errb bytes.Buffer
 	if rc := fenceCheck([]string{"--config", n.conf}, env, &errb); rc != 1 || !strings.Contains(errb.String(), "so this step does not run unfenced") {

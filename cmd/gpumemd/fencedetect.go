@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/gpumem/gpumem/internal/fence"
 	"github.com/gpumem/gpumem/internal/inventory"
@@ -55,40 +54,17 @@ func fenceProbe(opt options, conf *slurmconf.Conf, confErr error) (p fence.Probe
 // probeCgroup is the cgroup gpumemd makes below the cgroup2 root to probe the fence.
 const probeCgroup = "gpumem.probe"
 
-// SpankPlugin is the file name of gpumem's SPANK plugin (cgo/spank).
-const SpankPlugin = "spank_gpumem.so"
-
 // fenceHook is "" when Slurm runs gpumemd's hook as root after the job's cgroup exists
-// and before the job's first step, else why not. Two ways do (docs/gpumemd.md): the
-// Prolog with PrologFlags=RunInJob (24.05 and later), or gpumem's SPANK plugin, required
-// in plugstack.conf, in the extern step that PrologFlags=Contain starts (any release;
-// the only way on 22.05, whose Prolog runs in slurmd before the cgroup exists).
+// and before the job's first step, else why not (fence.HookProblem).
 func fenceHook(conf *slurmconf.Conf, confPath string) string {
-	flags := conf.Params["prologflags"]
-	prolog := conf.Params["prolog"]
-	if (strings.Contains(prolog, "gpumemd") || strings.Contains(prolog, "gpumem-prolog")) && hasFlag(flags, "runinjob") {
-		return ""
-	}
 	stack := slurmconf.PlugStackPath(conf, confPath)
-	spank, err := slurmconf.RequiresSpank(stack, SpankPlugin)
-	switch {
-	case spank && (hasFlag(flags, "contain") || hasFlag(flags, "runinjob")):
-		return ""
-	case spank:
-		return "plugstack.conf requires " + SpankPlugin + " but slurm.conf's PrologFlags lack Contain: no extern step runs it before the job"
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return "neither slurm.conf's Prolog with PrologFlags=RunInJob nor a readable plugstack.conf: " + err.Error()
-	}
-	return "neither gpumemd's prolog with PrologFlags=Contain,RunInJob (Slurm 24.05 or later) nor " + SpankPlugin + " required in " + stack + " with PrologFlags=Contain: nothing sets the limit after the job's cgroup exists"
-}
-
-func hasFlag(list, flag string) bool {
-	for _, f := range strings.Split(list, ",") {
-		if strings.EqualFold(strings.TrimSpace(f), flag) {
-			return true
-		}
-	}
-	return false
+	return fence.HookProblem(fence.Hooks{
+		Prolog:    conf.Params["prolog"],
+		Contain:   conf.HasPrologFlag("contain"),
+		RunInJob:  conf.HasPrologFlag("runinjob"),
+		PlugStack: stack,
+		Spank:     func() (bool, error) { return slurmconf.RequiresSpank(stack, fence.SpankPlugin) },
+	})
 }
 
 // setFences fills each GPU's Fence from what this node really answers, and logs why a

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpumem/gpumem/internal/config"
+	"github.com/gpumem/gpumem/internal/fencehook"
 	"github.com/gpumem/gpumem/internal/inventory"
 )
 
@@ -49,7 +50,7 @@ func taskProlog(args []string, getenv func(string) string, stdout, stderr io.Wri
 // gets no line.
 func fenceLine(path string, getenv func(string) string) string {
 	node, _ := config.LoadGpumemd(path)
-	if f := JobFence(node.FenceState, getenv("SLURM_JOB_ID")); f != "" {
+	if f := fencehook.JobFence(node.FenceState, getenv("SLURM_JOB_ID")); f != "" {
 		return "export GPUMEM_FENCE=" + f
 	}
 	switch v := getenv("CUDA_VISIBLE_DEVICES"); {

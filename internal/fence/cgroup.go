@@ -52,7 +52,7 @@ func FindJobCgroup(procSelfCgroup []byte, root, scope string, jobID uint64) (str
 	}
 	where := func() string { return path.Join(root, rel) }
 	if at < 0 || at+2 >= len(parts) {
-		return "", fmt.Errorf("fence: the hook runs in %s, not in a job step below Slurm's slurmstepd scope: run it as the Prolog with PrologFlags=Contain,RunInJob (Slurm 24.05 or later) or from %s with PrologFlags=Contain, with Slurm's cgroup/v2 plugin", where(), "spank_gpumem.so")
+		return "", fmt.Errorf("fence: the hook runs in %s, not in a job step below Slurm's slurmstepd scope: run it as the Prolog with PrologFlags=Contain,RunInJob (Slurm 24.05 or later) or from %s with PrologFlags=Contain, with Slurm's cgroup/v2 plugin", where(), SpankPlugin)
 	}
 	scopeDir := strings.Join(parts[:at+1], "/")
 	if scope != "" && scopeDir != scope {

@@ -117,3 +117,14 @@ func Plan(slices []Slice, gpus []inventory.GPU, unitMiB int64) (Decision, error)
 	}
 	return d, nil
 }
+
+// Promised says whether any of gpus (this node's inventory) said it holds the driver
+// fence: only then does a hook ask Slurm or NVML anything for a job.
+func Promised(gpus []inventory.GPU) bool {
+	for _, g := range gpus {
+		if g.FenceOf() == inventory.FenceDriver {
+			return true
+		}
+	}
+	return false
+}

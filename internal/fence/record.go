@@ -32,6 +32,15 @@ type Record struct {
 	Failed   string `json:"failed,omitempty"`
 }
 
+// Held is the fence the job got by this record: "" when it held no GPU here or its
+// fence failed.
+func (r Record) Held() string {
+	if r.Fence == NoGPUs || r.Failed != "" {
+		return ""
+	}
+	return r.Fence
+}
+
 // MaxFailed bounds a record's reason: the first line of an error, clipped.
 const MaxFailed = 1 << 10
 
