@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,25 +95,9 @@ const (
 	ShardTypesPerGPU ShardTypes = "per-gpu"
 )
 
-// Default is the configuration used for every key the file does not set correctly.
-func Default() Config {
-	return Config{
-		ShardUnitMiB:    shard.DefaultUnitMiB,
-		PlacementPolicy: "first-fit",
-		PreferMIG:       false,
-		InventoryPath:   DefaultInventoryDir,
-		SlurmConf:       "/etc/slurm/slurm.conf",
-		OnError:         Open,
-		LogLevel:        LevelInfo,
-		ReloadInterval:  10 * time.Second,
-		ShardTypes:      ShardTypesNone,
-		PinPolicy:       "gpumem",
-		UsageSnapshot:   "/var/lib/gpumem/usage.json",
-		UsageMaxAge:     30 * time.Second,
-		RefusalCounts:   "/var/lib/gpumem/refusals.json",
-		Fence:           FenceOff,
-	}
-}
+// Default is the configuration used for every key the file does not set correctly: each
+// top-level key's Default.
+func Default() Config { return defaults(topKeys) }
 
 // Load reads path. A missing file is not an error (Default applies); an unreadable or
 // broken one returns Default for what could not be read, and the error.
@@ -122,7 +107,7 @@ func Load(path string) (Config, error) { return topLevel.load(path) }
 // (a typo must not silently fall back to a default); sections are left to their owners.
 func Parse(b []byte) (Config, error) { return topLevel.parse(b) }
 
-var topLevel = section[Config]{def: Default, setters: setters, known: knownKeys, renamed: renamed}
+var topLevel = sectionOf("", topKeys).renaming(renamed)
 
 // renamed are the keys that had another name: the old name (lower case) still sets the
 // key, deprecated.
@@ -132,27 +117,29 @@ var renamed = map[string]string{
 	"policy": "PlacementPolicy",
 }
 
-// setters are keyed by lower-case name because the file is read case-insensitively,
-// so ShardUnit, shardunit and SHARDUNIT all work.
-var setters = map[string]func(*Config, string) error{
-	"shardunit":       func(c *Config, v string) error { return assign(&c.ShardUnitMiB, v, parseSize) },
-	"placementpolicy": func(c *Config, v string) error { return assign(&c.PlacementPolicy, v, parsePolicy) },
-	"prefermig":       func(c *Config, v string) error { return assign(&c.PreferMIG, v, parseBool) },
-	"inventorypath":   func(c *Config, v string) error { return assign(&c.InventoryPath, v, parsePath) },
-	"slurmconf":       func(c *Config, v string) error { return assign(&c.SlurmConf, v, parsePath) },
-	"onerror":         func(c *Config, v string) error { return assign(&c.OnError, v, parseOnError) },
-	"loglevel":        func(c *Config, v string) error { return assign(&c.LogLevel, v, parseLevel) },
-	"reloadinterval":  func(c *Config, v string) error { return assign(&c.ReloadInterval, v, durationIn(0, time.Hour)) },
-	"pools":           func(c *Config, v string) error { return assign(&c.Pools, v, parsePools) },
-	"targetsizes":     func(c *Config, v string) error { return assign(&c.TargetSizesMiB, v, parseTargetSizes) },
-	"shardtypes":      func(c *Config, v string) error { return assign(&c.ShardTypes, v, parseShardTypes) },
-	"pinpolicy":       func(c *Config, v string) error { return assign(&c.PinPolicy, v, parsePolicy) },
-	"usagesnapshot":   func(c *Config, v string) error { return assign(&c.UsageSnapshot, v, parsePath) },
-	"refusalcounts":   func(c *Config, v string) error { return assign(&c.RefusalCounts, v, parsePathOrNone) },
-	"usagemaxage": func(c *Config, v string) error {
-		return assign(&c.UsageMaxAge, v, durationIn(units.AboveZero, time.Hour))
-	},
-	"fence": func(c *Config, v string) error { return assign(&c.Fence, v, parseFence) },
+type tk = Key[Config]
+
+// topKeys: one row per top-level key (read in any case: ShardUnit, shardunit and
+// SHARDUNIT all work), in the order the error for an unknown key lists them. A
+// top-level key is no flag: the plugins read it, and each command that takes one of
+// them as a flag names its own.
+var topKeys = []tk{
+	setting("ShardUnit", strconv.FormatInt(shard.DefaultUnitMiB, 10), func(c *Config) *int64 { return &c.ShardUnitMiB }, parseSize),
+	setting("PlacementPolicy", "first-fit", func(c *Config) *string { return &c.PlacementPolicy }, parsePolicy),
+	setting("PreferMIG", "no", func(c *Config) *bool { return &c.PreferMIG }, parseBool),
+	setting("InventoryPath", DefaultInventoryDir, func(c *Config) *string { return &c.InventoryPath }, parsePath),
+	setting("SlurmConf", "/etc/slurm/slurm.conf", func(c *Config) *string { return &c.SlurmConf }, parsePath),
+	setting("OnError", string(Open), func(c *Config) *OnError { return &c.OnError }, parseOnError),
+	setting("LogLevel", LevelInfo.String(), func(c *Config) *Level { return &c.LogLevel }, parseLevel),
+	setting("ReloadInterval", "10s", func(c *Config) *time.Duration { return &c.ReloadInterval }, durationIn(0, time.Hour)),
+	setting("Pools", "", func(c *Config) *[]Pool { return &c.Pools }, parsePools),
+	setting("TargetSizes", "", func(c *Config) *[]int64 { return &c.TargetSizesMiB }, parseTargetSizes),
+	setting("ShardTypes", string(ShardTypesNone), func(c *Config) *ShardTypes { return &c.ShardTypes }, parseShardTypes),
+	setting("PinPolicy", "gpumem", func(c *Config) *string { return &c.PinPolicy }, parsePolicy),
+	setting("UsageSnapshot", "/var/lib/gpumem/usage.json", func(c *Config) *string { return &c.UsageSnapshot }, parsePath),
+	setting("UsageMaxAge", "30s", func(c *Config) *time.Duration { return &c.UsageMaxAge }, durationIn(units.AboveZero, time.Hour)),
+	setting("RefusalCounts", "/var/lib/gpumem/refusals.json", func(c *Config) *string { return &c.RefusalCounts }, parsePathOrNone),
+	setting("Fence", string(FenceOff), func(c *Config) *Fence { return &c.Fence }, parseFence),
 }
 
 // assign stores a parsed value only when it is good, so a bad key keeps its default.
@@ -162,10 +149,6 @@ func assign[T any](dst *T, v string, parse func(string) (T, error)) error {
 		*dst = x
 	}
 	return err
-}
-
-func knownKeys() string {
-	return "ShardUnit, PlacementPolicy, PreferMIG, InventoryPath, SlurmConf, OnError, LogLevel, ReloadInterval, Pools, TargetSizes, ShardTypes, PinPolicy, UsageSnapshot, UsageMaxAge, RefusalCounts, Fence"
 }
 
 func parsePolicy(v string) (string, error) {

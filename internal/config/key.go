@@ -9,10 +9,12 @@ import (
 	"github.com/gpumem/gpumem/internal/units"
 )
 
-// Key is one setting of a gpumem.conf section whose keys are also flags ([gpumemd],
-// [mig]): its name in the file, the flag that sets the same value, its default, and the
-// one setter the file, the flag and the default all go through, so that a value is taken
-// on the command line exactly when it is taken in the file, and means the same.
+// Key is one setting of gpumem.conf: its name in the file, its default, and the one
+// setter the file and the default go through, so that a default is always a value the
+// key takes. The keys of a section that are also flags ([gpumemd], [mig]) name the flag
+// that sets the same value through the same setter, so that a value is taken on the
+// command line exactly when it is taken in the file, and means the same; a top-level
+// key has no Flag, Type, Help or Get.
 type Key[C any] struct {
 	Name    string // in gpumem.conf, e.g. PollInterval (read in any case)
 	Flag    string // gpumemd's flag, e.g. poll-interval
@@ -47,12 +49,28 @@ func sectionOf[C any](name string, keys []Key[C]) section[C] {
 		known: func() string { return known }}
 }
 
+// renaming is s, with old key names still read (see section.renamed).
+func (s section[C]) renaming(old map[string]string) section[C] {
+	s.renamed = old
+	return s
+}
+
+// setting is a top-level key: no flag sets it.
+func setting[T any](name, def string, field func(*Config) *T, parse func(string) (T, error)) Key[Config] {
+	return Key[Config]{Name: name, Default: def, Set: setter(field, parse)}
+}
+
+// setter sets the field of *C the key names with parse's value, only a good one.
+func setter[C, T any](field func(*C) *T, parse func(string) (T, error)) func(*C, string) error {
+	return func(c *C, v string) error { return assign(field(c), v, parse) }
+}
+
 // The key makers below pair a field with how it is read and shown. field returns the
 // field of *C the key sets.
 
 func keyOf[C, T any](name, flag, def, typ, help string, field func(*C) *T, parse func(string) (T, error), show func(T) string) Key[C] {
 	return Key[C]{Name: name, Flag: flag, Default: def, Type: typ, Help: help,
-		Set: func(c *C, v string) error { return assign(field(c), v, parse) },
+		Set: setter(field, parse),
 		Get: func(c *C) string { return show(*field(c)) }}
 }
 
