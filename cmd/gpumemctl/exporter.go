@@ -99,7 +99,7 @@ last view and never waits on Slurm. See docs/monitoring.md.`,
 	fl.Var(&f.sizes, "sizes", "as --fragmentation-sizes")
 	_ = fl.MarkDeprecated("sizes", "use --fragmentation-sizes with units, such as --fragmentation-sizes 10G,20G,40G")
 	fl.StringVar(&f.refusals, "refusal-counts", "", "job_submit's refusal counts file, none for no refusal series (default: gpumem.conf's RefusalCounts)")
-	fl.DurationVar(&f.interval, "interval", 30*time.Second, "time between two readings of Slurm")
+	cliflag.DurationVar(fl, &f.interval, "interval", 30*time.Second, "time between two readings of Slurm")
 	fl.StringVar(&f.webConfig, "web.config.file", "", "Prometheus exporter-toolkit web config for TLS and basic auth")
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/units"
 	"io"
 	"net"
@@ -79,12 +80,12 @@ bucket). Nodes are given as gpumemd URLs; with TLS or basic auth (the node's
 // addFlags adds the flags that reach the nodes' gpumemd and bound what is read.
 func (f *jobsFlags) addFlags(fs *pflag.FlagSet, since time.Duration, limit int) {
 	fs.StringSliceVar(&f.urls, "url", []string{"http://localhost:9402"}, "gpumemd base URL(s), e.g. https://gpu01:9402 (repeat or comma-separate for several nodes)")
-	fs.DurationVar(&f.since, "since", since, "jobs seen within this long")
+	cliflag.DurationVar(fs, &f.since, "since", since, "jobs seen within this long")
 	fs.IntVar(&f.limit, "limit", limit, "at most this many jobs per node (1-10000)")
 	fs.StringVar(&f.user, "user", "", "basic auth user")
 	fs.StringVar(&f.passwordFile, "password-file", "", "file holding the basic auth password")
 	fs.StringVar(&f.caFile, "ca-file", "", "CA certificate (PEM) that signed the nodes' TLS certificates")
-	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "give up on the nodes after this long")
+	cliflag.DurationVar(fs, &f.timeout, "timeout", 10*time.Second, "give up on the nodes after this long")
 }
 
 func (f jobsFlags) clients() ([]api.Client, error) {

@@ -111,7 +111,7 @@ The plan and its explanation print; with --out, one desired-layout file per node
 	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit (reads pending shard jobs)")
 	fl.StringVar(&f.out, "out", "", "write one desired-layout file per node (NODE.json) into this directory")
 	fl.StringSliceVar(&f.fromHistory, "from-history", nil, "add the jobs gpumemd recorded: a history database (gpumemd --history-db) or a gpumemd URL such as http://gpu01:9402 (repeat or comma-separate)")
-	fl.DurationVar(&f.historyWindow, "history-window", 7*24*time.Hour, "with --from-history: jobs seen within this long")
+	cliflag.DurationVar(fl, &f.historyWindow, "history-window", 7*24*time.Hour, "with --from-history: jobs seen within this long")
 	fl.Float64Var(&f.historyWeight, "history-weight", 1, "with --from-history: what one past job counts against one pending job")
 	fl.StringVar(&f.historySize, "history-size", "alloc", "with --from-history: size a past job by what Slurm gave it (alloc) or the most it held (peak)")
 	return cmd

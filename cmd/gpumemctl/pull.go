@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/atomicfile"
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/gresconf"
 	"github.com/gpumem/gpumem/internal/inventory"
@@ -96,9 +97,9 @@ and --key-file add a client certificate for a gpumemd that asks for one
 	fs.StringVar(&f.caFile, "ca-file", "", "the site's CA certificate (PEM): pull over TLS, and take an answer only from a node whose certificate it signed for the node's name")
 	fs.StringVar(&f.certFile, "cert-file", "", "client certificate (PEM) shown to the nodes, with --key-file (for a gpumemd whose web config asks for one)")
 	fs.StringVar(&f.keyFile, "key-file", "", "the client certificate's private key (PEM)")
-	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long one node may take to answer")
+	cliflag.DurationVar(fs, &f.timeout, "timeout", 10*time.Second, "how long one node may take to answer")
 	fs.StringVar(&f.hook, "hook", "", "shell command run when the node lines or gres.conf changed, e.g. 'scontrol reconfigure'")
-	fs.DurationVar(&f.every, "every", 0, "pull again this often until stopped (0: once)")
+	cliflag.DurationVar(fs, &f.every, "every", 0, "pull again this often until stopped (0: once)")
 	return cmd
 }
 

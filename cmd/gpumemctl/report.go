@@ -65,7 +65,7 @@ was measured.`,
 	fs.StringVarP(&f.partitions, "partitions", "r", "", "only these partitions (comma-separated, as sacct -r)")
 	fs.StringVar(&f.sacct, "sacct", "sacct", "the sacct command")
 	fs.StringSliceVar(&f.gpumemd, "gpumemd", nil, "gpumemd base URLs whose history gives the GiB·h used (comma-separated)")
-	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "give up on sacct and the nodes after this long")
+	cliflag.DurationVar(fs, &f.timeout, "timeout", 60*time.Second, "give up on sacct and the nodes after this long")
 	return cmd
 }
 

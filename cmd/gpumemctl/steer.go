@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/bar"
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -91,11 +92,11 @@ never holds a job longer than that.`,
 	addShardUnit(fl, &f.unitMiB, "GPU memory per shard, as in gpumem.conf ShardUnit")
 	addConfig(fl)
 	c.Flags().Uint32Var(&f.base, "base-weight", 1, "weight of the first node of the ranking; the next get one more each")
-	c.Flags().DurationVar(&f.interval, "interval", 5*time.Second, "time between two rankings")
+	cliflag.DurationVar(c.Flags(), &f.interval, "interval", 5*time.Second, "time between two rankings")
 	c.Flags().BoolVar(&f.once, "once", false, "rank and set weights once, then exit")
 	c.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the scontrol updates instead of running them")
 	c.Flags().StringVar(&f.snapshot, "snapshot", "", "write the usage snapshot job_submit pins by to this file (gpumem.conf UsageSnapshot); empty: none")
-	c.Flags().DurationVar(&f.unpinAfter, "unpin-after", 20*time.Second, "with --snapshot: unpin a pinned shard job still pending this long after its submission (0: never)")
+	cliflag.DurationVar(c.Flags(), &f.unpinAfter, "unpin-after", 20*time.Second, "with --snapshot: unpin a pinned shard job still pending this long after its submission (0: never)")
 	c.AddCommand(newSteerReportCmd(&f))
 	return c
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/jobsummary"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/units"
@@ -63,7 +64,7 @@ the caller's own (or --users') recent jobs that have a summary.`,
 	fs.StringVarP(&f.start, "start", "S", "now-7days", "without JOBID: jobs that ran since then (as sacct -S)")
 	fs.BoolVar(&f.all, "all", false, "without JOBID: list jobs without a summary too")
 	fs.StringVar(&f.sacct, "sacct", "sacct", "the sacct command")
-	fs.DurationVar(&f.timeout, "timeout", 60*time.Second, "give up on sacct after this long")
+	cliflag.DurationVar(fs, &f.timeout, "timeout", 60*time.Second, "give up on sacct after this long")
 	f.out = addOutput(fs, formatTable, formatJSON, formatCSV)
 	return cmd
 }

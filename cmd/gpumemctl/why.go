@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpumem/gpumem/internal/accounting"
+	"github.com/gpumem/gpumem/internal/cliflag"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/mig"
 	"github.com/gpumem/gpumem/internal/slurmcli"
@@ -64,7 +65,7 @@ jobs only what Slurm shows you (PrivateData), and needs no root and no gpumemd p
 	fs.StringVar(&f.squeue, "squeue", "squeue", "the squeue command")
 	fs.StringVar(&f.scontrol, "scontrol", "scontrol", "the scontrol command")
 	fs.StringVar(&f.desired, "mig-desired", "", "directory of desired MIG layouts (gpumemctl mig plan --out), for the MIG instances planned; default: gpumem.conf's [mig] Desired")
-	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up on Slurm's commands after this long")
+	cliflag.DurationVar(fs, &f.timeout, "timeout", 30*time.Second, "give up on Slurm's commands after this long")
 	f.out = addOutput(fs, formatTable, formatJSON)
 	return cmd
 }

@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/gpumem/gpumem/internal/units"
 )
 
 // Explain rewrites pflag's refusal of a value for one of its own types (int, duration,
@@ -129,5 +132,32 @@ func (v *Parsed[T]) Set(s string) error {
 		return err
 	}
 	*v.p = x
+	return nil
+}
+
+// Duration is a duration flag read in the one grammar of gpumem.conf and gpumemd's
+// flags (units.ParseDuration): a Go duration (90s, 5m, 1h30m, 168h) or a bare whole
+// number of seconds (30), so a value means the same on every command line and in the
+// file. Its help and default read as pflag's own duration flags did.
+type Duration struct{ p *time.Duration }
+
+// DurationVar defines a Duration flag named name on fs, over *p, with default value.
+func DurationVar(fs *pflag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
+	*p = value
+	fs.Var(&Duration{p}, name, usage)
+}
+
+func (d *Duration) String() string { return units.FormatFlagDuration(*d.p) }
+func (d *Duration) Type() string   { return "duration" }
+
+// SaysWhy: its refusal names the grammar, bare seconds included.
+func (*Duration) SaysWhy() {}
+
+func (d *Duration) Set(v string) error {
+	x, err := units.ParseDuration(v)
+	if err != nil {
+		return errors.New("want " + units.DurationGrammar)
+	}
+	*d.p = x
 	return nil
 }

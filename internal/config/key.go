@@ -88,15 +88,7 @@ func boolean[C any](name, flag, def, help string, field func(*C) *bool) Key[C] {
 
 // duration is a duration key from lo to hi (units.DurationIn).
 func duration[C any](name, flag, def, help string, field func(*C) *time.Duration, lo, hi time.Duration) Key[C] {
-	return keyOf(name, flag, def, "duration", help, field, durationIn(lo, hi), showDuration)
-}
-
-// showDuration is how pflag showed a duration flag's default, 0 as no default at all.
-func showDuration(d time.Duration) string {
-	if d == 0 {
-		return "0"
-	}
-	return d.String()
+	return keyOf(name, flag, def, "duration", help, field, durationIn(lo, hi), units.FormatFlagDuration)
 }
 
 func showSizes(mib []int64) string {

@@ -46,7 +46,7 @@ var migKeys = []Key[MIG]{
 	text("Journal", "mig-journal", "/var/lib/gpumem/mig-journal.json", "journal of a MIG apply, so a restart finishes or rolls it back",
 		func(c *MIG) *string { return &c.Journal }, parsePath),
 	keyOf("IdleTimeout", "mig-idle-timeout", "10m", "duration", "how long a MIG apply waits for the node's jobs before it gives up and resumes the node",
-		func(c *MIG) *time.Duration { return &c.IdleTimeout }, ParseIdleTimeout, showDuration),
+		func(c *MIG) *time.Duration { return &c.IdleTimeout }, ParseIdleTimeout, units.FormatFlagDuration),
 	duration("RetryAfter", "mig-retry-after", "30s", "how long gpumemd waits before it tries a failed MIG apply again; the wait doubles with each failure in a row, up to 30m",
 		func(c *MIG) *time.Duration { return &c.RetryAfter }, time.Second, 30*time.Minute),
 	text("Reload", "mig-reload", "", "shell command run after a MIG apply rewrote gres.conf, to make slurmd and slurmctld read it (e.g. 'systemctl restart slurmd && scontrol reconfigure')",

@@ -25,6 +25,19 @@ func ParseDuration(v string) (time.Duration, error) {
 	return time.Duration(n) * time.Second, nil
 }
 
+// DurationGrammar says what ParseDuration takes, for a refusal: "want " + DurationGrammar.
+const DurationGrammar = "a duration with its unit such as 30s, 10m or 1h, or a whole number of seconds"
+
+// FormatFlagDuration is how a duration flag shows its default, as pflag's own duration
+// flags did (90s as 1m30s, a week as 168h0m0s), but 0 as "0": pflag then shows no
+// default at all.
+func FormatFlagDuration(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	return d.String()
+}
+
 // maxSeconds keeps a bare number of seconds inside time.Duration.
 const maxSeconds = int64(1<<63-1) / int64(time.Second)
 
@@ -33,7 +46,7 @@ const maxSeconds = int64(1<<63-1) / int64(time.Second)
 func DurationIn(v string, lo, hi time.Duration) (time.Duration, error) {
 	d, err := ParseDuration(v)
 	if err != nil {
-		return 0, errors.New("want a duration with its unit such as 30s, 10m or 1h, or a whole number of seconds; " + span(lo, hi))
+		return 0, errors.New("want " + DurationGrammar + "; " + span(lo, hi))
 	}
 	if d < lo || d > hi {
 		return 0, errors.New("want a duration " + span(lo, hi))
