@@ -50,9 +50,9 @@ func fakeNode(t *testing.T, body string) (string, string) {
 }
 
 const twoMIG = `{"gpus": [
-  {"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "7g.80gb", "start": 0}]}},
-  {"model": "h100", "mig": {"enabled": true}, "processes": [{"pid": 31337, "used_mib": 100}]},
-  {"model": "h100"}]}`
+  {"model": "h100-80gb", "mig": {"enabled": true, "instances": [{"profile": "7g.80gb", "start": 0}]}},
+  {"model": "h100-80gb", "mig": {"enabled": true}, "processes": [{"pid": 31337, "used_mib": 100}]},
+  {"model": "h100-80gb"}]}`
 
 func TestMigApply(t *testing.T) {
 	nvml, journal := fakeNode(t, twoMIG)

@@ -21,7 +21,7 @@ import (
 // MIG GPU (instances, caps files), so that every field gres.conf and the node lines are
 // written from is in the answer a hostile node can bend.
 const hostileFake = `{"driver_version": "550.54.15", "gpus": [
-  {"model": "h100", "cores": "0-7"},
+  {"model": "h100-80gb", "cores": "0-7"},
   {"model": "a100-40gb", "cores": "8-15", "mig": {"enabled": true, "instances": [
     {"profile": "3g.20gb", "start": 0}, {"profile": "2g.10gb", "start": 4}]}}]}`
 

@@ -42,7 +42,7 @@ func newFenceNode(t *testing.T, fences [2]string, answer string) *fenceNode {
 		state: filepath.Join(dir, "state"), failures: filepath.Join(dir, "failures.log")}
 	ml := fmt.Sprintf(`{"log": %q, "answer": %q}`, n.log, answer)
 	fake := filepath.Join(dir, "node.json")
-	os.WriteFile(fake, []byte(`{"memory_limits": `+ml+`, "gpus": [{"model": "h100"}, {"model": "h100"}]}`), 0o644)
+	os.WriteFile(fake, []byte(`{"memory_limits": `+ml+`, "gpus": [{"model": "h100-80gb"}, {"model": "h100-80gb"}]}`), 0o644)
 	inv := filepath.Join(dir, "inv")
 	node := inventory.Node{Name: "n1", GPUs: []inventory.GPU{
 		{Index: 0, Type: "h100", MemoryMiB: 81559, Fence: fences[0]},

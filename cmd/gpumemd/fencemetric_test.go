@@ -21,7 +21,7 @@ func TestFenceMetricIsTheInventorys(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "cgroup.controllers"), []byte("cpu memory dmem\n"), 0o644)
 	fake := filepath.Join(dir, "node.json")
 	os.WriteFile(fake, []byte(`{"memory_limits": {"log": "`+filepath.Join(dir, "l.log")+`"},`+
-		`"gpus": [{"model": "h100"}, {"model": "a100-40gb", "mig": {"enabled": true, "instances": [{"profile": "7g.40gb", "start": 0}]}}]}`), 0o644)
+		`"gpus": [{"model": "h100-80gb"}, {"model": "a100-40gb", "mig": {"enabled": true, "instances": [{"profile": "7g.40gb", "start": 0}]}}]}`), 0o644)
 	conf := filepath.Join(dir, "slurm.conf")
 	os.WriteFile(conf, []byte("ClusterName=t\nProlog=/usr/sbin/gpumemd-prolog\nPrologFlags=Contain,RunInJob\nNodeName=f1 Gres=gpu:2\n"), 0o644)
 	gpumem := filepath.Join(dir, "gpumem.conf")

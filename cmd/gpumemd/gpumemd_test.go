@@ -25,9 +25,9 @@ import (
 func node(t *testing.T, path string, pid, usedMiB int, lost bool) {
 	t.Helper()
 	b := fmt.Sprintf(`{"gpus": [
-		{"model": "h100", "temperature_c": 40, "power_mw": 200000, "utilization_gpu": 30,
+		{"model": "h100-80gb", "temperature_c": 40, "power_mw": 200000, "utilization_gpu": 30,
 		 "processes": [{"pid": %d, "used_mib": %d}]},
-		{"model": "h100", "lost": %v}]}`, pid, usedMiB, lost)
+		{"model": "h100-80gb", "lost": %v}]}`, pid, usedMiB, lost)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b), 0o644); err != nil {
 		t.Fatal(err)

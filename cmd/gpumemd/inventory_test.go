@@ -88,7 +88,7 @@ func TestInventoryFenceIsWhatTheNodeAnswers(t *testing.T) {
 		}
 		fake := filepath.Join(dir, "node.json")
 		os.WriteFile(fake, []byte(`{`+strings.ReplaceAll(c.limits, "LOG", filepath.Join(dir, "l.log"))+
-			`"gpus": [{"model": "h100"}, {"model": "a100-40gb", "mig": {"enabled": true, "instances": [{"profile": "7g.40gb", "start": 0}]}}]}`), 0o644)
+			`"gpus": [{"model": "h100-80gb"}, {"model": "a100-40gb", "mig": {"enabled": true, "instances": [{"profile": "7g.40gb", "start": 0}]}}]}`), 0o644)
 		conf := filepath.Join(dir, "slurm.conf")
 		prolog := "Prolog=/usr/sbin/gpumemd-prolog\n"
 		switch c.prolog {

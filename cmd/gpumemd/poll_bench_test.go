@@ -36,7 +36,7 @@ func BenchmarkPoll(b *testing.B) {
 			jobs = append(jobs, slurmtest.Job{ID: fmt.Sprint(900 + i), UID: os.Getuid(), Node: "bench", GPU: i, Shards: 10, PIDs: []int{job.Process.Pid}})
 			procs = fmt.Sprintf(`{"pid": %d, "used_mib": %d}`, job.Process.Pid, 4096*(i+1))
 		}
-		gpus = append(gpus, fmt.Sprintf(`{"model": "h100", "temperature_c": 40, "power_mw": 250000, "processes": [%s]}`, procs))
+		gpus = append(gpus, fmt.Sprintf(`{"model": "h100-80gb", "temperature_c": 40, "power_mw": 250000, "processes": [%s]}`, procs))
 	}
 	fake := filepath.Join(dir, "node.json")
 	os.WriteFile(fake, []byte(`{"gpus": [`+strings.Join(gpus, ",")+`]}`), 0o644)

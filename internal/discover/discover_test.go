@@ -50,7 +50,7 @@ func TestNodeNeedsAName(t *testing.T) {
 }
 
 func TestMIGInstancesFromAFakeNode(t *testing.T) {
-	body := `{"gpus": [{"model": "h100", "minor": 2, "mig": {"enabled": true, "instances": [
+	body := `{"gpus": [{"model": "h100-80gb", "minor": 2, "mig": {"enabled": true, "instances": [
 		{"profile": "3g.40gb", "start": 4}, {"profile": "1g.10gb", "start": 0}, {"profile": "2g.20gb", "start": 2}]}},
 		{"model": "a100-40gb", "mig": {"enabled": false, "pending": true}}]}`
 	p := filepath.Join(t.TempDir(), "n.json")

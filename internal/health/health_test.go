@@ -154,7 +154,7 @@ func TestScontrolArguments(t *testing.T) {
 
 func TestWatchXIDsFromFakeNode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "node.json")
-	os.WriteFile(path, []byte(`{"gpus":[{"model":"h100"},{"model":"h100"}]}`), 0o644)
+	os.WriteFile(path, []byte(`{"gpus":[{"model": "h100-80gb"},{"model": "h100-80gb"}]}`), 0o644)
 	src, err := nvmlsrc.Open("fake:" + path)
 	if err != nil {
 		t.Fatal(err)

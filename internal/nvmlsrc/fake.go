@@ -84,16 +84,26 @@ type FakeXID struct {
 	CI  *int `json:"ci,omitempty"`
 }
 
-// FakeModels are the GPU models a fake node can hold, with go-nvml's MIG profiles.
+// FakeModels are the GPU models a fake node can hold, with go-nvml's MIG profiles. A
+// model MIG's catalog knows (internal/mig) is keyed by the catalog's key, so that one
+// name means one model in a fake node, `gpumemctl mig plan --model` and a desired
+// layout alike; another board of the same catalog model adds its form factor
+// (a100-40gb-pcie). A test holds the keys to the catalog.
 var FakeModels = map[string]gpus.Config{
 	"a100-40gb":      gpus.A100_SXM4_40GB,
 	"a100-80gb":      gpus.A100_SXM4_80GB,
-	"a100-pcie-40gb": gpus.A100_PCIE_40GB,
-	"a100-pcie-80gb": gpus.A100_PCIE_80GB,
+	"a100-40gb-pcie": gpus.A100_PCIE_40GB,
+	"a100-80gb-pcie": gpus.A100_PCIE_80GB,
 	"a30":            gpus.A30_PCIE_24GB,
-	"h100":           gpus.H100_SXM5_80GB,
-	"h200":           gpus.H200_SXM5_141GB,
+	"h100-80gb":      gpus.H100_SXM5_80GB,
+	"h200-141gb":     gpus.H200_SXM5_141GB,
 	"b200":           gpus.B200_SXM5_180GB,
+}
+
+// renamedModels are the fake models' keys before they were the catalog's: a fake node
+// that names one is told the key now.
+var renamedModels = map[string]string{
+	"h100": "h100-80gb", "h200": "h200-141gb", "a100-pcie-40gb": "a100-40gb-pcie", "a100-pcie-80gb": "a100-80gb-pcie",
 }
 
 func modelNames() string {
@@ -146,6 +156,9 @@ func (n *FakeNode) check() error {
 	}
 	for i, g := range n.GPUs {
 		if g.Model != "" {
+			if now, ok := renamedModels[g.Model]; ok {
+				return fmt.Errorf("gpu %d: model %q is called %q now, as in MIG's catalog", i, g.Model, now)
+			}
 			if _, ok := FakeModels[g.Model]; !ok {
 				return fmt.Errorf("gpu %d: unknown model %q; want one of %s, or no model with name and memory_mib", i, g.Model, modelNames())
 			}

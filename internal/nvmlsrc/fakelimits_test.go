@@ -16,7 +16,7 @@ func TestFakeMemoryLimitsRecordAndAnswer(t *testing.T) {
 	log := filepath.Join(dir, "limits.log")
 	cg := filepath.Join(dir, "job_7")
 	os.Mkdir(cg, 0o755)
-	src, err := Open("fake:" + writeFake(t, `{"memory_limits": {"log": "`+log+`"}, "gpus": [{"model": "h100"}, {"model": "h100"}]}`))
+	src, err := Open("fake:" + writeFake(t, `{"memory_limits": {"log": "`+log+`"}, "gpus": [{"model": "h100-80gb"}, {"model": "h100-80gb"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestFakeMemoryLimitsRecordAndAnswer(t *testing.T) {
 }
 
 func TestFakeWithoutMemoryLimitsHidesTheSymbols(t *testing.T) {
-	src, err := Open("fake:" + writeFake(t, `{"gpus": [{"model": "h100"}]}`))
+	src, err := Open("fake:" + writeFake(t, `{"gpus": [{"model": "h100-80gb"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestFakeWithoutMemoryLimitsHidesTheSymbols(t *testing.T) {
 	if err := src.NVML.Extensions().LookupSymbol("nvmlDeviceSetMemoryLimits_v1"); err == nil {
 		t.Fatal("LookupSymbol found the limit functions on a fake node without memory_limits")
 	}
-	if _, err := DecodeFake([]byte(`{"memory_limits": {"log": "/x", "answer": "maybe"}, "gpus": [{"model": "h100"}]}`)); err == nil {
+	if _, err := DecodeFake([]byte(`{"memory_limits": {"log": "/x", "answer": "maybe"}, "gpus": [{"model": "h100-80gb"}]}`)); err == nil {
 		t.Fatal("an unknown answer was accepted")
 	}
 }

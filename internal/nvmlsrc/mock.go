@@ -16,8 +16,8 @@ var mockServers = map[string]struct {
 	New            func() *server.Server
 }{
 	"dgxa100": {"a100-40gb", "da10", dgxa100.New},
-	"dgxh100": {"h100", "d100", dgxh100.New},
-	"dgxh200": {"h200", "d200", dgxh200.New},
+	"dgxh100": {"h100-80gb", "d100", dgxh100.New},
+	"dgxh200": {"h200-141gb", "d200", dgxh200.New},
 }
 
 // A DGX has two sockets; GPUs 0-3 sit on the first, 4-7 on the second. The mock node

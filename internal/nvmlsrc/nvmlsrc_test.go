@@ -98,16 +98,16 @@ func writeFake(t *testing.T, body string) string {
 
 func TestFakeFileErrorsNameTheProblem(t *testing.T) {
 	for body, want := range map[string]string{
-		`{"gpus": []}`:                                  "no gpus",
-		`{"gpus": [{"model": "v100"}]}`:                 `unknown model "v100"`,
-		`{"gpus": [{"name": "X"}]}`:                     "needs name and memory_mib",
-		`{"gpus": [{"model": "h100", "pid": 3}]}`:       `unknown field "pid"`,
-		`{"gpus": [{"model": "h100", "cores": "4-2"}]}`: "not a range",
-		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "5g.50gb"}]}}]}`:                                                                   `profile "5g.50gb" not offered`,
-		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "3g.40gb", "start": 1}]}}]}`:                                                       "cannot start at slot 1",
-		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "4g.40gb", "start": 0}, {"profile": "2g.20gb", "start": 2}]}}]}`:                   "overlaps",
-		`{"gpus": [{"model": "h100", "mig": {"enabled": true, "instances": [{"profile": "1g.10gb", "start": 0, "gi": 1}, {"profile": "1g.10gb", "start": 1, "gi": 1}]}}]}`: "want a distinct id",
-		`{"gpus": [{"model": "h100", "mig": {"enabled": false, "instances": [{"profile": "7g.80gb"}]}}]}`:                                                                  "mig.enabled is false",
+		`{"gpus": []}`:                                       "no gpus",
+		`{"gpus": [{"model": "v100"}]}`:                      `unknown model "v100"`,
+		`{"gpus": [{"name": "X"}]}`:                          "needs name and memory_mib",
+		`{"gpus": [{"model": "h100-80gb", "pid": 3}]}`:       `unknown field "pid"`,
+		`{"gpus": [{"model": "h100-80gb", "cores": "4-2"}]}`: "not a range",
+		`{"gpus": [{"model": "h100-80gb", "mig": {"enabled": true, "instances": [{"profile": "5g.50gb"}]}}]}`:                                                                   `profile "5g.50gb" not offered`,
+		`{"gpus": [{"model": "h100-80gb", "mig": {"enabled": true, "instances": [{"profile": "3g.40gb", "start": 1}]}}]}`:                                                       "cannot start at slot 1",
+		`{"gpus": [{"model": "h100-80gb", "mig": {"enabled": true, "instances": [{"profile": "4g.40gb", "start": 0}, {"profile": "2g.20gb", "start": 2}]}}]}`:                   "overlaps",
+		`{"gpus": [{"model": "h100-80gb", "mig": {"enabled": true, "instances": [{"profile": "1g.10gb", "start": 0, "gi": 1}, {"profile": "1g.10gb", "start": 1, "gi": 1}]}}]}`: "want a distinct id",
+		`{"gpus": [{"model": "h100-80gb", "mig": {"enabled": false, "instances": [{"profile": "7g.80gb"}]}}]}`:                                                                  "mig.enabled is false",
 	} {
 		_, err := Open("fake:" + writeFake(t, body))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -117,7 +117,7 @@ func TestFakeFileErrorsNameTheProblem(t *testing.T) {
 }
 
 func TestFakeLiveFieldsFollowTheFile(t *testing.T) {
-	path := writeFake(t, `{"gpus": [{"model": "h100", "processes": [{"pid": 100, "used_mib": 1024}]}]}`)
+	path := writeFake(t, `{"gpus": [{"model": "h100-80gb", "processes": [{"pid": 100, "used_mib": 1024}]}]}`)
 	src, err := Open("fake:" + path)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestFakeLiveFieldsFollowTheFile(t *testing.T) {
 		t.Fatalf("processes %+v; want pid 100 using 1 GiB", procs)
 	}
 	// A lab starts a job and writes its PID; the next query must see it.
-	later := `{"gpus": [{"model": "h100", "temperature_c": 77, "processes": [{"pid": 100, "used_mib": 1024}, {"pid": 200, "used_mib": 3072}]}]}`
+	later := `{"gpus": [{"model": "h100-80gb", "temperature_c": 77, "processes": [{"pid": 100, "used_mib": 1024}, {"pid": 200, "used_mib": 3072}]}]}`
 	if err := os.WriteFile(path, []byte(later), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestFakeLiveFieldsFollowTheFile(t *testing.T) {
 }
 
 func TestFakeXIDEventsAndLostGPU(t *testing.T) {
-	src, err := Open("fake:" + writeFake(t, `{"gpus": [{"model": "h100"}, {"model": "h100", "xids": [{"xid": 79}]}]}`))
+	src, err := Open("fake:" + writeFake(t, `{"gpus": [{"model": "h100-80gb"}, {"model": "h100-80gb", "xids": [{"xid": 79}]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

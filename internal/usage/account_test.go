@@ -77,7 +77,7 @@ func TestSampleMockNode(t *testing.T) {
 
 func TestSampleFakeMIGNode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "node.json")
-	os.WriteFile(path, []byte(`{"gpus":[{"model":"h100","mig":{"enabled":true,"instances":[
+	os.WriteFile(path, []byte(`{"gpus":[{"model": "h100-80gb","mig":{"enabled":true,"instances":[
 		{"profile":"3g.40gb","start":0},{"profile":"1g.10gb","start":6}]}}]}`), 0o644)
 	src, err := nvmlsrc.Open("fake:" + path)
 	if err != nil {

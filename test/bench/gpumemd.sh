@@ -42,7 +42,7 @@ for i in 0 1 2 3 4 5 6 7; do
 	3) procs="{\"pid\": $p3, \"used_mib\": 30720}" ;;
 	5) procs="{\"pid\": $p4, \"used_mib\": 4096}" ;;
 	esac
-	gpus+="${gpus:+,}{\"model\": \"h100\", \"temperature_c\": $((35 + i)), \"power_mw\": 250000, \"utilization_gpu\": 40, \"processes\": [${procs}]}"
+	gpus+="${gpus:+,}{\"model\": \"h100-80gb\", \"temperature_c\": $((35 + i)), \"power_mw\": 250000, \"utilization_gpu\": 40, \"processes\": [${procs}]}"
 done
 echo "{\"gpus\": [${gpus}]}" >"$work/node.json"
 

@@ -38,7 +38,7 @@ scale_node_files() {
 	local i gpus
 	for i in "${!LAB_NODES[@]}"; do
 		case ${LAB_FEATURES[$i]} in
-		h100) gpus='{"model": "h100", "cores": "0-63"}' ;;
+		h100) gpus='{"model": "h100-80gb", "cores": "0-63"}' ;;
 		a100) gpus='{"model": "a100-40gb", "cores": "0-63"}' ;;
 		l4) gpus='{"name": "NVIDIA L4", "memory_mib": 23034, "cores": "0-31"}, {"name": "NVIDIA L4", "memory_mib": 23034, "cores": "32-63"}' ;;
 		esac

@@ -15,7 +15,7 @@ func fakeNode(t *testing.T, answer string) (spec, log string) {
 	dir := t.TempDir()
 	log = filepath.Join(dir, "limits.log")
 	n := map[string]any{
-		"gpus":          []map[string]any{{"model": "h100"}},
+		"gpus":          []map[string]any{{"model": "h100-80gb"}},
 		"memory_limits": map[string]any{"log": log, "answer": answer},
 	}
 	b, _ := json.Marshal(n)
