@@ -91,12 +91,7 @@ func collectHistory(ctx context.Context, errOut io.Writer, clients []api.Client,
 func printAdvice(w io.Writer, groups []advise.Row, o advise.Options, format string) error {
 	switch format {
 	case formatJSON:
-		return writeJSON(w, struct {
-			Version    int          `json:"version"`
-			By         string       `json:"by"`
-			Percentile float64      `json:"percentile"`
-			Rows       []advise.Row `json:"groups"`
-		}{versioned.Advise.Current, o.By, o.Percentile, append([]advise.Row{}, groups...)})
+		return writeJSON(w, versioned.NewAdvise(o.By, o.Percentile, groups))
 	case formatCSV:
 		// The JSON's names and raw bytes, for a spreadsheet.
 		r := rows{head: []string{o.By, "jobs", "asked_bytes", "peak_p50_bytes", "peak_pct_bytes", "peak_max_bytes", "advised", "over_asked_gib_hours"}}

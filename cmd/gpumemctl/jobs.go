@@ -192,10 +192,7 @@ func listJobs(ctx context.Context, w, errOut io.Writer, clients []api.Client, si
 func printJobs(w io.Writer, all []nodeJobs, format string) error {
 	switch format {
 	case formatJSON:
-		return writeJSON(w, struct {
-			Version int        `json:"version"`
-			Nodes   []nodeJobs `json:"nodes"`
-		}{versioned.Jobs.Current, append([]nodeJobs{}, all...)})
+		return writeJSON(w, versioned.NewJobs(all))
 	case formatCSV:
 		// Raw numbers for programs: bytes and Unix seconds.
 		r := rows{head: []string{"node", "job_id", "kind", "alloc_bytes", "peak_bytes", "mean_bytes", "gpus", "start_unix", "last_seen_unix", "state"}}
@@ -249,10 +246,7 @@ func printJob(w io.Writer, found []api.JobDetail, nodes []string, format string)
 		for i, d := range found {
 			each = append(each, nodeJob{nodes[i], d.Job, d.Samples})
 		}
-		return writeJSON(w, struct {
-			Version int       `json:"version"`
-			Nodes   []nodeJob `json:"nodes"`
-		}{versioned.Job.Current, each})
+		return writeJSON(w, versioned.NewJob(each))
 	case formatCSV:
 		r := rows{head: []string{"node", "job_id", "time_unix", "used_bytes"}}
 		for i, d := range found {

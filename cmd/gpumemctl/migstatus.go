@@ -18,9 +18,6 @@ import (
 
 // mig status: the desired-layout files against the inventory (mig.Status), printed.
 
-// migStatusVersion is the version of mig status's JSON; a reader checks it.
-var migStatusVersion = versioned.MIGStatus.Current
-
 // notAsDesired is mig status's verdict, so that it can be an assert: status 1 while any
 // GPU is not as desired (or not known), said in the table or, for programs, on stderr.
 func notAsDesired(w io.Writer, differ int, table bool) error {
@@ -66,11 +63,7 @@ lacks the node or GPU.`,
 			status, differ := mig.Status(ds, c) // ds checked by loadDesired
 			w := cmd.OutOrStdout()
 			if out.format == formatJSON {
-				if err := writeJSON(w, struct {
-					Version int            `json:"version"`
-					GPUs    []mig.GPUState `json:"gpus"`
-					Differ  int            `json:"not_as_desired"`
-				}{migStatusVersion, status, differ}); err != nil {
+				if err := writeJSON(w, versioned.NewMIGStatus(status, differ)); err != nil {
 					return err
 				}
 				return notAsDesired(w, differ, false)

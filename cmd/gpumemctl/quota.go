@@ -53,8 +53,7 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 			}
 			w := cmd.OutOrStdout()
 			if out.format == formatJSON {
-				return writeQuotaJSON(w, quotaJob{Version: quotaVersion, Job: id, User: user, Account: account, QOS: qos,
-					State: state, Reason: reason, NeedGiB: need}, limits)
+				return writeQuotaJSON(w, versioned.NewQuota(id, user, account, qos, state, reason, need), limits)
 			}
 			fmt.Fprintf(w, "job %s (user %s, account %s, QOS %s): %s, reason %s; it needs %d GiB of GPU memory\n", id, user, account, qos, state, reason, need)
 			if len(limits) == 0 {
@@ -75,34 +74,10 @@ is AssocGrpBilling or QOSMaxBillingPerUser; this says what it means. Any user ma
 	return cmd
 }
 
-// quotaVersion is the version of quota's JSON (internal/versioned); a reader checks it.
-var quotaVersion = versioned.Quota.Current
-
-// quotaJob is quota's JSON: the job and every quota over it.
-type quotaJob struct {
-	Version int         `json:"version"`
-	Job     string      `json:"job_id"`
-	User    string      `json:"user"`
-	Account string      `json:"account"`
-	QOS     string      `json:"qos"`
-	State   string      `json:"state"`
-	Reason  string      `json:"reason"`
-	NeedGiB int64       `json:"need_gib"`
-	Quotas  []quotaJSON `json:"quotas"`
-}
-
-type quotaJSON struct {
-	What    string `json:"quota"`
-	SizeGiB int64  `json:"size_gib"`
-	HeldGiB int64  `json:"held_gib"`
-	LeftGiB int64  `json:"left_gib"`
-	Verdict string `json:"verdict"` // fits, waits or never
-}
-
-func writeQuotaJSON(w io.Writer, j quotaJob, limits []accounting.Limit) error {
-	j.Quotas = []quotaJSON{}
+func writeQuotaJSON(w io.Writer, j versioned.QuotaDoc, limits []accounting.Limit) error {
+	j.Quotas = []versioned.QuotaLine{}
 	for _, l := range limits {
-		j.Quotas = append(j.Quotas, quotaJSON{What: l.What, SizeGiB: l.Quota, HeldGiB: l.Held, LeftGiB: l.Left(), Verdict: l.Verdict(j.NeedGiB)})
+		j.Quotas = append(j.Quotas, versioned.QuotaLine{What: l.What, SizeGiB: l.Quota, HeldGiB: l.Held, LeftGiB: l.Left(), Verdict: l.Verdict(j.NeedGiB)})
 	}
 	return writeJSON(w, j)
 }

@@ -19,9 +19,6 @@ import (
 
 func init() { subcommands = append(subcommands, newReportCmd) }
 
-// reportVersion is the version of report's JSON (internal/versioned); a reader checks it.
-var reportVersion = versioned.Report.Current
-
 type reportFlags struct {
 	pol        policyFlags
 	start, end string
@@ -198,13 +195,7 @@ func writeReport(w io.Writer, format string, all []memreport.Row, g memreport.Gr
 	}
 	switch format {
 	case formatJSON:
-		return writeJSON(w, struct {
-			Version int             `json:"version"`
-			Start   int64           `json:"start_unix"`
-			End     int64           `json:"end_unix"`
-			Unit    string          `json:"unit"`
-			Rows    []memreport.Row `json:"rows"`
-		}{reportVersion, from.Unix(), to.Unix(), "GiB*h", all})
+		return writeJSON(w, versioned.NewReport(from.Unix(), to.Unix(), all))
 	case formatCSV:
 		out := rows{head: append(head, "runs", "alloc_gib_hours", "used_gib_hours")}
 		for _, r := range all {

@@ -194,9 +194,6 @@ func jobReader() slurmcli.JobReader {
 	return slurmcli.JobReader{Scontrol: controlRunner(), Squeue: queueRunner()}
 }
 
-// steerReportVersion is the version of steer report's JSON (internal/versioned); a reader checks it.
-var steerReportVersion = versioned.SteerReport.Current
-
 func newSteerReportCmd(f *steerFlags) *cobra.Command {
 	var out *output
 	c := &cobra.Command{
@@ -233,23 +230,10 @@ func writeSteerReport(w io.Writer, format string, v *steer.View, sizes []int64) 
 		}
 	}
 	free, stranded := steer.Stranded(v.Cluster.State, sizes)
-	type gpu struct {
-		Node string `json:"node"`
-		GPU  int    `json:"gpu"`
-		Used int64  `json:"used"`
-		Free int64  `json:"free"`
-	}
-	rep := struct {
-		Version  int   `json:"version"`
-		Running  int   `json:"running_shard_uses"`
-		Pending  int   `json:"pending_shard_jobs"`
-		Free     int64 `json:"free_shards"`
-		Stranded int64 `json:"stranded_shards"`
-		GPUs     []gpu `json:"gpus"`
-	}{Version: steerReportVersion, Running: len(v.Running), Pending: len(v.Pending), Free: free, Stranded: stranded}
+	rep := versioned.NewSteerReport(len(v.Running), len(v.Pending), free, stranded)
 	for _, nd := range v.Cluster.State.Nodes {
 		for i, dv := range nd.Devices {
-			rep.GPUs = append(rep.GPUs, gpu{Node: nd.Name, GPU: i, Used: dv.Used, Free: dv.Free()})
+			rep.GPUs = append(rep.GPUs, versioned.SteerGPU{Node: nd.Name, GPU: i, Used: dv.Used, Free: dv.Free()})
 		}
 	}
 	if format == formatJSON {

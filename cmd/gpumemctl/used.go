@@ -19,9 +19,6 @@ import (
 
 func init() { subcommands = append(subcommands, newUsedCmd) }
 
-// usedVersion is the version of used's JSON (internal/versioned).
-var usedVersion = versioned.Used.Current
-
 type usedFlags struct {
 	users, start string
 	all          bool
@@ -137,11 +134,8 @@ func asked(a slurmcli.AcctJob, ids []string) bool {
 	return false
 }
 
-func usedJSON(jobs []jobsummary.Job) any {
-	doc := struct {
-		Version int       `json:"version"`
-		Jobs    []usedJob `json:"jobs"`
-	}{Version: usedVersion, Jobs: []usedJob{}}
+func usedJSON(jobs []jobsummary.Job) versioned.UsedDoc[usedJob] {
+	var each []usedJob
 	for _, j := range jobs {
 		u := usedJob{ID: j.ID, State: j.State, Elapsed: j.Elapsed, Summaries: j.Sums}
 		if u.Summaries == nil {
@@ -151,9 +145,9 @@ func usedJSON(jobs []jobsummary.Job) any {
 		for _, e := range j.Errs {
 			u.Errors = append(u.Errors, e.Error())
 		}
-		doc.Jobs = append(doc.Jobs, u)
+		each = append(each, u)
 	}
-	return doc
+	return versioned.NewUsed(each)
 }
 
 // usedRows is one row per job and node: what the job was given there against its peak

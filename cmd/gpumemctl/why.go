@@ -23,9 +23,6 @@ import (
 
 func init() { subcommands = append(subcommands, newWhyCmd) }
 
-// whyVersion is the version of why's JSON (internal/versioned).
-var whyVersion = versioned.Why.Current
-
 type whyFlags struct {
 	pol              policyFlags
 	squeue, scontrol string
@@ -126,15 +123,7 @@ func (f *whyFlags) run(cmd *cobra.Command, id string) error {
 	e := why.Explain(in)
 	w := cmd.OutOrStdout()
 	if f.out.format == formatJSON {
-		return writeJSON(w, struct {
-			Version int    `json:"version"`
-			Job     string `json:"job_id"`
-			User    string `json:"user"`
-			State   string `json:"state"`
-			Reason  string `json:"slurm_reason"`
-			why.Explanation
-			Notes []string `json:"notes,omitempty"`
-		}{whyVersion, id, q.User, q.State, q.Reason, e, notes})
+		return writeJSON(w, versioned.NewWhy(id, q.User, q.State, q.Reason, e, notes))
 	}
 	writeWhy(w, id, q, e, notes)
 	return nil
