@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/refusal"
 )
 
 func TestAdmitTranslates(t *testing.T) {
@@ -103,8 +104,8 @@ func TestAdmitRefusals(t *testing.T) {
 			"gpumem: you asked for --gres=gpu:mem:10g --gpus-per-node=5, but partition gpu has no 5 GPUs of one type on one node. It fits in partition big (--partition=big)"},
 		{Job{TresPerNode: "gres:gpu:mem:10g", Partitions: []string{"nosuch"}},
 			"gpumem: you asked for --gres=gpu:mem:10g, but partition nosuch has no GPU node gpumem knows. It fits in partition big, gpu, mig (--partition=big)"},
-		{Job{TresPerNode: "gres:gpu:mem:10g,gres:gpu:mem:20g"}, msgOneMem},
-		{Job{TresPerNode: "gres:gpu:mem:10g", TresPerJob: "gres:gpu:mem:20g"}, msgOneMem},
+		{Job{TresPerNode: "gres:gpu:mem:10g,gres:gpu:mem:20g"}, refusal.MemTwice()},
+		{Job{TresPerNode: "gres:gpu:mem:10g", TresPerJob: "gres:gpu:mem:20g"}, refusal.MemTwice()},
 		{Job{TresPerNode: "gres:gpu:mem:10g,gres:gpu:2", TresPerJob: "gres:gpu:2"},
 			"give the number of GPUs once (--gpus-per-node=N, --gpus-per-task=N or --gpus=N) next to --gres=gpu:mem:20g"},
 		{Job{TresPerTask: "gres/gpu:mem:10g"},

@@ -2,9 +2,9 @@ package admit
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
+	"github.com/gpumem/gpumem/internal/refusal"
 	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/slurmgres"
 )
@@ -31,8 +31,6 @@ type ask struct {
 func mentionsMem(j Job) bool {
 	return request.AsksMem(j.TresPerNode, j.TresPerJob, j.TresPerSocket, j.TresPerTask)
 }
-
-const msgOneMem = "ask for GPU memory once: --gres=gpu:mem:20g (memory per GPU), with --gpus-per-node=N, --gpus-per-task=N or --gpus=N for more than one GPU"
 
 // userValue is a --gpus* option's value as the user wrote it: the entry without the
 // gres prefix and "gpu:" that Slurm (or cli_filter, building the same fields) puts
@@ -66,23 +64,23 @@ func readAsk(j Job, q *ask) (bool, error) {
 		for _, e := range t.Entries {
 			switch {
 			case e.Kind == request.GPUMem && i >= 2:
-				return false, fmt.Errorf("%s=%s is not supported: GPU memory is asked per GPU with --gres=gpu:mem:20g, and the number of GPUs with --gpus-per-node, --gpus-per-task or --gpus", names[i], userValue(e.Raw))
+				return false, errors.New(refusal.MemNotPerGPU(names[i], userValue(e.Raw)))
 			case e.Kind == request.GPUMem && found:
-				return false, errors.New(msgOneMem)
+				return false, errors.New(refusal.MemTwice())
 			case e.Kind == request.GPUMem:
 				found, q.mib, q.prefix, memInJob = true, e.MiB, e.Prefix, i == 1
 				q.size = e.Raw[strings.LastIndexByte(e.Raw, ':')+1:]
 			case e.Kind == request.GPUCount && i == 2:
-				return false, fmt.Errorf("%s=%s cannot be combined with --gres=gpu:mem: gpumem does not place GPUs by socket; give the GPU count with --gpus-per-node=N, --gpus-per-task=N or --gpus=N", names[i], userValue(e.Raw))
+				return false, errors.New(refusal.SocketCount(names[i], userValue(e.Raw)))
 			case e.Kind == request.GPUCount && counted:
-				return false, errors.New("give the number of GPUs once (--gpus-per-node=N, --gpus-per-task=N or --gpus=N) next to --gres=gpu:mem:20g")
+				return false, errors.New(refusal.CountTwice())
 			case e.Kind == request.GPUCount && i == 3:
 				counted, q.perTask, q.model, countInJob = true, e.GPUs, e.Type, true
 				q.gpus = e.GPUs * max(int64(j.Tasks), int64(j.MinNodes), 1)
 				if q.gpus > request.MaxGPUs {
-					return false, fmt.Errorf("--gpus-per-task=%s for %d tasks asks for more than %d GPUs", userValue(e.Raw), j.Tasks, request.MaxGPUs)
+					return false, errors.New(refusal.PerTaskTooMany(userValue(e.Raw), j.Tasks, request.MaxGPUs))
 				}
-				q.only = joinWords("--gpus-per-task", q.only)
+				q.only = refusal.JoinOptions("--gpus-per-task", q.only)
 			case e.Kind == request.GPUCount:
 				counted, q.gpus, q.model, countInJob = true, e.GPUs, e.Type, i == 1
 			}
@@ -97,7 +95,7 @@ func readAsk(j Job, q *ask) (bool, error) {
 		for _, e := range q.fields[i].Entries {
 			body := slurmgres.Strip(e.Raw)
 			if name := slurmgres.Name(body); e.Kind == request.Other && (name == slurmgres.Shard || name == "mps") {
-				return false, fmt.Errorf("--gres=gpu:mem:%s cannot be combined with --gres=%s: both ask for a slice of a GPU; keep only --gres=gpu:mem:SIZE (gpumem picks the slice), or only --gres=%s", q.size, body, body)
+				return false, errors.New(refusal.SliceTwice(q.size, body))
 			}
 		}
 	}
@@ -107,12 +105,4 @@ func readAsk(j Job, q *ask) (bool, error) {
 		q.perJob = countInJob
 	}
 	return true, nil
-}
-
-// joinWords joins option names for a message, skipping empty ones.
-func joinWords(a, b string) string {
-	if a == "" || b == "" {
-		return a + b
-	}
-	return a + " " + b
 }

@@ -3,10 +3,10 @@ package admit
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/refusal"
 )
 
 // The fence policies (Options.Fence): whether a shard slice needs a memory fence on its
@@ -116,10 +116,7 @@ func (a *Admitter) fenceRefusal(q *ask, sh *shape, cands []string) error {
 	if err != nil || t.kind != placement.Shard {
 		return nil
 	}
-	return errors.New("gpumem: you asked for " + q.words(sh) + ", but this site requires a memory fence for slices of shared GPUs (Fence = require), " +
-		"and no GPU with a fence in partition " + strings.Join(cands, ", ") + " holds it as a slice, nor does a MIG instance or a whole GPU the job may use. " +
-		"It would run as " + t.gres + " in partition " + strings.Join(t.parts, ", ") + " on a GPU without a fence. " +
-		"Ask for a size a MIG instance or a whole GPU holds, or ask your administrator which nodes fence GPU memory (gpumemctl inventory)")
+	return errors.New(refusal.FenceRequired(q.words(sh), cands, t.gres, t.parts))
 }
 
 // fenceWords is, under prefer and require, the fence the decision's slice gets, for its

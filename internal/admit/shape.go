@@ -1,10 +1,10 @@
 package admit
 
 import (
-	"fmt"
+	"errors"
 	"strings"
 
-	"github.com/gpumem/gpumem/internal/clip"
+	"github.com/gpumem/gpumem/internal/refusal"
 	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/slurmconf"
 	"github.com/gpumem/gpumem/internal/slurmgres"
@@ -43,7 +43,7 @@ func (a *Admitter) shapeOf(j *Job) (shape, error) {
 	if j.ReqNodes != "" {
 		h, err := slurmconf.ParseHostlist(j.ReqNodes)
 		if err != nil {
-			return s, fmt.Errorf("gpumem cannot read --nodelist=%s: %v", clip.String(j.ReqNodes, clip.List), err)
+			return s, errors.New(refusal.HostList("--nodelist", j.ReqNodes, err))
 		}
 		names, missing := a.ix.hosts.Required(h)
 		if missing != "" {
@@ -55,7 +55,7 @@ func (a *Admitter) shapeOf(j *Job) (shape, error) {
 	if j.ExcNodes != "" {
 		h, err := slurmconf.ParseHostlist(j.ExcNodes)
 		if err != nil {
-			return s, fmt.Errorf("gpumem cannot read --exclude=%s: %v", clip.String(j.ExcNodes, clip.List), err)
+			return s, errors.New(refusal.HostList("--exclude", j.ExcNodes, err))
 		}
 		names := a.ix.hosts.Covered(h)
 		s.exc = make(map[string]bool, len(names))

@@ -2,11 +2,11 @@ package admit
 
 import (
 	"errors"
-	"strconv"
-	"strings"
+	"maps"
+	"slices"
 
-	"github.com/gpumem/gpumem/internal/clip"
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/refusal"
 	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
@@ -37,9 +37,7 @@ func heldName(tres string) string {
 // keepRefusal: the forms that serve the new size all change the job's GRES name, which
 // this Slurm refuses for a pending job.
 func (a *Admitter) keepRefusal(q *ask, sh *shape, serving []string) error {
-	return errors.New("gpumem: you asked to change the job to " + q.words(sh) + ", which needs " + strings.Join(serving, " or ") +
-		"; the job holds " + sh.held + " and this Slurm cannot change a pending job's GRES between shards and GPUs (whole or MIG). " +
-		"Ask for a size the job's kind of GRES holds, or cancel the job and submit it again with " + q.words(sh))
+	return errors.New(refusal.KeepGRES(q.words(sh), serving, sh.held))
 }
 
 // Holds checks that the native GRES a job holds (gpu:TYPE:N or shard:N, per node or per
@@ -73,16 +71,7 @@ func (a *Admitter) Holds(j Job) error {
 					elsewhere = append(elsewhere, name)
 				}
 			}
-			msg := "gpumem: the job holds " + body + " (its GPU memory request as translated at submit), which no node it may use in partition " +
-				strings.Join(cands, ",") + " has"
-			if w := sh.words(); w != "" {
-				msg += " under " + w
-			}
-			msg += ", so it would never start there"
-			if len(elsewhere) > 0 {
-				msg += "; it runs in partition " + strings.Join(elsewhere, ", ")
-			}
-			return errors.New(msg + ". To move it, cancel it and submit it again with --gres=gpu:mem:SIZE and the new partition or nodes")
+			return errors.New(refusal.HeldNowhere(body, cands, sh.words(), elsewhere))
 		}
 	}
 	return nil
@@ -122,18 +111,5 @@ func (a *Admitter) heldForm(body string, perJob bool) (ask, option, bool) {
 
 // words is the shape's options, for a message; "" when the job has none.
 func (s *shape) words() string {
-	var w []string
-	if s.nodes > 1 && int(s.nodes) != len(s.req) {
-		w = append(w, "--nodes="+strconv.FormatInt(s.nodes, 10))
-	}
-	if len(s.req) > 0 {
-		w = append(w, "--nodelist="+clip.String(strings.Join(s.req, ","), clip.List))
-	}
-	if len(s.exc) > 0 {
-		w = append(w, "--exclude="+clip.String(strings.Join(sortedKeys(s.exc), ","), clip.List))
-	}
-	if s.features != "" {
-		w = append(w, "--constraint="+s.features)
-	}
-	return strings.Join(w, " ")
+	return refusal.Shape(s.nodes, s.req, slices.Sorted(maps.Keys(s.exc)), s.features)
 }

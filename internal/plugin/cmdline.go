@@ -4,9 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/gpumem/gpumem/internal/refusal"
 	"github.com/gpumem/gpumem/internal/request"
 )
 
@@ -197,25 +197,12 @@ func (g *gresGiven) refusal(where string) string {
 	if g.n < 2 || !g.mem {
 		return ""
 	}
-	given := make([]string, len(g.vals))
-	for i, v := range g.vals {
-		given[i] = "--gres=" + v
-	}
-	return "gpumem: you gave --gres " + strconv.Itoa(g.n) + " times" + where + " (" + strings.Join(given, " ") + g.more() +
-		"), and Slurm keeps only the last, which would drop the others; write them as one option: --gres=" + strings.Join(g.vals, ",") + g.more()
+	return refusal.GresRepeated(g.n, where, g.vals, g.n-len(g.vals))
 }
 
 // maxNamed is how many of the options a user repeated a refusal names: enough to
 // recognise their own lines, and a text of bounded length whatever the job carries.
 const maxNamed = 8
-
-// more is what a refusal naming maxNamed of the options says of the rest.
-func (g *gresGiven) more() string {
-	if g.n <= len(g.vals) {
-		return ""
-	}
-	return " ... " + strconv.Itoa(g.n-len(g.vals)) + " more"
-}
 
 // clientCommandLine is the client that runs cli_filter, by its name, and its command
 // line without the name. The kernel bounds a command line (ARG_MAX), and it is the user's

@@ -1,6 +1,9 @@
 package plugin
 
-import "github.com/gpumem/gpumem/internal/admit"
+import (
+	"github.com/gpumem/gpumem/internal/admit"
+	"github.com/gpumem/gpumem/internal/refusal"
+)
 
 // Unread says why job_modify could not read the job a change is for.
 type Unread int
@@ -39,7 +42,7 @@ func (p *Plugin) Modify(in Fields, cur *Fields, keep bool, why Unread) Verdict {
 		v := Verdict{Fields: in}
 		if AsksMem(in) {
 			// A change, not a submission: not counted as a refused job.
-			v.Refusal = unreadRefusal(why)
+			v.Refusal = why.refusal()
 			p.log.infof("job_modify refused (%+v, job not read: %s): %s", in, why, v.Refusal)
 		}
 		return v
@@ -117,19 +120,15 @@ func (u Unread) String() string {
 	}
 }
 
-// unreadRefusal is what a user reads when a new gpu:mem cannot be checked against the
-// job it changes.
-func unreadRefusal(why Unread) string {
-	const again = "cancel the job and submit it again with the new --gres=gpu:mem"
-	switch why {
+// refusal is what a user reads when a new gpu:mem cannot be checked against the job
+// it changes, for this reason.
+func (u Unread) refusal() string {
+	switch u {
 	case NotOneJob:
-		return "gpumem: a pending job's GPU memory is changed one job at a time, named by its plain job id " +
-			"(scontrol update jobid=1234 gres=gpu:mem:SIZE, with the JobId that scontrol show job prints), " +
-			"not an array task, a heterogeneous job's component, a list or a job name; name the job by that id, or " + again
+		return refusal.ChangeNotOneJob()
 	case NoLayout:
-		return "gpumem: this installation cannot check a change of GPU memory against a pending job on this Slurm release " +
-			"(the administrator can rebuild gpumem's job_submit plugin for it); " + again
+		return refusal.ChangeNoLayout()
 	default:
-		return "gpumem: the job could not be read to check a change of its GPU memory; " + again
+		return refusal.ChangeUnread()
 	}
 }

@@ -6,7 +6,6 @@ package plugin
 
 import (
 	"errors"
-	"fmt"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/gpumem/gpumem/internal/admit"
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/refusal"
 	"github.com/gpumem/gpumem/internal/refused"
 	"github.com/gpumem/gpumem/internal/request"
 )
@@ -231,7 +231,7 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.errorf("internal error: %v\n%s", r, debug.Stack())
-			v, own = p.failed(st, f, fmt.Errorf("internal error: %v", r)), nil
+			v, own = p.failed(st, f, refusal.Internal(r)), nil
 		}
 	}()
 	if p.client && st.cfgErr != nil {
@@ -240,7 +240,7 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 	if st.core == nil {
 		why := st.invErr
 		if why == nil {
-			why = fmt.Errorf("the inventory %s is not loaded yet", st.cfg.InventoryPath)
+			why = refusal.NotLoaded(st.cfg.InventoryPath)
 		}
 		return p.failed(st, f, why), nil
 	}
@@ -289,16 +289,16 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 // message whatever OnError says. OnError is for the client: open leaves the options as
 // typed for job_submit, the authority, to translate; closed stops the command.
 func (p *Plugin) failed(st *state, f Fields, err error) Verdict {
-	refusal := "gpumem cannot place GPU memory requests right now (" + err.Error() + "); please try again later or tell your administrator"
+	v := Verdict{Fields: f, Refusal: refusal.Unavailable(err.Error()), why: refused.Unavailable}
 	if p.client {
 		if st.cfg.OnError == config.Open {
 			p.log.debugf("%v; leaving the request to slurmctld (OnError=open)", err)
 			return Verdict{Fields: f}
 		}
-		return Verdict{Fields: f, Refusal: refusal, why: refused.Unavailable}
+		return v
 	}
 	p.log.errorf("%v; refusing the gpu:mem job, the user is told to try again", err)
-	return Verdict{Fields: f, Refusal: refusal, why: refused.Unavailable}
+	return v
 }
 
 // AsksMem says whether the job asks for GPU memory, by the one rule the core also

@@ -1,13 +1,13 @@
 package plugin
 
 import (
-	"fmt"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/clip"
 	"github.com/gpumem/gpumem/internal/inventory"
+	"github.com/gpumem/gpumem/internal/refusal"
 	"github.com/gpumem/gpumem/internal/slurmconf"
 )
 
@@ -166,5 +166,5 @@ func (p *Plugin) within(st *state, name string) (Core, string) {
 	if !ok || rc.cluster != st.cluster {
 		return nil, ""
 	}
-	return rc.core, fmt.Sprintf(" (the job may use only the nodes of reservation %s: %s)", name, clip.String(rc.nodes, clip.List))
+	return rc.core, refusal.InReservation(name, rc.nodes)
 }

@@ -3,6 +3,8 @@ package plugin
 import (
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/refusal"
 )
 
 // MaxScriptRead is how much of a batch script gpumem reads: its first MiB. sbatch takes
@@ -73,8 +75,7 @@ func scriptRepeats(script string, asksMem bool, max int) string {
 		return r
 	}
 	if long && asksMem {
-		return "gpumem: the #SBATCH lines at the head of this batch script (up to its first command) run past its first " +
-			sizeText(max) + ", more than gpumem reads; put the #SBATCH lines first and keep them, with the comments among them, within that"
+		return refusal.ScriptHeadTooLong(sizeText(max))
 	}
 	return ""
 }
@@ -90,14 +91,7 @@ func (g *gresGiven) inScript() string {
 			at = append(at, strconv.Itoa(n))
 		}
 	}
-	named := "line " + at[0]
-	if last := len(at) - 1; last > 0 {
-		named = "lines " + strings.Join(at[:last], ", ") + " and " + at[last]
-	}
-	if g.n > len(g.lines) {
-		named += " and more"
-	}
-	return g.refusal(" in the script's #SBATCH " + named)
+	return g.refusal(refusal.InScript(at, g.n > len(g.lines)))
 }
 
 // isSpace is C's isspace, as sbatch reads a script.

@@ -1,13 +1,11 @@
 package plugin
 
 import (
-	"fmt"
-
 	"github.com/gpumem/gpumem/internal/mig"
+	"github.com/gpumem/gpumem/internal/refusal"
 	"github.com/gpumem/gpumem/internal/request"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmgres"
-	"github.com/gpumem/gpumem/internal/units"
 )
 
 // Step rewrites the gpu:mem request of a job step (srun inside an sbatch or salloc
@@ -33,7 +31,7 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64, memO
 	held := join(job.PerNode, job.PerJob)
 	jt, err := request.Parse(request.PerNode, held)
 	if err != nil {
-		return "", fmt.Errorf("job %d: its GRES %q cannot be read: %w", jobID, held, err)
+		return "", refusal.StepJobUnreadable(jobID, held, err)
 	}
 	// The step's own GPU count is folded into the GRES it gets.
 	drop := [3]bool{request.GPUMem: true, request.GPUCount: true}
@@ -41,23 +39,23 @@ func Step(stepPerNode string, job Fields, jobID uint32, shardUnitMiB int64, memO
 		need := shard.For(mib, shardUnitMiB)
 		switch {
 		case gpus > 1:
-			return "", fmt.Errorf("job %d holds a memory slice of one GPU (%s); a step cannot ask for %d GPUs", jobID, slurmgres.Of(slurmgres.Shard, "", shards), gpus)
+			return "", refusal.StepGPUsOfSlice(jobID, slurmgres.Of(slurmgres.Shard, "", shards).String(), gpus)
 		case need > shards:
-			return "", fmt.Errorf("step asks for %s of GPU memory but job %d holds %s (%s)", units.GiB(mib), jobID, units.GiB(shards*shardUnitMiB), slurmgres.Of(slurmgres.Shard, "", shards))
+			return "", refusal.StepMoreThanSlice(mib, jobID, shards*shardUnitMiB, slurmgres.Of(slurmgres.Shard, "", shards).String())
 		}
 		return st.Rewrite(drop, slurmgres.Of(slurmgres.Shard, "", need).String(), st.Prefix()), nil
 	}
 	if k := jt.Find(request.GPUCount); k >= 0 {
 		held := jt.Entries[k]
 		if gpus > held.GPUs {
-			return "", fmt.Errorf("step asks for %d GPUs but job %d holds %d", gpus, jobID, held.GPUs)
+			return "", refusal.StepMoreGPUs(gpus, jobID, held.GPUs)
 		}
 		if has, ok := memOf(held.Type); ok && held.Type != "" && mib > has {
-			return "", fmt.Errorf("step asks for %s of GPU memory per GPU but job %d holds %s per GPU (%s)", units.GiB(mib), jobID, units.GiB(has), slurmgres.Of(slurmgres.GPU, held.Type, held.GPUs))
+			return "", refusal.StepMorePerGPU(mib, jobID, has, slurmgres.Of(slurmgres.GPU, held.Type, held.GPUs).String())
 		}
 		return st.Rewrite(drop, slurmgres.Of(slurmgres.GPU, held.Type, gpus).String(), st.Prefix()), nil
 	}
-	return "", fmt.Errorf("job %d holds no GPU memory to give this step (its GRES: %q); ask for --gres=gpu:mem:SIZE when you submit the job", jobID, held)
+	return "", refusal.StepNoMemory(jobID, held)
 }
 
 // MemOf gives the memory of one device of a MIG profile or GPU type, the least the

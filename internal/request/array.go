@@ -1,9 +1,11 @@
 package request
 
 import (
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/gpumem/gpumem/internal/refusal"
 )
 
 // maxArrayTasks bounds the tasks counted from --array; Slurm's own MaxArraySize is far
@@ -15,7 +17,7 @@ const maxArrayTasks = 1 << 24
 // throttle N when it is lower.
 func ArrayTasks(s string) (int64, error) {
 	bad := func(why string) (int64, error) {
-		return 0, fmt.Errorf("--array=%s %s; e.g. --array=0-9 or --array=0-99%%10", s, why)
+		return 0, errors.New(refusal.Array(s, why))
 	}
 	spec, throttle, throttled := strings.Cut(s, "%")
 	var n int64
@@ -24,28 +26,28 @@ func ArrayTasks(s string) (int64, error) {
 		lo, hi, isRange := strings.Cut(rng, "-")
 		a, err := strconv.ParseInt(lo, 10, 64)
 		if err != nil || a < 0 {
-			return bad("has " + strconv.Quote(part) + ", which is not an index or a range like 0-9")
+			return bad(refusal.ArrayNotIndex(part))
 		}
 		b := a
 		if isRange {
 			if b, err = strconv.ParseInt(hi, 10, 64); err != nil || b < a {
-				return bad("has " + strconv.Quote(part) + ", which is not a range like 0-9")
+				return bad(refusal.ArrayNotRange(part))
 			}
 		}
 		by := int64(1)
 		if stepped {
 			if by, err = strconv.ParseInt(step, 10, 64); err != nil || by < 1 {
-				return bad("has " + strconv.Quote(part) + ", whose step is not a positive number")
+				return bad(refusal.ArrayBadStep(part))
 			}
 		}
 		if n += (b-a)/by + 1; n > maxArrayTasks {
-			return bad("has more tasks than Slurm runs")
+			return bad(refusal.ArrayTooMany)
 		}
 	}
 	if throttled {
 		t, err := strconv.ParseInt(throttle, 10, 64)
 		if err != nil || t < 0 {
-			return bad("has a throttle that is not a number")
+			return bad(refusal.ArrayBadThrottle)
 		}
 		if t > 0 { // %0 means no limit
 			n = min(n, t)

@@ -1,6 +1,6 @@
 package request
 
-import "fmt"
+import "github.com/gpumem/gpumem/internal/refusal"
 
 // SizeError is a memory size that cannot be read.
 type SizeError struct {
@@ -8,18 +8,14 @@ type SizeError struct {
 	Why   string
 }
 
-func (e *SizeError) Error() string {
-	return fmt.Sprintf("GPU memory size %q %s; e.g. gpu:mem:20g (20 GiB), gpu:mem:20480m, gpu:mem:1.5t", e.Token, e.Why)
-}
+func (e *SizeError) Error() string { return refusal.Size(e.Token, e.Why) }
 
 // EntryError is one GRES entry that cannot be read.
 type EntryError struct {
-	Field string // tres_per_node, ...
+	Field string // the option that gave it: PerNode, ...
 	Token string // the entry as typed
 	Why   string
 	Valid string // a valid example
 }
 
-func (e *EntryError) Error() string {
-	return fmt.Sprintf("%s entry %q %s; e.g. %s", e.Field, e.Token, e.Why, e.Valid)
-}
+func (e *EntryError) Error() string { return refusal.Entry(e.Field, e.Token, e.Why, e.Valid) }

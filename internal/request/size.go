@@ -1,6 +1,9 @@
 package request
 
-import "github.com/gpumem/gpumem/internal/units"
+import (
+	"github.com/gpumem/gpumem/internal/refusal"
+	"github.com/gpumem/gpumem/internal/units"
+)
 
 // MaxMiB bounds a size: 1 PiB. No GPU comes near it; the bound only stops overflow and
 // typing accidents, and admission answers anything realistic with a reason.
@@ -16,10 +19,7 @@ func ParseSize(s string) (int64, error) {
 	case "":
 		return mib, nil
 	case units.WhyNegative, units.WhyZero:
-		why += atLeast
+		why += refusal.SizeAtLeast
 	}
 	return 0, &SizeError{Token: s, Why: why}
 }
-
-// atLeast follows a zero or negative size: what the smallest request is.
-const atLeast = ": GPU memory is asked for as a positive size, at least 1m (1 MiB)"

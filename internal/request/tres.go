@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpumem/gpumem/internal/refusal"
 	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
@@ -104,11 +105,11 @@ func parseEntry(field, raw string) (Entry, error) {
 	}
 	if len(parts) > 0 && parts[0] == "mem" {
 		if len(parts) != 2 {
-			return bad("needs exactly one size after gpu:mem", "gpu:mem:20g, with --gpus-per-node=2 for two such GPUs")
+			return bad(refusal.EntryOneSize, refusal.EntryOneSizeValid)
 		}
 		mib, err := ParseSize(parts[1])
 		if err != nil {
-			return Entry{}, &EntryError{Field: field, Token: raw, Why: "has a bad size: " + err.(*SizeError).Why, Valid: "gpu:mem:20g (20 GiB), gpu:mem:20480m, gpu:mem:1.5t"}
+			return Entry{}, &EntryError{Field: field, Token: raw, Why: refusal.EntryBadSize + err.(*SizeError).Why, Valid: refusal.EntrySizeValid}
 		}
 		e.Kind, e.MiB = GPUMem, mib
 		return e, nil
@@ -126,20 +127,20 @@ func parseEntry(field, raw string) (Entry, error) {
 		e.Type = parts[0]
 		e.GPUs = -1
 	default:
-		return bad("has too many ':' parts", "gpu:h100:2")
+		return bad(refusal.EntryTooManyParts, refusal.EntryTypeValid)
 	}
 	if e.Type == "" && len(parts) > 0 && parts[0] == "" || e.Type != "" && !validType(e.Type) {
-		return bad("has an empty or malformed GPU type", "gpu:h100:2")
+		return bad(refusal.EntryBadType, refusal.EntryTypeValid)
 	}
 	if e.GPUs < 0 {
 		n, err := strconv.ParseInt(parts[len(parts)-1], 10, 64)
 		switch {
 		case err != nil && errors.Is(err, strconv.ErrRange), err == nil && n > MaxGPUs:
-			return bad("asks for more than 1048576 GPUs", "gpu:2")
+			return bad(refusal.EntryTooManyGPUs, refusal.EntryCountValid)
 		case err != nil || !isDigits(parts[len(parts)-1]):
-			return bad("has a GPU count that is not a whole number", "gpu:2")
+			return bad(refusal.EntryNotWhole, refusal.EntryCountValid)
 		case n == 0:
-			return bad("asks for zero GPUs", "gpu:1")
+			return bad(refusal.EntryZeroGPUs, refusal.EntryOneGPUValid)
 		}
 		e.GPUs = n
 	}

@@ -4,12 +4,10 @@ import (
 	"errors"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/refusal"
 	"github.com/gpumem/gpumem/internal/shard"
-	"github.com/gpumem/gpumem/internal/units"
 )
 
 // refusal explains, in the user's own words, why no native form can serve the request:
@@ -19,16 +17,9 @@ func (a *Admitter) refusal(q *ask, sh *shape, cands []string) error {
 	if err := a.fenceRefusal(q, sh, cands); err != nil {
 		return err
 	}
-	var b strings.Builder
-	b.WriteString("gpumem: you asked for " + q.words(sh) + ", but ")
-	if len(cands) == 0 {
-		b.WriteString("gpumem knows no partition with GPUs")
-	}
+	reasons := make([]string, len(cands))
 	for i, name := range cands {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(a.why(q, sh, name))
+		reasons[i] = a.why(q, sh, name)
 	}
 	var elsewhere []string
 	for _, name := range a.names {
@@ -36,130 +27,59 @@ func (a *Admitter) refusal(q *ask, sh *shape, cands []string) error {
 			elsewhere = append(elsewhere, name)
 		}
 	}
-	if len(elsewhere) > 0 {
-		b.WriteString(". It fits in partition " + strings.Join(elsewhere, ", ") + " (--partition=" + elsewhere[0] + ")")
-	}
-	return errors.New(b.String())
+	return errors.New(refusal.NoFit(q.words(sh), reasons, elsewhere))
 }
 
 // words is the request as the user wrote it, in option form.
 func (q *ask) words(sh *shape) string {
-	w := []string{"--gres=gpu:mem:" + q.size}
-	count := strconv.FormatInt(q.gpus, 10)
-	if q.model != "" {
-		count = q.model + ":" + count
-	}
-	switch {
-	case q.perTask > 0:
-		count = strconv.FormatInt(q.perTask, 10)
-		if q.model != "" {
-			count = q.model + ":" + count
-		}
-		w = append(w, "--gpus-per-task="+count)
-		if q.gpus > q.perTask {
-			w = append(w, "for "+strconv.FormatInt(q.gpus/q.perTask, 10)+" tasks")
-		}
-	case q.perJob && (q.gpus > 1 || q.model != ""):
-		w = append(w, "--gpus="+count)
-	case q.gpus > 1 || q.model != "":
-		w = append(w, "--gpus-per-node="+count)
-	}
-	if s := sh.words(); s != "" {
-		w = append(w, s)
-	}
-	if only := strings.TrimSpace(strings.ReplaceAll(" "+q.only+" ", " --gpus-per-task ", " ")); only != "" {
-		w = append(w, only)
-	}
-	return strings.Join(w, " ")
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return refusal.Asked(q.size, q.gpus, q.perTask, q.perJob, q.model, q.only, sh.words())
 }
 
 // why is the reason partition name cannot serve q under sh.
 func (a *Admitter) why(q *ask, sh *shape, name string) string {
 	p := a.ix.parts[name]
 	if p == nil {
-		return "partition " + name + " has no GPU node gpumem knows"
+		return refusal.PartitionUnknown(name)
 	}
 	for _, r := range sh.req {
 		ref, known := a.ix.nodes[r]
 		switch {
 		case !known:
-			return "node " + r + " has no GPU gpumem knows"
+			return refusal.NodeUnknown(r)
 		case !p.nodes[r]:
-			return "node " + r + " is not in partition " + name + a.partitionsOf(r)
+			return refusal.NodeNotIn(r, name, a.partitionsOf(r))
 		case sh.exc[r]:
-			return "node " + r + " is both required (--nodelist) and excluded (--exclude)"
+			return refusal.NodeRequiredAndExcluded(r)
 		case !sh.usable(ref.g.features):
-			return "node " + r + " does not have --constraint=" + sh.features
+			return refusal.NodeLacksFeatures(r, sh.features)
 		}
 		if !a.holdsOn(q, ref.g.cfg) {
-			return "on node " + r + " " + a.mostOn(q, ref.g.cfg)
+			return refusal.OnNode(r, a.mostOn(q, ref.g.cfg))
 		}
 	}
 	m, by := a.largestFit(q, sh, p)
 	plain := q.shardable() && sh.nodes == 1 && len(sh.exc) == 0 && sh.feat == nil
 	switch {
 	case m > 0 && plain:
-		s := "the largest GPU in partition " + name + " has " + units.GiBAndMiB(p.largest) + " (" + p.largestBy + "); up to gpu:mem:" + units.FormatSize(m) + " per GPU fits there"
-		if by != p.largestBy {
-			// The most that fits is not all of the largest GPU (a MIG instance of it, or
-			// another GPU): name what holds it, or the two figures seem to disagree.
-			s += " (on " + by + ")"
-		}
-		return s
+		return refusal.LargestGPU(name, p.largest, p.largestBy, m, by)
 	case m > 0:
-		s := "in partition " + name + ", the most that fits " + q.countWords(sh) + " is gpu:mem:" + units.FormatSize(m) + " per GPU (" + by + ")"
-		if k := a.nodesHolding(q, sh, p); sh.nodes > 1 && k > 0 && k < sh.nodes {
-			s += "; only " + strconv.FormatInt(k, 10) + " of its nodes can hold gpu:mem:" + q.size
-			if n := a.mostNodes(q, sh, p); n > 0 {
-				s += " (--nodes=" + strconv.FormatInt(n, 10) + " runs it)"
-			}
+		var k, n int64
+		if k = a.nodesHolding(q, sh, p); sh.nodes > 1 && k > 0 && k < sh.nodes {
+			n = a.mostNodes(q, sh, p)
+		} else {
+			k = 0
 		}
-		return s
+		return refusal.MostFits(name, refusal.Count(q.gpus, q.perJob, q.model, sh.nodes), m, by, k, q.size, n)
 	case sh.nodes > 1:
-		s := "partition " + name + " has fewer than " + strconv.FormatInt(sh.nodes, 10) + " nodes the job may use with GPUs of one kind for it (" + strconv.FormatInt(a.nodesHolding(q, sh, p), 10) + " hold it)"
-		if k := a.mostNodes(q, sh, p); k > 0 {
-			s += "; it fits on " + strconv.FormatInt(k, 10) + " (--nodes=" + strconv.FormatInt(k, 10) + ")"
-		}
-		return s
+		return refusal.FewerNodes(name, sh.nodes, a.nodesHolding(q, sh, p), a.mostNodes(q, sh, p))
 	case q.gpus > 1 && q.perJob:
-		return "partition " + name + " has no " + strconv.FormatInt(q.gpus, 10) + " GPUs of one type usable by the job"
+		return refusal.NoGPUsPerJob(name, q.gpus)
 	case q.gpus > 1:
-		return "partition " + name + " has no " + strconv.FormatInt(q.gpus, 10) + " GPUs of one type on one node"
+		return refusal.NoGPUsPerNode(name, q.gpus)
 	case q.model != "":
-		return "partition " + name + " has no usable GPU of type " + q.model
+		return refusal.NoGPUOfType(name, q.model)
 	}
-	return "partition " + name + " has no GPU node the job may use"
-}
-
-// countWords says what the request's count and shape are, for "the most that fits ...".
-func (q *ask) countWords(sh *shape) string {
-	var w []string
-	if q.gpus > 1 {
-		per := " on one node"
-		if q.perJob {
-			per = ""
-		}
-		w = append(w, "for "+strconv.FormatInt(q.gpus, 10)+" GPUs"+per)
-	}
-	if q.model != "" {
-		w = append(w, "on type "+q.model)
-	}
-	if sh.nodes > 1 {
-		w = append(w, "on "+strconv.FormatInt(sh.nodes, 10)+" nodes")
-	}
-	if len(w) == 0 {
-		return "on the nodes the job may use"
-	}
-	return strings.Join(w, " ")
+	return refusal.NoUsableNode(name)
 }
 
 // holdsOn says whether one node of config c can hold q by itself.
@@ -199,16 +119,9 @@ func (a *Admitter) mostOn(q *ask, c *config) string {
 		}
 	}
 	if m == 0 {
-		return "there are no " + strconv.FormatInt(q.gpus, 10) + " GPUs" + modelWords(q.model) + " (the largest is " + by + ", " + units.GiBAndMiB(c.largest) + ")"
+		return refusal.NodeHasNoGPUs(q.gpus, q.model, by, c.largest)
 	}
-	return "the GPUs are " + by + " with " + units.GiBAndMiB(c.largest) + "; up to gpu:mem:" + units.FormatSize(m) + " per GPU fits there"
-}
-
-func modelWords(m string) string {
-	if m == "" {
-		return ""
-	}
-	return " of type " + m
+	return refusal.NodeHolds(by, c.largest, m)
 }
 
 // sizes is every memory size a device of c offers q (shards or a MIG or GPU type),
@@ -259,12 +172,12 @@ func (a *Admitter) productOf(c *config, size int64) string {
 	for _, u := range c.units {
 		if u.mib == size {
 			if u.kind == placement.MIG {
-				return "MIG " + u.name + " of " + u.product
+				return refusal.MIGOf(u.name, u.product)
 			}
 			return u.product
 		}
 	}
-	return "shards of " + c.largestBy
+	return refusal.ShardsOf(c.largestBy)
 }
 
 // nodesHolding counts the usable nodes of p that can hold q by themselves.
@@ -298,29 +211,18 @@ func (a *Admitter) fits(q *ask, sh *shape, name string) bool {
 // before it may take first.
 func (a *Admitter) hetRefusal(q *ask, sh *shape, hosts []string) error {
 	sort.Strings(hosts)
-	hosts = slices.Compact(hosts)
-	list := strings.Join(hosts, ",")
-	if len(hosts) > 8 {
-		list = strings.Join(hosts[:8], ",") + ",... (" + strconv.Itoa(len(hosts)) + " nodes)"
-	}
-	return errors.New("gpumem: you asked for " + q.words(sh) + " in a heterogeneous job. Slurm starts its components in order, " +
-		"each on nodes of its own chosen without regard to the components after it, and the components before this one may take " +
-		"the nodes that can hold it (" + list + "), so the job might never start. Put this component first, keep the ones before it " +
-		"off those nodes (--exclude) or to one partition each (-p), or ask for a size more nodes hold")
+	return errors.New(refusal.Het(q.words(sh), slices.Compact(hosts)))
 }
 
-// partitionsOf says which partitions node is in, for a refusal that names another.
-func (a *Admitter) partitionsOf(node string) string {
+// partitionsOf is the partitions node is in, for a refusal that names another.
+func (a *Admitter) partitionsOf(node string) []string {
 	var in []string
 	for _, name := range a.names {
 		if a.ix.parts[name].nodes[node] {
 			in = append(in, name)
 		}
 	}
-	if len(in) == 0 {
-		return ""
-	}
-	return " (it is in " + strings.Join(in, ", ") + ")"
+	return in
 }
 
 // mostNodes is the most nodes, fewer than the job asked for, on which q fits in p with
