@@ -173,17 +173,14 @@ func (a *Admitter) AdmitWith(j Job, use *Usage) (Decision, error) {
 		return Decision{}, err
 	}
 	cands, routed := a.candidates(j, q.mib)
-	t, err := a.choose(&q, &sh, cands, use)
-	if err != nil {
+	d := Decision{Job: j, Changed: true, MiB: q.mib, GPUs: q.gpus, PerJob: q.perJob}
+	if err := a.choose(&q, &sh, cands, use, &d); err != nil {
 		return Decision{}, noFit{err}
 	}
-	d := Decision{Job: j, Changed: true, Kind: t.kind, GRES: t.gres, MiB: q.mib, GPUs: q.gpus, PerJob: q.perJob,
-		Units: t.units, Model: t.model, Serving: t.parts, Live: t.live}
-	d.rewrite(&q, t)
-	if routed || len(t.parts) != len(cands) {
-		d.Partitions = t.parts
+	d.rewrite(&q)
+	if routed || len(d.Serving) != len(cands) {
+		d.Partitions = d.Serving
 	}
-	d.Explain = explain(&q, t)
 	return d, nil
 }
 
@@ -198,8 +195,9 @@ type noFit struct{ error }
 func (e noFit) Is(target error) bool { return target == ErrNoFit }
 func (e noFit) Unwrap() error        { return e.error }
 
-// explain is the decision's log line, built in one buffer: it is made for every job.
-func explain(q *ask, t target) string {
+// explain is the log line of decision d, whose slice gets fence ("" under Fence = off),
+// built in one buffer: it is made for every job.
+func explain(q *ask, d *Decision, fence string) string {
 	b := make([]byte, 0, 128)
 	b = append(b, "gpu:mem:"...)
 	b = units.AppendSize(b, q.mib)
@@ -210,17 +208,17 @@ func explain(q *ask, t target) string {
 	} else {
 		b = append(b, " per node -> "...)
 	}
-	b = append(b, t.gres...)
+	b = append(b, d.GRES...)
 	b = append(b, " in "...)
-	for i, p := range t.parts {
+	for i, p := range d.Serving {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, p...)
 	}
-	if t.fence != "" {
+	if fence != "" {
 		b = append(b, "; fence "...)
-		b = append(b, t.fence...)
+		b = append(b, fence...)
 	}
 	return string(b)
 }
@@ -244,8 +242,8 @@ func (a *Admitter) candidates(j Job, mib int64) ([]string, bool) {
 }
 
 // rewrite drops the gpu:mem entry and the GPU count it used, and writes the native GRES
-// into the field Slurm reads it from, with the prefix the job already uses.
-func (d *Decision) rewrite(q *ask, t target) {
+// chosen (d.GRES) into the field Slurm reads it from, with the prefix the job already uses.
+func (d *Decision) rewrite(q *ask) {
 	mem, both := [3]bool{request.GPUMem: true}, [3]bool{request.GPUMem: true, request.GPUCount: true}
 	if q.perTask > 0 {
 		d.TresPerNode = q.fields[0].Rewrite(mem, "", "")
@@ -254,14 +252,14 @@ func (d *Decision) rewrite(q *ask, t target) {
 		if prefix == "" {
 			prefix = q.prefix
 		}
-		d.TresPerTask = q.fields[3].Rewrite(both, t.gres, prefix)
+		d.TresPerTask = q.fields[3].Rewrite(both, d.GRES, prefix)
 		return
 	}
-	if t.kind == placement.Shard || !q.perJob {
-		d.TresPerNode = q.fields[0].Rewrite(both, t.gres, q.prefix)
+	if d.Kind == placement.Shard || !q.perJob {
+		d.TresPerNode = q.fields[0].Rewrite(both, d.GRES, q.prefix)
 		d.TresPerJob = q.fields[1].Rewrite(both, "", "")
 		return
 	}
 	d.TresPerNode = q.fields[0].Rewrite(mem, "", "")
-	d.TresPerJob = q.fields[1].Rewrite(both, t.gres, q.prefix)
+	d.TresPerJob = q.fields[1].Rewrite(both, d.GRES, q.prefix)
 }

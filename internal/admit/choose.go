@@ -6,17 +6,6 @@ import (
 	"github.com/gpumem/gpumem/internal/slurmgres"
 )
 
-// target is the native form chosen for a request and the partitions that can serve it.
-type target struct {
-	kind  placement.Kind
-	gres  string
-	units int64
-	model string
-	parts []string
-	live  bool   // the usage view changed nothing or something: the choice may differ later
-	fence string // the fence the slice gets, for the log line; "" under Fence = off
-}
-
 // option is one native form a request could take: shards, a MIG profile or a GPU type.
 type option struct {
 	kind placement.Kind
@@ -38,8 +27,9 @@ type reach struct {
 // over the kind with the most room instead of queueing behind one MIG instance. Kind
 // preference (PreferMIG), then the smaller slice, break ties. The job is narrowed to the
 // partitions that can serve the form chosen, because one GRES string must hold on every
-// partition Slurm may pick.
-func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage) (target, error) {
+// partition Slurm may pick. The form chosen is written into d (Kind, GRES, Units,
+// Model, Serving, Live, Explain); an error is the refusal, and d is then left alone.
+func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage, d *Decision) error {
 	var buf [8]*partition
 	ps := a.resolve(cands, buf[:0])
 	opts := a.options(q, ps)
@@ -81,23 +71,21 @@ func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage) (target
 		}
 	}
 	if best < 0 && crowded != nil {
-		return target{}, a.hetRefusal(q, sh, crowded)
+		return a.hetRefusal(q, sh, crowded)
 	}
 	if best < 0 && renamed != nil {
-		return target{}, a.keepRefusal(q, sh, renamed)
+		return a.keepRefusal(q, sh, renamed)
 	}
 	if best < 0 {
-		return target{}, a.refusal(q, sh, cands)
+		return a.refusal(q, sh, cands)
 	}
-	o := opts[best]
-	t := target{kind: o.kind, units: o.mib, model: o.name, parts: bestR.parts, live: use != nil, gres: a.gresOf(q, &o),
-		fence: a.fenceWords(&o, bestR.parts)}
+	o := &opts[best]
+	d.Kind, d.GRES, d.Units, d.Model, d.Serving, d.Live = o.kind, a.gresOf(q, o), q.mib, o.name, bestR.parts, use != nil
 	if o.kind == placement.Shard {
-		t.model = ""
-	} else {
-		t.units = q.mib
+		d.Units, d.Model = o.mib, ""
 	}
-	return t, nil
+	d.Explain = explain(q, d, a.fenceWords(o, d.Serving))
+	return nil
 }
 
 // gresOf is the native GRES form o writes for q.

@@ -112,11 +112,11 @@ func (a *Admitter) fenceRefusal(q *ask, sh *shape, cands []string) error {
 	if a.twins.loose == nil {
 		return nil
 	}
-	t, err := a.twins.loose.choose(q, sh, cands, nil)
-	if err != nil || t.kind != placement.Shard {
+	var d Decision
+	if err := a.twins.loose.choose(q, sh, cands, nil, &d); err != nil || d.Kind != placement.Shard {
 		return nil
 	}
-	return errors.New(refusal.FenceRequired(q.words(sh), cands, t.gres, t.parts))
+	return errors.New(refusal.FenceRequired(q.words(sh), cands, d.GRES, d.Serving))
 }
 
 // fenceWords is, under prefer and require, the fence the decision's slice gets, for its
