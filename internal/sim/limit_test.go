@@ -91,7 +91,7 @@ func feasible(t *testing.T, s *placement.State) {
 // is feasible and never above the optimum.
 func TestLimitsOnTinyInstances(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 1))
-	tight := 0
+	tight, patTight, patBetter := 0, 0, 0
 	for trial := range 400 {
 		nodes, ds := tinyInstance(rng)
 		opt := optimum(placement.NewState(nodes), ds)
@@ -101,6 +101,16 @@ func TestLimitsOnTinyInstances(t *testing.T) {
 		}
 		if bound < float64(opt)+1 {
 			tight++
+		}
+		pat := PatternBound(nodes, ds, 300)
+		if pat < float64(opt)-1e-6 {
+			t.Fatalf("trial %d: pattern bound %.1f below the optimum %d (nodes %+v, demands %+v)", trial, pat, opt, nodes, ds)
+		}
+		if pat < float64(opt)+1 {
+			patTight++
+		}
+		if pat < bound-1 {
+			patBetter++
 		}
 		s, placed, err := Reference(nodes, ds)
 		if err != nil {
@@ -141,6 +151,45 @@ func TestLimitsOnTinyInstances(t *testing.T) {
 		t.Fatalf("the bound equals the optimum on only %d of 400 instances", tight)
 	}
 	t.Logf("bound equal to the optimum on %d of 400 instances", tight)
+	// The pattern bound sees shares that cannot share a GPU: it must beat the
+	// aggregate one somewhere and be exact more often.
+	if patTight <= tight || patBetter == 0 {
+		t.Fatalf("pattern bound exact on %d (aggregate %d), below the aggregate on %d", patTight, tight, patBetter)
+	}
+	t.Logf("pattern bound equal to the optimum on %d of 400 instances, below the aggregate bound on %d", patTight, patBetter)
+}
+
+// TestPatternBoundSeesOneGPU: two shares of 600 milli cannot share the one GPU, and a
+// whole GPU of 2 takes both devices of a node, so only one task fits each; the
+// aggregate bound, which sees class totals, allows a full GPU and more.
+func TestPatternBoundSeesOneGPU(t *testing.T) {
+	dev := func(n int) []placement.Device {
+		devs := make([]placement.Device, n)
+		for i := range devs {
+			devs[i] = placement.Device{GPU: i, Model: "A", Capacity: 1000, Shareable: true}
+		}
+		return devs
+	}
+	share := placement.Demand{CPU: 1, Mem: 1, GPUs: 1, Kinds: placement.Shard, Units: 600}
+	for _, tc := range []struct {
+		name  string
+		nodes []placement.Node
+		ds    []placement.Demand
+		want  float64
+	}{
+		{"two shares, one GPU", []placement.Node{{Name: "a", CPU: 8, Mem: 8, Devices: dev(1)}}, []placement.Demand{share, share}, 600},
+		{"shares of 600 and 300 on two GPUs", []placement.Node{{Name: "a", CPU: 8, Mem: 8, Devices: dev(2)}},
+			[]placement.Demand{share, share, share, {CPU: 1, Mem: 1, GPUs: 1, Kinds: placement.Shard, Units: 300}}, 1500},
+		{"CPU of one node is not pooled", []placement.Node{{Name: "a", CPU: 3, Mem: 8, Devices: dev(2)}, {Name: "b", CPU: 3, Mem: 8, Devices: dev(2)}},
+			[]placement.Demand{{CPU: 2, Mem: 1, GPUs: 2, Kinds: placement.Whole, Units: 1000}, {CPU: 2, Mem: 1, GPUs: 2, Kinds: placement.Whole, Units: 1000}, share}, 4000},
+	} {
+		if opt := optimum(placement.NewState(tc.nodes), tc.ds); float64(opt) != tc.want {
+			t.Fatalf("%s: exhaustive optimum %d, the case wants %.0f", tc.name, opt, tc.want)
+		}
+		if b := PatternBound(tc.nodes, tc.ds, 300); b < tc.want-1e-6 || b > tc.want+10 {
+			t.Errorf("%s: pattern bound %.2f, want %.0f to %.0f", tc.name, b, tc.want, tc.want+10)
+		}
+	}
 }
 
 // TestBoundSeesModelsAndMemory: a hand-made case where neither demand nor capacity is
