@@ -91,7 +91,7 @@ func feasible(t *testing.T, s *placement.State) {
 // is feasible and never above the optimum.
 func TestLimitsOnTinyInstances(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 1))
-	tight, patTight, patBetter := 0, 0, 0
+	tight, patTight, patBetter, improved := 0, 0, 0, 0
 	for trial := range 400 {
 		nodes, ds := tinyInstance(rng)
 		opt := optimum(placement.NewState(nodes), ds)
@@ -112,20 +112,10 @@ func TestLimitsOnTinyInstances(t *testing.T) {
 		if pat < bound-1 {
 			patBetter++
 		}
-		s, placed, err := Reference(nodes, ds)
-		if err != nil {
-			t.Fatal(err)
-		}
-		feasible(t, s)
-		var sum int64
-		for i, ok := range placed {
-			if ok {
-				sum += int64(ds[i].GPUs) * ds[i].Units
-			}
-		}
-		if got := allocated(s); got != sum || got > opt {
-			t.Fatalf("trial %d: reference allocates %d (placed demands sum to %d), optimum %d", trial, got, sum, opt)
-		}
+		// Every online policy, in arrival order; the one that allocates most is where
+		// the reference starts.
+		var online int64 = -1
+		var start []placement.Choice
 		shapes := placement.WithMemory(placement.TargetShapes(ds, 1), ds)
 		for _, name := range Policies {
 			p, err := placement.ByName(name, int64(trial), shapes...)
@@ -133,15 +123,45 @@ func TestLimitsOnTinyInstances(t *testing.T) {
 				t.Fatal(err)
 			}
 			ps := placement.NewState(nodes)
+			plan := make([]placement.Choice, len(ds))
 			for i := range ds {
+				plan[i].Node = -1
 				if c, ok := p.Place(ps, &ds[i]); ok {
 					if err := ps.Commit(c, &ds[i]); err != nil {
 						t.Fatal(err)
 					}
+					plan[i] = c
 				}
 			}
-			if a := allocated(ps); float64(a) > bound+1e-6 {
-				t.Fatalf("trial %d: %s allocates %d, above the bound %.1f", trial, name, a, bound)
+			a := allocated(ps)
+			if float64(a) > bound+1e-6 || float64(a) > pat+1e-6 {
+				t.Fatalf("trial %d: %s allocates %d, above the bound %.1f or the pattern bound %.1f", trial, name, a, bound, pat)
+			}
+			if a > online {
+				online, start = a, plan
+			}
+		}
+		for _, from := range [][]placement.Choice{nil, start} {
+			s, placed, err := Reference(nodes, ds, from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			feasible(t, s)
+			var sum int64
+			for i, ok := range placed {
+				if ok {
+					sum += int64(ds[i].GPUs) * ds[i].Units
+				}
+			}
+			got := allocated(s)
+			if got != sum || got > opt {
+				t.Fatalf("trial %d: reference allocates %d (placed demands sum to %d), optimum %d", trial, got, sum, opt)
+			}
+			if from != nil && got < online {
+				t.Fatalf("trial %d: reference from the best online placement allocates %d, below it (%d)", trial, got, online)
+			}
+			if from != nil && got > online {
+				improved++
 			}
 		}
 	}
@@ -157,6 +177,7 @@ func TestLimitsOnTinyInstances(t *testing.T) {
 		t.Fatalf("pattern bound exact on %d (aggregate %d), below the aggregate on %d", patTight, tight, patBetter)
 	}
 	t.Logf("pattern bound equal to the optimum on %d of 400 instances, below the aggregate bound on %d", patTight, patBetter)
+	t.Logf("reference above the best online policy on %d of 400 instances", improved)
 }
 
 // TestPatternBoundSeesOneGPU: two shares of 600 milli cannot share the one GPU, and a

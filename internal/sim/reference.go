@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/gpumem/gpumem/internal/placement"
@@ -17,24 +18,32 @@ const (
 // one run, so the reference costs about what one online run costs.
 const refBudget = 4_000_000
 
-// Reference places ds offline, knowing all of them in advance, and keeps the better
-// of two plans (the more GPU allocated; the first on a tie). Both are decreasing-order
-// plans placed by gpumem's policy (its target made from ds themselves) under the
-// trace's constraints (model, CPU, memory): the first takes demands in decreasing GPU
-// (then memory, then CPU, then arrival order), first-fit-decreasing's order; the second
-// in decreasing GPU per share of the cluster's CPU and memory it costs, the order the
-// bound's relaxation fills in. Demands without GPU come last in both, where they cost
-// the objective nothing. Each plan is then improved by a bounded local search: a
-// demand left out takes the place of one placed demand of less GPU on some node, and
-// the evicted one is placed elsewhere if it fits anywhere. Every such move raises the
-// allocation, so the search ends; refBudget bounds it. Deterministic: no chance
-// anywhere. Every choice goes through State.Commit, so the result is a feasible
-// placement. It returns the final state and, per demand, whether it was placed.
-func Reference(nodes []placement.Node, ds []placement.Demand) (*placement.State, []bool, error) {
+// Reference places ds offline, knowing all of them in advance, and keeps the best of
+// up to three plans (the most GPU allocated; the first on a tie). Two are
+// decreasing-order plans placed by gpumem's policy (its target made from ds
+// themselves) under the trace's constraints (model, CPU, memory): the first takes
+// demands in decreasing GPU (then memory, then CPU, then arrival order),
+// first-fit-decreasing's order; the second in decreasing GPU per share of the
+// cluster's CPU and memory it costs, the order the bound's relaxation fills in.
+// Demands without GPU come last in both, where they cost the objective nothing. The
+// third, when start is given (start[i] where demand i went, Node -1 for left out: in
+// the tables, the placement of the online policy that allocated most), starts from
+// that placement, so the reference is never worse than it. Each plan is then improved
+// by a bounded local search: a demand left out takes the place of one placed demand of
+// less GPU on some node, and the evicted one is placed elsewhere if it fits anywhere.
+// Every such move raises the allocation, so the search ends; refBudget bounds it.
+// Deterministic: no chance anywhere. Every choice goes through State.Commit, so the
+// result is a feasible placement. It returns the final state and, per demand, whether
+// it was placed.
+func Reference(nodes []placement.Node, ds []placement.Demand, start []placement.Choice) (*placement.State, []bool, error) {
 	var bestS *placement.State
 	var bestPlaced []bool
-	for _, byCost := range []bool{false, true} {
-		s, placed, err := referencePlan(nodes, ds, byCost)
+	plans := []planFrom{planBySize, planByCost}
+	if start != nil {
+		plans = append(plans, planFromStart)
+	}
+	for _, from := range plans {
+		s, placed, err := referencePlan(nodes, ds, from, start)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -45,7 +54,16 @@ func Reference(nodes []placement.Node, ds []placement.Demand) (*placement.State,
 	return bestS, bestPlaced, nil
 }
 
-func referencePlan(nodes []placement.Node, ds []placement.Demand, byCost bool) (*placement.State, []bool, error) {
+// planFrom is where a reference plan starts.
+type planFrom int
+
+const (
+	planBySize    planFrom = iota // decreasing GPU, then memory, then CPU
+	planByCost                    // decreasing GPU per share of CPU and memory
+	planFromStart                 // a given placement
+)
+
+func referencePlan(nodes []placement.Node, ds []placement.Demand, from planFrom, start []placement.Choice) (*placement.State, []bool, error) {
 	s := placement.NewState(nodes)
 	gpu := func(i int) int64 { return int64(ds[i].GPUs) * ds[i].Units }
 	var C, M float64
@@ -61,7 +79,7 @@ func referencePlan(nodes []placement.Node, ds []placement.Demand, byCost bool) (
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		if byCost {
+		if from == planByCost {
 			return cmp.Or(cmp.Compare(min(gpu(b), 1), min(gpu(a), 1)), cmp.Compare(cost(a), cost(b)))
 		}
 		return cmp.Or(cmp.Compare(gpu(b), gpu(a)), cmp.Compare(ds[b].Mem, ds[a].Mem), cmp.Compare(ds[b].CPU, ds[a].CPU))
@@ -81,10 +99,24 @@ func referencePlan(nodes []placement.Node, ds []placement.Demand, byCost bool) (
 		on[c.Node] = append(on[c.Node], i)
 		return nil
 	}
-	for _, i := range order {
-		if c, ok := fit.Place(s, &ds[i]); ok {
+	if from == planFromStart {
+		if len(start) != len(ds) {
+			return nil, nil, fmt.Errorf("sim: a start placement of %d demands for %d", len(start), len(ds))
+		}
+		for i, c := range start {
+			if c.Node < 0 {
+				continue
+			}
 			if err := put(i, c); err != nil {
-				return nil, nil, err
+				return nil, nil, fmt.Errorf("sim: the start placement of demand %d: %w", i, err)
+			}
+		}
+	} else {
+		for _, i := range order {
+			if c, ok := fit.Place(s, &ds[i]); ok {
+				if err := put(i, c); err != nil {
+					return nil, nil, err
+				}
 			}
 		}
 	}

@@ -31,14 +31,22 @@ func (r *Result) AllocRatio() float64 { return 100 * float64(r.Allocated) / floa
 // through State.Commit, so a policy that over-allocates anything makes Replay fail
 // instead of inflating the figures.
 func Replay(nodes []placement.Node, arrivals []trace.Pod, p placement.Policy, shapes []placement.Shape, points int) (Result, error) {
+	r, _, err := ReplayPlan(nodes, arrivals, p, shapes, points)
+	return r, err
+}
+
+// ReplayPlan is Replay that also returns where each arrival went (Node -1: dropped),
+// the placement the offline reference starts from.
+func ReplayPlan(nodes []placement.Node, arrivals []trace.Pod, p placement.Policy, shapes []placement.Shape, points int) (Result, []placement.Choice, error) {
 	start := time.Now()
+	plan := make([]placement.Choice, len(arrivals))
 	s := placement.NewState(nodes)
 	r := Result{Policy: p.Name(), Tasks: len(arrivals), Curve: make([]float64, 0, points)}
 	for _, n := range nodes {
 		r.Capacity += int64(len(n.Devices)) * trace.MilliPerGPU
 	}
 	if r.Capacity == 0 {
-		return r, fmt.Errorf("sim: the cluster has no GPUs")
+		return r, nil, fmt.Errorf("sim: the cluster has no GPUs")
 	}
 	record := func() {
 		// A point per whole percent of capacity arrived, taken after the task that
@@ -54,11 +62,13 @@ func Replay(nodes []placement.Node, arrivals []trace.Pod, p placement.Policy, sh
 		r.Arrived += pod.GPUDemand()
 		if c, ok := p.Place(s, &d); ok {
 			if err := s.Commit(c, &d); err != nil {
-				return r, fmt.Errorf("sim: %s placed task %d (%s) wrongly: %w", p.Name(), i, pod.Name, err)
+				return r, nil, fmt.Errorf("sim: %s placed task %d (%s) wrongly: %w", p.Name(), i, pod.Name, err)
 			}
 			r.Allocated += pod.GPUDemand()
+			plan[i] = c
 		} else {
 			r.Failed++
+			plan[i] = placement.Choice{Node: -1}
 		}
 		record()
 	}
@@ -69,5 +79,5 @@ func Replay(nodes []placement.Node, arrivals []trace.Pod, p placement.Policy, sh
 		r.FragRatio = 100 * frag / float64(idle)
 	}
 	r.Wall = time.Since(start)
-	return r, nil
+	return r, plan, nil
 }

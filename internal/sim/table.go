@@ -72,9 +72,20 @@ func Run(spec Spec) ([]Result, error) {
 	}
 	results := make([]Result, len(jobs))
 	errs := make([]error, len(jobs))
+	// The online placement that allocated most, per workload and seed (the first
+	// policy in the table's order on a tie), where the offline reference starts.
+	type start struct {
+		p     int
+		alloc int64
+		plan  []placement.Choice
+	}
+	starts := make([]start, len(spec.Workloads)*len(spec.Seeds))
+	for i := range starts {
+		starts[i].p = -1
+	}
 	var mu sync.Mutex
 	done := 0
-	parallel(len(jobs), spec.Workers, func(i int) {
+	run := func(i int) {
 		if spec.Progress != nil {
 			defer func() {
 				mu.Lock()
@@ -85,19 +96,39 @@ func Run(spec Spec) ([]Result, error) {
 		}
 		j := jobs[i]
 		seed := spec.Seeds[j.s]
+		at := &starts[j.w*len(spec.Seeds)+j.s]
 		var err error
 		switch name := spec.rows()[j.p]; name {
 		case ReferenceName, BoundName:
-			results[i], err = limit(name, nodes, j.arr)
+			results[i], err = limit(name, nodes, j.arr, at.plan)
 		default:
 			var p placement.Policy
+			var plan []placement.Choice
 			if p, err = NewPolicy(name, j.target, seed); err == nil {
-				results[i], err = Replay(nodes, j.arr, p, j.target.Shapes, points)
+				results[i], plan, err = ReplayPlan(nodes, j.arr, p, j.target.Shapes, points)
+			}
+			if err == nil && spec.Limits {
+				mu.Lock()
+				if a := results[i].Allocated; at.p < 0 || a > at.alloc || (a == at.alloc && j.p < at.p) {
+					*at = start{j.p, a, plan}
+				}
+				mu.Unlock()
 			}
 		}
 		results[i].Workload, results[i].Seed = spec.Workloads[j.w].Name, seed
 		errs[i] = err
-	})
+	}
+	// The reference needs every policy's run of its arrivals: it runs after them.
+	var first, second []int
+	for i, j := range jobs {
+		if spec.rows()[j.p] == ReferenceName {
+			second = append(second, i)
+		} else {
+			first = append(first, i)
+		}
+	}
+	parallel(len(first), spec.Workers, func(k int) { run(first[k]) })
+	parallel(len(second), spec.Workers, func(k int) { run(second[k]) })
 	for i, err := range errs {
 		if err != nil {
 			j := jobs[i]
@@ -127,8 +158,9 @@ const (
 )
 
 // limit is one arrival sequence's offline reference or bound, as a Result without a
-// curve (neither places in arrival order).
-func limit(name string, nodes []placement.Node, arr []trace.Pod) (Result, error) {
+// curve (neither places in arrival order); the reference starts also from plan (nil:
+// no policy ran).
+func limit(name string, nodes []placement.Node, arr []trace.Pod, plan []placement.Choice) (Result, error) {
 	start := time.Now()
 	r := Result{Policy: name, Tasks: len(arr)}
 	ds := make([]placement.Demand, len(arr))
@@ -144,7 +176,7 @@ func limit(name string, nodes []placement.Node, arr []trace.Pod) (Result, error)
 		// tighter wherever shares or per-node limits matter.
 		r.Allocated = int64(math.Ceil(math.Min(AllocBound(nodes, ds, boundIters), PatternBound(nodes, ds, patternIters))))
 	} else {
-		s, placed, err := Reference(nodes, ds)
+		s, placed, err := Reference(nodes, ds, plan)
 		if err != nil {
 			return r, err
 		}
