@@ -71,6 +71,16 @@ func optimum(s *placement.State, ds []placement.Demand) int64 {
 	return best
 }
 
+// atOptimum fails t if bound is below the exhaustive optimum opt, and reports whether
+// it is the optimum (within a milli-GPU).
+func atOptimum(t *testing.T, trial int, name string, bound float64, opt int64, nodes []placement.Node, ds []placement.Demand) bool {
+	t.Helper()
+	if bound < float64(opt)-1e-6 {
+		t.Fatalf("trial %d: %s %.1f below the optimum %d (nodes %+v, demands %+v)", trial, name, bound, opt, nodes, ds)
+	}
+	return bound < float64(opt)+1
+}
+
 // feasible fails t if anything in s is allocated past its capacity.
 func feasible(t *testing.T, s *placement.State) {
 	t.Helper()
@@ -96,17 +106,11 @@ func TestLimitsOnTinyInstances(t *testing.T) {
 		nodes, ds := tinyInstance(rng)
 		opt := optimum(placement.NewState(nodes), ds)
 		bound := AllocBound(nodes, ds, 200)
-		if bound < float64(opt)-1e-6 {
-			t.Fatalf("trial %d: bound %.1f below the optimum %d (nodes %+v, demands %+v)", trial, bound, opt, nodes, ds)
-		}
-		if bound < float64(opt)+1 {
+		if atOptimum(t, trial, "bound", bound, opt, nodes, ds) {
 			tight++
 		}
 		pat := PatternBound(nodes, ds, 300)
-		if pat < float64(opt)-1e-6 {
-			t.Fatalf("trial %d: pattern bound %.1f below the optimum %d (nodes %+v, demands %+v)", trial, pat, opt, nodes, ds)
-		}
-		if pat < float64(opt)+1 {
+		if atOptimum(t, trial, "pattern bound", pat, opt, nodes, ds) {
 			patTight++
 		}
 		if pat < bound-1 {
@@ -178,39 +182,6 @@ func TestLimitsOnTinyInstances(t *testing.T) {
 	}
 	t.Logf("pattern bound equal to the optimum on %d of 400 instances, below the aggregate bound on %d", patTight, patBetter)
 	t.Logf("reference above the best online policy on %d of 400 instances", improved)
-}
-
-// TestPatternBoundSeesOneGPU: two shares of 600 milli cannot share the one GPU, and a
-// whole GPU of 2 takes both devices of a node, so only one task fits each; the
-// aggregate bound, which sees class totals, allows a full GPU and more.
-func TestPatternBoundSeesOneGPU(t *testing.T) {
-	dev := func(n int) []placement.Device {
-		devs := make([]placement.Device, n)
-		for i := range devs {
-			devs[i] = placement.Device{GPU: i, Model: "A", Capacity: 1000, Shareable: true}
-		}
-		return devs
-	}
-	share := placement.Demand{CPU: 1, Mem: 1, GPUs: 1, Kinds: placement.Shard, Units: 600}
-	for _, tc := range []struct {
-		name  string
-		nodes []placement.Node
-		ds    []placement.Demand
-		want  float64
-	}{
-		{"two shares, one GPU", []placement.Node{{Name: "a", CPU: 8, Mem: 8, Devices: dev(1)}}, []placement.Demand{share, share}, 600},
-		{"shares of 600 and 300 on two GPUs", []placement.Node{{Name: "a", CPU: 8, Mem: 8, Devices: dev(2)}},
-			[]placement.Demand{share, share, share, {CPU: 1, Mem: 1, GPUs: 1, Kinds: placement.Shard, Units: 300}}, 1500},
-		{"CPU of one node is not pooled", []placement.Node{{Name: "a", CPU: 3, Mem: 8, Devices: dev(2)}, {Name: "b", CPU: 3, Mem: 8, Devices: dev(2)}},
-			[]placement.Demand{{CPU: 2, Mem: 1, GPUs: 2, Kinds: placement.Whole, Units: 1000}, {CPU: 2, Mem: 1, GPUs: 2, Kinds: placement.Whole, Units: 1000}, share}, 4000},
-	} {
-		if opt := optimum(placement.NewState(tc.nodes), tc.ds); float64(opt) != tc.want {
-			t.Fatalf("%s: exhaustive optimum %d, the case wants %.0f", tc.name, opt, tc.want)
-		}
-		if b := PatternBound(tc.nodes, tc.ds, 300); b < tc.want-1e-6 || b > tc.want+10 {
-			t.Errorf("%s: pattern bound %.2f, want %.0f to %.0f", tc.name, b, tc.want, tc.want+10)
-		}
-	}
 }
 
 // TestBoundSeesModelsAndMemory: a hand-made case where neither demand nor capacity is

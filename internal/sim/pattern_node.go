@@ -159,8 +159,9 @@ type piece struct {
 	count float64
 }
 
-// deviceValue is the most one device of kind dk can hold: one piece taken whole, or
-// shard pieces up to its capacity (an unbounded knapsack: supply is priced in w).
+// deviceValue is the most one device of kind dk can hold: one single-GPU task taken
+// whole, or shard pieces up to its capacity (an unbounded knapsack: supply is priced
+// in w).
 func deviceValue(dk *devKind, allowed []int, items []patItem, w []float64) (float64, []piece) {
 	best := 0.0
 	var content []piece
@@ -173,7 +174,8 @@ func deviceValue(dk *devKind, allowed []int, items []patItem, w []float64) (floa
 		if v <= 0 {
 			continue
 		}
-		if it.wholeOK(dk) && v > best {
+		// A multi-GPU task taken whole is nodeValue's; here only single-GPU ones.
+		if it.gpus == 1 && it.wholeOK(dk) && v > best {
 			best, content = v, []piece{{t, 1}}
 		}
 		if it.shardOK(dk) {
