@@ -30,12 +30,14 @@ import (
 // where D_k is the most sum_t w_kt x_t, w_kt = g_t - pi_t - lambda_k c_t - mu_k m_t, over
 // any content x whose devices hold it (supply, CPU and memory dropped), and we may
 // relax D_k further to anything above it. nodeValue computes such a D_k exactly for a
-// relaxed node: each task of q_t GPUs is cut into q_t pieces of value w_kt/q_t (a
-// placement's content is such pieces too, q_t at a time); every device not taken by a
-// multi-GPU whole task holds at most the best single-device content over the class's
-// device kinds (one piece whole, or the best unbounded knapsack of shard pieces in its
-// capacity: supply is priced, not counted); multi-GPU whole tasks take q_t devices.
-// Every device of a real content is one of those, so D_k is at least the real maximum.
+// relaxed node. In a real content every device is (a) one of q_t devices taken whole
+// by a multi-GPU task, (b) taken whole by a single-GPU task, or (c) holding shards,
+// at most its capacity in all, some of them maybe one GPU's share of a multi-GPU task.
+// The relaxed node keeps (a) as is (such a task takes q_t devices), and lets every
+// other device hold the best over the class's device kinds of (b) or (c), where in
+// (c) a multi-GPU task is cut into q_t independent pieces of value w_kt/q_t and shard
+// pieces come without limit (supply is priced, not counted: an unbounded knapsack).
+// Every real content is one of the relaxed node's, so D_k is at least the real maximum.
 // Every evaluation of the right-hand side is therefore a valid bound, for any
 // multipliers. A subgradient search over them (Polyak steps) only makes it tighter; the
 // least value seen is kept, never above min(capacity, demand).

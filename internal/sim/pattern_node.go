@@ -82,12 +82,12 @@ func (c *patClass) fits(it *patItem) bool {
 // the trace's milli-GPU) the knapsack's linear relaxation stands in, still an upper bound.
 const knapCells = 4096
 
-// nodeValue is the most a node of class c can be worth when item t's GPU piece is worth
-// w[t]/gpus (the item's value shared over its GPUs), over the relaxed node: each
-// device either holds one item's piece whole or shard pieces up to its capacity, and
-// multi-GPU whole items take several devices; CPU, memory and supply are not checked
-// here (their multipliers are in w). It adds the content reaching that value, times
-// scale, to x (pieces count 1/gpus of an item).
+// nodeValue is the most a node of class c can be worth when item t is worth w[t], over
+// the relaxed node of PatternBound's proof: multi-GPU tasks taken whole take their
+// devices, every other device holds the best single-device content (deviceValue); CPU,
+// memory and supply are not checked here (their multipliers are in w). It adds the
+// content reaching that value, times scale, to x (a shard piece of a multi-GPU task
+// counts 1/gpus of it).
 func nodeValue(c *patClass, items []patItem, w []float64, x []float64, scale float64) float64 {
 	// The best content of one device, over the class's device kinds.
 	best, bestDK := 0.0, -1
