@@ -110,7 +110,7 @@ func NodeOf(name, state string, partitions []string, gres, gresUsed, allocTRES s
 					n.GPUs[idx].Used = -1
 				}
 			}
-			n.HiddenShards = tresCount(allocTRES, "gres/shard")
+			n.HiddenShards = tresCount(allocTRES, slurmgres.TRES(slurmgres.Shard, ""))
 		}
 	}
 	if len(migs) > 0 {
