@@ -65,6 +65,13 @@ func (h *endHeap) Pop() any {
 // times (2 = arrivals twice as dense), run times kept. points is the number of
 // allocation samples, evenly over the submission span.
 func ReplayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, load float64, points int) (QueueResult, error) {
+	return replayQueue(nodes, jobs, p, nil, load, points)
+}
+
+// replayQueue is ReplayQueue where a job that could not start at its submission is
+// placed, when it does start, by queued instead (nil: by p too). That is pinning in
+// a real Slurm: job_submit pins a job that fits now, and leaves the rest to Slurm.
+func replayQueue(nodes []placement.Node, jobs []Job, p, queued placement.Policy, load float64, points int) (QueueResult, error) {
 	start := time.Now()
 	r := QueueResult{Policy: p.Name(), Jobs: len(jobs)}
 	if load <= 0 {
@@ -127,6 +134,12 @@ func ReplayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, load fl
 		r.JobWaits[j] = float64(now - submit[j])
 		return nil
 	}
+	pick := func(j int, now int64) placement.Policy {
+		if queued != nil && now > submit[j] {
+			return queued
+		}
+		return p
+	}
 	next := 0
 	for next < len(order) || run.Len() > 0 {
 		t := int64(1<<62 - 1)
@@ -154,7 +167,7 @@ func ReplayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, load fl
 			queue = append(queue, j)
 		}
 		var err error
-		if queue, err = schedule(s, p, ds, jobs, queue, run, t, startJob, &r.Backfilled); err != nil {
+		if queue, err = schedule(s, pick, ds, jobs, queue, run, t, startJob, &r.Backfilled); err != nil {
 			return r, err
 		}
 	}
@@ -176,10 +189,10 @@ func ReplayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, load fl
 
 // schedule is one pass at time now: the queue in order while its head fits, then
 // backfill behind a blocked head. It returns the queue left.
-func schedule(s *placement.State, p placement.Policy, ds []placement.Demand, jobs []Job, queue []int, run endHeap, now int64,
+func schedule(s *placement.State, pick func(j int, now int64) placement.Policy, ds []placement.Demand, jobs []Job, queue []int, run endHeap, now int64,
 	startJob func(int, placement.Choice, int64) error, backfilled *int) ([]int, error) {
 	for len(queue) > 0 {
-		c, ok := p.Place(s, &ds[queue[0]])
+		c, ok := pick(queue[0], now).Place(s, &ds[queue[0]])
 		if !ok {
 			break
 		}
@@ -207,7 +220,7 @@ func schedule(s *placement.State, p placement.Policy, ds []placement.Demand, job
 			kept = append(kept, j)
 			continue
 		}
-		c, ok := p.Place(s, &ds[j])
+		c, ok := pick(j, now).Place(s, &ds[j])
 		if !ok {
 			nowhere[k] = true
 			kept = append(kept, j)

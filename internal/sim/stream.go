@@ -87,8 +87,10 @@ type LabGPU struct {
 // ReplayStream replays stream on the lab's GPUs with policy p, as ReplayQueue does a
 // trace (FIFO with backfill, jobs ending on their own), in milliseconds so that the
 // stream's sub-second arrivals keep their order. Only GPU memory is modelled: a lab
-// node's CPUs and memory are left out, as the lab's jobs ask one CPU each.
-func ReplayStream(gpus []LabGPU, stream []StreamJob, p placement.Policy) (QueueResult, error) {
+// node's CPUs and memory are left out, as the lab's jobs ask one CPU each. With queued
+// set, a job that could not start at its submission is placed by queued when it starts:
+// pinning's own reach, where job_submit pins only a job that fits now.
+func ReplayStream(gpus []LabGPU, stream []StreamJob, p, queued placement.Policy) (QueueResult, error) {
 	var nodes []placement.Node
 	at := map[string]int{}
 	for _, g := range gpus {
@@ -109,7 +111,7 @@ func ReplayStream(gpus []LabGPU, stream []StreamJob, p placement.Policy) (QueueR
 			Duration: s.Seconds * 1000,
 		}
 	}
-	r, err := ReplayQueue(nodes, jobs, p, 1, 2)
+	r, err := replayQueue(nodes, jobs, p, queued, 1, 2)
 	r.MeanWait, r.P95 = r.MeanWait/1000, r.P95/1000
 	for i, w := range r.JobWaits {
 		if w >= 0 {

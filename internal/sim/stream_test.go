@@ -73,7 +73,7 @@ func TestDrawStream(t *testing.T) {
 func TestReplayStream(t *testing.T) {
 	gpus := []LabGPU{{"a", 24}, {"b", 24}}
 	stream := []StreamJob{{0, 20, 10}, {0.5, 20, 10}, {1, 10, 5}, {1.25, 4, 3}}
-	r, err := ReplayStream(gpus, stream, placement.FirstFit{})
+	r, err := ReplayStream(gpus, stream, placement.FirstFit{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +84,40 @@ func TestReplayStream(t *testing.T) {
 	}
 	if r.Started != 4 || r.MeanWait != 2.25 {
 		t.Errorf("%d started, mean wait %v", r.Started, r.MeanWait)
+	}
+}
+
+// lastFit takes the last node that fits: a policy unlike first fit, for the test below.
+type lastFit struct{}
+
+func (lastFit) Name() string { return "last-fit" }
+func (lastFit) Place(s *placement.State, d *placement.Demand) (placement.Choice, bool) {
+	for n := len(s.Nodes) - 1; n >= 0; n-- {
+		if c, ok := s.FirstDevices(n, d); ok {
+			return c, true
+		}
+	}
+	return placement.Choice{}, false
+}
+
+// With a policy for the jobs that waited, each start is placed by the one its wait
+// calls for, and that shows in a later job's wait.
+func TestReplayStreamQueuedPolicy(t *testing.T) {
+	// Jobs 0-2 fill c, b and a; job 3 (10) waits until 10 s, when a and b empty. Placed
+	// by first fit it takes a, and job 4 (26) finds b whole at 11 s; placed by last fit
+	// it takes b, and job 4 waits for job 3's end at 110 s.
+	gpus := []LabGPU{{"a", 24}, {"b", 30}, {"c", 24}}
+	stream := []StreamJob{{0, 20, 100}, {0, 26, 10}, {0, 24, 10}, {1, 10, 100}, {11, 26, 5}}
+	for _, c := range []struct {
+		queued placement.Policy
+		want   []float64
+	}{{nil, []float64{0, 0, 0, 9, 99}}, {placement.FirstFit{}, []float64{0, 0, 0, 9, 0}}} {
+		r, err := ReplayStream(gpus, stream, lastFit{}, c.queued)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(r.JobWaits, c.want) {
+			t.Errorf("queued %v: waits %v; want %v", c.queued, r.JobWaits, c.want)
+		}
 	}
 }

@@ -240,7 +240,8 @@ for seed in $SEEDS; do
 		echo "$seed $mode $r" >>"$WORK/all"
 	done
 	# The simulator's replay of the same stream on the same GPUs (internal/sim,
-	# ReplayStream): first fit for native, gpumem's policy for pinned; every job runs to
+	# ReplayStream): first fit for native, gpumem's policy for every start, and gpumem's
+	# for the jobs that start as they come (at-submit, what pinning reaches); every job runs to
 	# its end there, so started counts all, and allocation is over the arrival span.
 	"$WORK/streamtool" replay -gpus "$WORK/gpus.json" -stream "$WORK/stream" | while read -r pol st wm wp wsm wl al; do
 		printf '%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' "$seed" "sim-$pol" "$st" - "$wm" "$wp" "$wsm" "$wl" "$al" - - - -
@@ -267,3 +268,4 @@ paired() {
 }
 paired native pinned "pinned - native" "$WORK/all"
 paired sim-first-fit sim-gpumem "simulator, gpumem - first-fit (started, pending and stranded not modelled)" "$WORK/sim"
+paired sim-first-fit sim-at-submit "simulator, gpumem for jobs that start at once, first fit for the rest - first-fit" "$WORK/sim"

@@ -6,7 +6,9 @@
 //	    one line a job: "offset shards seconds", offsets in seconds from the first
 //	stream replay -gpus REPORT -stream FILE
 //	    REPORT is `gpumemctl steer report -o json` of the empty lab; prints, for Slurm's
-//	    first fit (native) and gpumem's policy (pinned), one line: policy, started,
+//	    first fit (native), gpumem's policy for every start, and gpumem's for the jobs
+//	    that start as they come with first fit for the rest (at-submit: pinning's reach),
+//	    one line: policy, started,
 //	    mean and p95 wait (s), mean wait of the jobs under and over half the stream's
 //	    largest size (s), allocation over the arrival span (%)
 package main
@@ -121,12 +123,20 @@ func replay(args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"first-fit", placement.OursName} {
-		p, err := placement.ByName(name, 1, shapes...)
+	// gpumem places every start; at-submit only the jobs that start as they come, as
+	// job_submit pins only a job that fits now and leaves the rest to Slurm.
+	for _, run := range []struct{ name, first, queued string }{
+		{"first-fit", "first-fit", ""}, {placement.OursName, placement.OursName, ""}, {"at-submit", placement.OursName, "first-fit"},
+	} {
+		p, err := placement.ByName(run.first, 1, shapes...)
 		if err != nil {
 			return err
 		}
-		r, err := sim.ReplayStream(gpus, stream, p)
+		var queued placement.Policy
+		if run.queued != "" {
+			queued = placement.FirstFit{}
+		}
+		r, err := sim.ReplayStream(gpus, stream, p, queued)
 		if err != nil {
 			return err
 		}
@@ -143,7 +153,7 @@ func replay(args []string) error {
 				small[1]++
 			}
 		}
-		fmt.Printf("%s %d %.1f %.1f %.1f %.1f %.1f\n", name, r.Started, r.MeanWait, r.P95,
+		fmt.Printf("%s %d %.1f %.1f %.1f %.1f %.1f\n", run.name, r.Started, r.MeanWait, r.P95,
 			small[0]/max(small[1], 1), large[0]/max(large[1], 1), r.MeanAlloc)
 	}
 	return nil
