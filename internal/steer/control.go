@@ -95,8 +95,12 @@ func (c *Controller) Once(ctx context.Context) error {
 	}
 	unpinned := c.unpin(ctx, v)
 	sizes := c.sizes(v)
+	current, err := c.Slurm.Weights(ctx)
+	if err != nil {
+		return err
+	}
 	if c.Snapshot != "" && !c.DryRun {
-		if err := c.writeSnapshot(v, sizes, unpinned); err != nil {
+		if err := c.writeSnapshot(v, sizes, unpinned, current); err != nil {
 			return err
 		}
 	}
@@ -117,10 +121,6 @@ func (c *Controller) Once(ctx context.Context) error {
 		return p
 	})
 	weights := Weights(order, c.Base)
-	current, err := c.Slurm.Weights(ctx)
-	if err != nil {
-		return err
-	}
 	// One scontrol call per weight, naming every node that moves to it.
 	byWeight := map[uint32][]string{}
 	for n := range s.Nodes {
@@ -175,9 +175,11 @@ func (c *Controller) unpin(ctx context.Context, v *View) map[string]bool {
 	return done
 }
 
-// writeSnapshot writes what job_submit pins by: running shards, and the shards of the
-// pending jobs still pinned, which will run where they are pinned.
-func (c *Controller) writeSnapshot(v *View, sizes []int64, unpinned map[string]bool) error {
+// writeSnapshot writes what job_submit pins by: running shards, the shards of the
+// pending jobs still pinned, which will run where they are pinned, and those of the
+// pending jobs Slurm will start on its own at its next pass (ClaimQueue), by the nodes'
+// weights now.
+func (c *Controller) writeSnapshot(v *View, sizes []int64, unpinned map[string]bool, weight map[string]uint32) error {
 	cl := NewCluster(v.inv, c.perGPU)
 	if err := cl.Apply(v.Running); err != nil {
 		return err
@@ -187,6 +189,7 @@ func (c *Controller) writeSnapshot(v *View, sizes []int64, unpinned map[string]b
 			_ = cl.TakeTyped(p.ReqNodes, p.Type, p.Shards) // a type gpumem did not make is not its pin
 		}
 	}
+	cl.ClaimQueue(v.Pending, unpinned, weight)
 	b, err := cl.Snapshot(v.taken, sizes).Encode()
 	if err != nil {
 		return err

@@ -91,9 +91,11 @@ func TestOnceUnpinsSnapshotsAndWeighs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Running shards and job 23's pin; job 21, unpinned, is no longer held on n1.
+	// Running shards and job 23's pin; job 21, unpinned, is no longer held on its GPU 1
+	// but counted where Slurm will start it now (ClaimQueue): n1's GPU 0, the first with
+	// room on the first node by weight.
 	if !snap.Taken.Equal(now) || snap.Version != SnapshotVersion || !reflect.DeepEqual(snap.Sizes, []int64{20}) ||
-		!reflect.DeepEqual(snap.GPUs, []GPUUse{{"n1", 0, 60}, {"n3", 1, 5}}) {
+		!reflect.DeepEqual(snap.GPUs, []GPUUse{{"n1", 0, 80}, {"n3", 1, 5}}) {
 		t.Errorf("snapshot %s", b)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(c.Snapshot)); len(entries) != 2 {
@@ -123,8 +125,8 @@ func TestUnpinFallsBackToTheRequiredNode(t *testing.T) {
 				!strings.Contains(out.String(), "steer: job 21: required node n1 cleared; Slurm kept its GRES shard:h100_g1:20\n") {
 				t.Errorf("fallback: updates %q, output:\n%s", s.updates, out)
 			}
-			if !reflect.DeepEqual(snap.GPUs, []GPUUse{{"n1", 0, 60}, {"n3", 1, 5}}) || !reflect.DeepEqual(snap.Sizes, []int64{60, 20, 5}) {
-				t.Errorf("fallback snapshot %s; want job 21 no longer held, sizes of the jobs", b)
+			if !reflect.DeepEqual(snap.GPUs, []GPUUse{{"n1", 0, 80}, {"n3", 1, 5}}) || !reflect.DeepEqual(snap.Sizes, []int64{60, 20, 5}) {
+				t.Errorf("fallback snapshot %s; want job 21 no longer held on GPU 1 but where Slurm starts it, sizes of the jobs", b)
 			}
 			continue
 		}
