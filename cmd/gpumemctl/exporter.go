@@ -22,7 +22,7 @@ import (
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/metrics"
-	"github.com/gpumem/gpumem/internal/refused"
+	"github.com/gpumem/gpumem/internal/refusalcount"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmconf"
@@ -191,7 +191,7 @@ func (r *clusterReader) readRefusals(e *clusterview.Exporter, log *slog.Logger) 
 	if r.f.refusals == "" || r.f.refusals == "none" {
 		return
 	}
-	s, err := refused.Read(r.f.refusals)
+	s, err := refusalcount.Read(r.f.refusals)
 	why := ""
 	if err != nil {
 		why = err.Error()

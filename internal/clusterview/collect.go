@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gpumem/gpumem/internal/collectors"
-	"github.com/gpumem/gpumem/internal/refused"
+	"github.com/gpumem/gpumem/internal/refusalcount"
 )
 
 const ns = "gpumem"
@@ -22,7 +22,7 @@ type Exporter struct {
 	lastUpdate, errs *prometheus.Desc
 
 	// refusals are job_submit's counts file as last read; nil when it could not be.
-	refusals                         *refused.State
+	refusals                         *refusalcount.State
 	refusedJobs, refusedOK, refSince *prometheus.Desc
 }
 
@@ -65,7 +65,7 @@ func (e *Exporter) Set(v *View, at time.Time) {
 
 // SetRefusals publishes job_submit's refusal counts as last read; nil when the file
 // could not be read, which leaves no refusal series rather than failing the scrape.
-func (e *Exporter) SetRefusals(s *refused.State) {
+func (e *Exporter) SetRefusals(s *refusalcount.State) {
 	e.mu.Lock()
 	e.refusals = s
 	e.mu.Unlock()
@@ -102,7 +102,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(ch, e.refusedOK, map[bool]float64{true: 1}[ref != nil])
 	if ref != nil {
-		for _, r := range refused.Names() {
+		for _, r := range refusalcount.Names() {
 			ch <- prometheus.MustNewConstMetric(e.refusedJobs, prometheus.CounterValue, float64(ref.Refused[r]), r)
 		}
 		gauge(ch, e.refSince, float64(ref.Since.UnixNano())/1e9)

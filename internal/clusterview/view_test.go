@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/gpumem/gpumem/internal/inventory"
-	"github.com/gpumem/gpumem/internal/refused"
+	"github.com/gpumem/gpumem/internal/refusalcount"
 	"github.com/gpumem/gpumem/internal/slurmcli"
 	"github.com/gpumem/gpumem/internal/slurmjob"
 )
@@ -149,7 +149,7 @@ gpumem_cluster_refusal_counts_readable 0
 	if err := testutil.CollectAndCompare(e, strings.NewReader(unread), "gpumem_cluster_refusal_counts_readable"); err != nil {
 		t.Error(err)
 	}
-	s, err := refused.Decode([]byte(`{"version": 1, "since": "2026-12-01T04:00:00Z", "written": "2026-12-01T04:05:00Z",
+	s, err := refusalcount.Decode([]byte(`{"version": 1, "since": "2026-12-01T04:00:00Z", "written": "2026-12-01T04:05:00Z",
 		"refused": {"no_fit": 3, "invalid_request": 1, "someone's text": 7}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ gpumem_cluster_refusal_counts_readable 1
 		"gpumem_refused_jobs_since_timestamp_seconds", "gpumem_cluster_refusal_counts_readable"); err != nil {
 		t.Error(err)
 	}
-	if _, err := refused.Decode([]byte(`{"version": 2, "refused": {}}`)); err == nil || !strings.Contains(err.Error(), "version 2") {
+	if _, err := refusalcount.Decode([]byte(`{"version": 2, "refused": {}}`)); err == nil || !strings.Contains(err.Error(), "version 2") {
 		t.Errorf("a version 2 file: %v; want it refused by version", err)
 	}
 }

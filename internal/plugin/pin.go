@@ -14,7 +14,7 @@ import (
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/placement"
-	"github.com/gpumem/gpumem/internal/refused"
+	"github.com/gpumem/gpumem/internal/refusalcount"
 	"github.com/gpumem/gpumem/internal/shard"
 	"github.com/gpumem/gpumem/internal/slurmconf"
 	"github.com/gpumem/gpumem/internal/slurmgres"
@@ -349,7 +349,7 @@ func (p *Plugin) SubmitPinned(f Fields) Verdict {
 
 func (p *Plugin) submitPinned(f Fields) (v Verdict) {
 	if r := f.scriptRefusal(); r != "" {
-		return Verdict{Fields: f, Refusal: r, why: refused.Invalid}
+		return Verdict{Fields: f, Refusal: r, why: refusalcount.Invalid}
 	}
 	st := p.current(true)
 	v = f.verdict()

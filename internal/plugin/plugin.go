@@ -16,7 +16,7 @@ import (
 	"github.com/gpumem/gpumem/internal/config"
 	"github.com/gpumem/gpumem/internal/inventory"
 	"github.com/gpumem/gpumem/internal/refusal"
-	"github.com/gpumem/gpumem/internal/refused"
+	"github.com/gpumem/gpumem/internal/refusalcount"
 	"github.com/gpumem/gpumem/internal/request"
 )
 
@@ -95,7 +95,7 @@ type Verdict struct {
 	// so that a burst of alike jobs does not enter the Go runtime for each one.
 	Fresh time.Duration
 
-	why refused.Class // with a Refusal: its class, for the refusal counts
+	why refusalcount.Class // with a Refusal: its class, for the refusal counts
 }
 
 // Plugin is one loaded plugin: it lives from Slurm's init() to fini(). Every method is
@@ -118,7 +118,7 @@ type Plugin struct {
 
 	// refused counts job_submit's refusals on the submit path (an atomic add); the
 	// loader writes them to RefusalCounts (see writeRefused) from started on.
-	refused refused.Counter
+	refused refusalcount.Counter
 	started time.Time
 	written refusedWrite // the loader's only
 
@@ -216,7 +216,7 @@ func (p *Plugin) submit(f Fields) Verdict {
 // be on hosts sib; with hosts, it also returns the hosts of its own decision.
 func (p *Plugin) submitAfter(f Fields, sib [][]string, hosts bool) (Verdict, [][]string) {
 	if r := f.scriptRefusal(); r != "" {
-		return Verdict{Fields: f, Refusal: r, why: refused.Invalid}, nil
+		return Verdict{Fields: f, Refusal: r, why: refusalcount.Invalid}, nil
 	}
 	if !AsksMem(f) {
 		return Verdict{Fields: f}, nil
@@ -260,9 +260,9 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 	}
 	if err != nil {
 		p.log.verbosef("refused %+v: %v", f, err)
-		why := refused.Invalid
+		why := refusalcount.Invalid
 		if errors.Is(err, admit.ErrNoFit) {
-			why = refused.NoFit
+			why = refusalcount.NoFit
 		}
 		return Verdict{Fields: f, Refusal: err.Error() + inResv, Fresh: fresh, why: why}, nil
 	}
@@ -289,7 +289,7 @@ func (p *Plugin) decide(st *state, f Fields, sib [][]string, hosts bool) (v Verd
 // message whatever OnError says. OnError is for the client: open leaves the options as
 // typed for job_submit, the authority, to translate; closed stops the command.
 func (p *Plugin) failed(st *state, f Fields, err error) Verdict {
-	v := Verdict{Fields: f, Refusal: refusal.Unavailable(err.Error()), why: refused.Unavailable}
+	v := Verdict{Fields: f, Refusal: refusal.Unavailable(err.Error()), why: refusalcount.Unavailable}
 	if p.client {
 		if st.cfg.OnError == config.Open {
 			p.log.debugf("%v; leaving the request to slurmctld (OnError=open)", err)

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gpumem/gpumem/internal/refused"
+	"github.com/gpumem/gpumem/internal/refusalcount"
 )
 
 // refusedWrite is what the loader last wrote to RefusalCounts, so that it writes only
@@ -30,7 +30,7 @@ func (p *Plugin) writeRefused() {
 	}
 	err := os.MkdirAll(filepath.Dir(path), 0o755)
 	if err == nil {
-		err = refused.Write(path, refused.State{Since: p.started, Written: p.now(), Refused: counts})
+		err = refusalcount.Write(path, refusalcount.State{Since: p.started, Written: p.now(), Refused: counts})
 	}
 	if err != nil {
 		if err.Error() != p.written.err {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpumem/gpumem/internal/refused"
+	"github.com/gpumem/gpumem/internal/refusalcount"
 )
 
 // TestRefusalsCountedByClassAndWrittenByTheLoader: the real core refuses a size no GPU
@@ -19,13 +19,13 @@ func TestRefusalsCountedByClassAndWrittenByTheLoader(t *testing.T) {
 	p := newPlugin(filepath.Join(h.dir, "gpumem.conf"), "job_submit/gpumem", h.sink, AdmitCore, h.now, false)
 	p.safeReload()
 	path := filepath.Join(h.dir, "refusals.json")
-	s, err := refused.Read(path)
+	s, err := refusalcount.Read(path)
 	if err != nil {
 		t.Fatalf("after the first look: %v; want the counts file, all zero", err)
 	}
 	zero := map[string]uint64{"invalid_request": 0, "no_fit": 0, "gpumem_unavailable": 0}
-	if !reflect.DeepEqual(s.Refused, zero) || !s.Since.Equal(h.clock) || s.Version != refused.Version {
-		t.Fatalf("first counts file %+v; want version %d, all zero since %s", s, refused.Version, h.clock)
+	if !reflect.DeepEqual(s.Refused, zero) || !s.Since.Equal(h.clock) || s.Version != refusalcount.Version {
+		t.Fatalf("first counts file %+v; want version %d, all zero since %s", s, refusalcount.Version, h.clock)
 	}
 	for _, f := range []Fields{
 		{PerNode: "gres:gpu:mem:500g"}, {PerNode: "gres:gpu:mem:500g"}, // no H100 holds 500 GiB
@@ -42,7 +42,7 @@ func TestRefusalsCountedByClassAndWrittenByTheLoader(t *testing.T) {
 		t.Fatalf("counts file rewritten on the submit path: %s", b)
 	}
 	p.safeReload()
-	if s, err = refused.Read(path); err != nil {
+	if s, err = refusalcount.Read(path); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]uint64{"invalid_request": 1, "no_fit": 2, "gpumem_unavailable": 0}

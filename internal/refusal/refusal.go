@@ -4,7 +4,7 @@
 // how a refusal reads is an edit here alone; the code that decides to refuse (admit,
 // request, plugin) passes plain values and never words of its own. Pure: no I/O, no
 // state. Users never see Slurm's field names (tres_per_node, ...), only the options
-// they type. How many refusals of each class there were is internal/refused's.
+// they type. How many refusals of each class there were is internal/refusalcount's.
 package refusal
 
 import (

@@ -1,4 +1,4 @@
-package refused
+package refusalcount
 
 import (
 	"os"

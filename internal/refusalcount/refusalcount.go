@@ -1,4 +1,4 @@
-// Package refused counts the gpu:mem jobs job_submit refuses, by a small fixed set of
+// Package refusalcount counts the gpu:mem jobs job_submit refuses, by a small fixed set of
 // reason classes, and is the one home of the file that carries those counts from
 // slurmctld to gpumemctl exporter. A refused job never enters Slurm's queue, so nothing
 // Slurm reports shows it; the plugin counts it in memory on the submit path (an atomic
@@ -6,7 +6,7 @@
 //
 // Labels are the class names below, never anything from the job: the series stay few
 // however many users and messages there are.
-package refused
+package refusalcount
 
 import (
 	"encoding/json"
