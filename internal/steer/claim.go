@@ -3,6 +3,8 @@ package steer
 import (
 	"cmp"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/gpumem/gpumem/internal/placement"
 )
@@ -30,12 +32,21 @@ func (cl *Cluster) ClaimQueue(pending []Pending, unpinned map[string]bool, weigh
 	slices.SortStableFunc(order, func(a, b int) int {
 		return cmp.Compare(weight[s.Nodes[a].Name], weight[s.Nodes[b].Name])
 	})
+	// The state only fills while claiming, so a request that found no GPU finds none
+	// later in the pass: one scan of the nodes per shape, however long the queue (a user
+	// can queue many jobs that fit nowhere).
+	nowhere := map[string]bool{}
 	claimed := 0
 	for _, p := range pending {
 		// A job unpinned in this pass goes to Slurm as untyped shards on any node.
 		if !unpinned[p.ID] && (p.Pinned() || p.Type != "" || p.ReqNodes != "") {
 			continue
 		}
+		shape := strconv.FormatInt(p.Shards, 10) + " " + strings.Join(p.Partitions, ",")
+		if nowhere[shape] {
+			continue
+		}
+		nowhere[shape] = true // until a node takes it
 		d := placement.Demand{GPUs: 1, Units: p.Shards, Kinds: placement.Shard, Pools: p.Partitions}
 		for _, n := range order {
 			c, ok := s.FirstDevices(n, &d)
@@ -46,6 +57,7 @@ func (cl *Cluster) ClaimQueue(pending []Pending, unpinned map[string]bool, weigh
 			if cl.Take(s.Nodes[n].Name, dv.GPU, p.Shards) == nil {
 				claimed++
 			}
+			delete(nowhere, shape)
 			break
 		}
 	}

@@ -2,6 +2,7 @@ package steer
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/gpumem/gpumem/internal/inventory"
@@ -43,5 +44,25 @@ func TestClaimQueue(t *testing.T) {
 	// a: 20 running on GPU 0, jobs 1 and 3 on GPU 1; b: job 8; c: job 7.
 	if want := map[string][]int64{"a": {20, 16}, "b": {24}, "c": {24}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("shards taken %v; want %v", got, want)
+	}
+}
+
+// A queue of jobs that fit nowhere costs one scan of the nodes for their shape, and a
+// job of another shape behind them is still claimed.
+func TestClaimQueueSkipsAShapeThatFitsNowhere(t *testing.T) {
+	inv := inventory.Cluster{Nodes: []inventory.Node{
+		{Name: "a", GPUs: []inventory.GPU{{Index: 0, Type: "l4", MemoryMiB: 24 << 10}}},
+	}}
+	cl := NewCluster(inv, func(mib int64) int64 { return mib / 1024 })
+	var pending []Pending
+	for i := range 10000 {
+		pending = append(pending, Pending{ID: strconv.Itoa(i), Shards: 90})
+	}
+	pending = append(pending, Pending{ID: "last", Shards: 10}, Pending{ID: "again", Shards: 10})
+	if n := cl.ClaimQueue(pending, nil, nil); n != 2 {
+		t.Errorf("claimed %d; want the two 10-shard jobs", n)
+	}
+	if used := cl.State.Nodes[0].Devices[0].Used; used != 20 {
+		t.Errorf("%d shards taken; want 20", used)
 	}
 }
