@@ -17,7 +17,7 @@ func TestClaimQueue(t *testing.T) {
 		{Name: "b", Partitions: []string{"gpu"}, GPUs: []inventory.GPU{{Index: 0, Type: "h100", MemoryMiB: 80 << 10}}},
 		{Name: "c", Partitions: []string{"train"}, GPUs: []inventory.GPU{{Index: 0, Type: "l4", MemoryMiB: 24 << 10}}},
 	}}
-	cl := NewCluster(inv, func(mib int64) int64 { return mib / 1024 })
+	cl := gibCluster(inv)
 	if err := cl.Apply([]Use{{Node: "a", GPU: 0, Shards: 20}}); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestClaimQueueSkipsAShapeThatFitsNowhere(t *testing.T) {
 	inv := inventory.Cluster{Nodes: []inventory.Node{
 		{Name: "a", GPUs: []inventory.GPU{{Index: 0, Type: "l4", MemoryMiB: 24 << 10}}},
 	}}
-	cl := NewCluster(inv, func(mib int64) int64 { return mib / 1024 })
+	cl := gibCluster(inv)
 	var pending []Pending
 	for i := range 10000 {
 		pending = append(pending, Pending{ID: strconv.Itoa(i), Shards: 90})

@@ -57,7 +57,7 @@ func TestClusterAppliesUseToShareableGPUs(t *testing.T) {
 		{Name: "n2", GPUs: []inventory.GPU{{Index: 0, Type: "a100", MIG: true, Instances: []inventory.MIGInstance{{Profile: "3g.20gb"}, {Profile: "3g.20gb"}}}}},
 		{Name: "mix", GPUs: []inventory.GPU{{Index: 0, MIG: true, Instances: []inventory.MIGInstance{{Profile: "7g.80gb"}}}, {Index: 1, MemoryMiB: 24576}}},
 	}}
-	cl := NewCluster(inv, func(mib int64) int64 { return mib / 1024 })
+	cl := gibCluster(inv)
 	if len(cl.State.Nodes) != 2 || cl.State.Nodes[1].Name != "mix" || len(cl.State.Nodes[1].Devices) != 1 {
 		t.Fatalf("nodes %+v; want n1 and mix, the MIG-only node left out", cl.State.Nodes)
 	}
@@ -107,7 +107,7 @@ func TestRefusedRecordKeepsItsGPU(t *testing.T) {
 	for i := range 4 {
 		gpus = append(gpus, inventory.GPU{Index: i, Type: "h100", MemoryMiB: 81920})
 	}
-	cl := NewCluster(inventory.Cluster{Nodes: []inventory.Node{{Name: "t1", GPUs: gpus}}}, func(mib int64) int64 { return mib / 1024 })
+	cl := gibCluster(inventory.Cluster{Nodes: []inventory.Node{{Name: "t1", GPUs: gpus}}})
 	if err := cl.Apply(jobs.Uses()); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestRefusedRecordKeepsItsGPU(t *testing.T) {
 	if jobs, err = r.Show(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
-	cl = NewCluster(inventory.Cluster{Nodes: []inventory.Node{{Name: "t1", GPUs: gpus}}}, func(mib int64) int64 { return mib / 1024 })
+	cl = gibCluster(inventory.Cluster{Nodes: []inventory.Node{{Name: "t1", GPUs: gpus}}})
 	if err := cl.Apply(jobs.Uses()); err != nil {
 		t.Fatal(err)
 	}

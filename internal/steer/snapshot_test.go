@@ -14,7 +14,7 @@ func TestSnapshotHoldsRunningAndPinnedShards(t *testing.T) {
 		{Name: "n1", GPUs: []inventory.GPU{{Index: 0, Type: "h100", MemoryMiB: 81920}, {Index: 1, Type: "h100", MemoryMiB: 81920}}},
 		{Name: "n3", GPUs: []inventory.GPU{{Index: 0, Type: "l4", MIG: true, MemoryMiB: 24576}, {Index: 1, Type: "l4", MemoryMiB: 24576}}},
 	}}
-	cl := NewCluster(inv, func(mib int64) int64 { return mib / 1024 })
+	cl := gibCluster(inv)
 	if err := cl.Apply([]Use{{Node: "n1", GPU: 1, Shards: 30}, {Node: "n3", GPU: 0, Shards: 4}}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,4 +63,9 @@ func TestSnapshotHoldsRunningAndPinnedShards(t *testing.T) {
 			t.Errorf("DecodeSnapshot(%s): %v; want %q", in, err, msg)
 		}
 	}
+}
+
+// gibCluster is the cluster of inv with one shard per GiB, as the tests count.
+func gibCluster(inv inventory.Cluster) *Cluster {
+	return NewCluster(inv, func(mib int64) int64 { return mib / 1024 })
 }
