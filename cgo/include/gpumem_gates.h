@@ -22,6 +22,8 @@
 #define GPUMEM_RECONFIGURE_EXECS (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0))
 /* PrologFlags=RunInJob: the Prolog runs in the job's extern step's cgroup */
 #define GPUMEM_PROLOG_RUNINJOB (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0))
+/* a RunInJob Epilog always starts as root: 24.05 to 25.11 end X11 forwarding in the extern step's slurmstepd itself, whose ids an Epilog started then keeps (the job user's) */
+#define GPUMEM_EPILOG_AS_ROOT (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0))
 /* CgroupPlugin=disabled: slurmd loads no cgroup plugin */
 #define GPUMEM_CGROUP_DISABLED (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0))
 /* an update may turn a job's shard into gpu and back (22.05: "Invalid generic resource") */

@@ -23,7 +23,7 @@ func realFenceEnv() fencehook.Env {
 		os.Setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
 	}
 	return fencehook.Env{Getenv: os.Getenv, ReadFile: os.ReadFile, Lstat: os.Lstat, OpenNVML: openFenceNVML,
-		Allocated: slurmAllocation, Drain: drainUnlessReason, ResumeFence: resumeOwnFenceDrain, Now: time.Now, Sleep: time.Sleep}
+		Allocated: slurmAllocation, Drain: drainUnlessReason, ResumeFence: resumeOwnFenceDrain, Now: time.Now, Sleep: time.Sleep, Euid: os.Geteuid}
 }
 
 func openFenceNVML(spec string) (fence.Lib, string, func(), error) {

@@ -485,3 +485,87 @@ func TestFenceHookOfAJobSlurmNoLongerRunsHere(t *testing.T) {
 		t.Errorf("fence-check of a requeued job: rc %d, %q; want 1 and the step refused", rc, errb.String())
 	}
 }
+
+// A hook Slurm started with the job user's ids (Slurm 24.05 to 25.11, when the end of
+// X11 forwarding races the epilog) says so: the epilog does nothing and exits 0, so the
+// node is not drained for it, and its record waits for the sweep; the prolog of a
+// fenced node fails, so the job never runs unfenced.
+func TestFenceHookStartedWithoutRoot(t *testing.T) {
+	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
+	n.jobDir(t, "51")
+	var errb bytes.Buffer
+	if rc := fenceProlog([]string{"--config", n.conf}, n.env("51", []fence.Slice{{GPU: 0, Shards: 3}}, nil), &errb); rc != 0 {
+		t.Fatalf("prolog as root: rc %d: %s", rc, errb.String())
+	}
+	user := n.env("51", nil, nil)
+	user.Euid = func() int { return 2001 }
+	errb.Reset()
+	if rc := fenceEpilog([]string{"--config", n.conf}, user, &errb); rc != 0 || !strings.Contains(errb.String(), "run as uid 2001, not root") {
+		t.Fatalf("epilog as uid 2001: rc %d, said %q; want 0 and why", rc, errb.String())
+	}
+	if _, ok := fencehook.ReadRecord(n.state, "51"); !ok {
+		t.Errorf("the epilog without root removed the record; it cannot")
+	}
+	if len(n.calls(t)) != 1 {
+		t.Errorf("the epilog without root made limit calls: %+v", n.calls(t))
+	}
+	n.jobDir(t, "52")
+	user = n.env("52", []fence.Slice{{GPU: 0, Shards: 3}}, nil)
+	user.Euid = func() int { return 2001 }
+	errb.Reset()
+	if rc := fenceProlog([]string{"--config", n.conf}, user, &errb); rc != 1 || !strings.Contains(errb.String(), "not root") {
+		t.Fatalf("prolog as uid 2001: rc %d, said %q; want 1 and why", rc, errb.String())
+	}
+}
+
+// The sweep leaves a record written after Slurm answered which jobs run here: a
+// requeued job started again, whose new run Slurm's answer predates, keeps its record
+// and limit; the next sweep, asked after it, judges it.
+func TestFenceSweepKeepsARecordNewerThanSlurmsAnswer(t *testing.T) {
+	n := newFenceNode(t, [2]string{inventory.FenceDriver, inventory.FenceDriver}, "")
+	var errb bytes.Buffer
+	prolog := func(id string) {
+		n.jobDir(t, id)
+		if rc := fenceProlog([]string{"--config", n.conf}, n.env(id, []fence.Slice{{GPU: 0, Shards: 3}}, nil), &errb); rc != 0 {
+			t.Fatalf("prolog %s: %s", id, errb.String())
+		}
+	}
+	prolog("61")
+	opt := options{}
+	cfg, err := config.LoadGpumemd(n.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Gpumemd = cfg
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Slurm answers "not here" while job 61 starts again and its prolog runs.
+	c := sweepFences(opt, "n1", n.env("0", nil, nil), func(context.Context, string) (map[string]string, error) {
+		time.Sleep(10 * time.Millisecond)
+		prolog("61")
+		return map[string]string{}, nil
+	}, log)
+	if _, ok := fencehook.ReadRecord(n.state, "61"); c != 0 || !ok {
+		t.Fatalf("swept %d, record kept %v; want the new run's record and limit kept", c, ok)
+	}
+	if c := sweepFences(opt, "n1", n.env("0", nil, nil), func(context.Context, string) (map[string]string, error) {
+		return map[string]string{}, nil
+	}, log); c != 1 {
+		t.Fatalf("the next sweep cleared %d; want job 61's limit", c)
+	}
+	if _, ok := fencehook.ReadRecord(n.state, "61"); ok {
+		t.Errorf("record of ended job 61 kept")
+	}
+}
+
+// A running gpumemd sweeps at its start and again every interval, until it stops.
+func TestFenceSweepRepeats(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	swept := make(chan struct{}, 10)
+	done := make(chan struct{})
+	go func() { sweepFencesEvery(ctx, time.Millisecond, func() { swept <- struct{}{} }); close(done) }()
+	for i := 0; i < 3; i++ {
+		<-swept
+	}
+	cancel()
+	<-done
+}

@@ -97,13 +97,14 @@ func run(ctx context.Context, args []string, log *slog.Logger, ready chan<- stri
 		src = nil
 	}
 
-	// Limits a crashed gpumemd's prolog or epilog left behind go first.
-	go sweepFences(opt, node, realFenceEnv(), slurmHolding(opt.Scontrol), log)
 	d := newDaemon(opt, node, src, log)
 	defer d.closeNVML()
 	defer d.closeHistory()
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
+	// Limits a crashed gpumemd's prolog or epilog left behind go first, then what
+	// later epilogs leave.
+	go sweepFencesEvery(pollCtx, fenceSweepEvery, func() { sweepFences(opt, node, realFenceEnv(), slurmHolding(opt.Scontrol), log) })
 	log.Info("gpumemd started", "version", version.String(), "node", node, "nvml", opt.NVML, "listen", opt.Listen,
 		"poll", opt.PollInterval, "policy", opt.UsagePolicy, "drain", opt.Drain, "gres", opt.WriteGres)
 

@@ -36,6 +36,27 @@ type Env struct {
 	ResumeFence func(scontrol, node, job string) (bool, error)
 	Now         func() time.Time
 	Sleep       func(time.Duration)
+	// Euid is the hook's effective uid (os.Geteuid); nil for root. Slurm runs the hooks
+	// as root, but not always: see notRoot.
+	Euid func() int
+}
+
+// notRoot says why a hook that must act as root cannot, or "" when it runs as root.
+// Slurm 24.05 to 25.11 end X11 forwarding at the end of every extern step on another
+// thread of the same slurmstepd, which sets the whole process to the job user's ids
+// for the while (src/slurmd/slurmstepd/mgr.c, _shutdown_x11_forward); an Epilog
+// (PrologFlags=RunInJob) that slurmstepd starts in that moment is made the user's
+// for good (run_command sets the real ids to the effective ones before its exec).
+// A lab on 24.11 met it in about one run in three of the fence tests. 26.05 shuts X11
+// down in a child process, or not at all where no job asked for it.
+func (env Env) notRoot() string {
+	if env.Euid == nil {
+		return ""
+	}
+	if uid := env.Euid(); uid != 0 {
+		return fmt.Sprintf("run as uid %d, not root (Slurm before 26.05 can start a hook with the job user's ids while it ends the job's X11 forwarding)", uid)
+	}
+	return ""
 }
 
 // Job is what the prolog and the epilog share: the job, this node, its GPUs, and the
@@ -98,6 +119,9 @@ func Prolog(j Job, err error, env Env, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "gpumemd prolog: no fence:", err)
 		}
 		return 0
+	}
+	if why := env.notRoot(); err == nil && why != "" {
+		err = fmt.Errorf("%s: no limit can be set", why)
 	}
 	if err != nil {
 		return failed(j, env, stderr, err)
@@ -296,11 +320,17 @@ func failed(j Job, env Env, stderr io.Writer, err error) int {
 // the prolog recorded, on the very cgroup it set them on (same path and inode), soft
 // limit zeroed first as NVML asks before a cgroup goes, so no reservation outlives the
 // job. It always exits 0: a failing epilog would drain the node for a limit that
-// gpumemd's sweep clears anyway at its next start; what failed is logged. j and err
-// are Load's.
+// gpumemd's sweep clears anyway (Sweep); what failed is logged. An epilog Slurm
+// started without root (notRoot) can do nothing: the limit goes with the job's cgroup
+// (gpumem sets no soft limit, which alone would outlive it), and the record waits for
+// the sweep. j and err are Load's.
 func Epilog(j Job, err error, env Env, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "gpumemd epilog: nothing cleared:", err)
+		return 0
+	}
+	if why := env.notRoot(); why != "" {
+		fmt.Fprintf(stderr, "gpumemd epilog: job %s: %s: nothing cleared; gpumemd's sweep removes its record\n", j.ID, why)
 		return 0
 	}
 	r, ok := ReadRecord(j.Conf.FenceState, j.ID)

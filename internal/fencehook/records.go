@@ -80,10 +80,13 @@ func Clear(env Env, nvmlSpec string, r fence.Record) error {
 // Holding says which jobs hold their allocation on node (squeue's answer, by job id).
 type Holding func(ctx context.Context, node string) (map[string]string, error)
 
-// Sweep clears the limits that outlived their job: a record in stateDir the epilog
-// never removed (gpumemd killed in the prolog or epilog, slurmd restarted, the node
-// rebooted into a kept /run) for a job Slurm no longer runs here. A job Slurm says
-// still runs here keeps its limit; when Slurm cannot say, nothing is cleared.
+// Sweep clears the limits that outlived their job and removes their records: a record
+// in stateDir the epilog never removed (gpumemd killed in the prolog or epilog, slurmd
+// restarted, the node rebooted into a kept /run, an epilog Slurm started without root)
+// for a job Slurm no longer runs here. A job Slurm says still runs here keeps its
+// limit; when Slurm cannot say, nothing is cleared. A record written after Slurm
+// answered is left for the next sweep: it may be a requeued job's new run, which
+// Slurm's answer predates.
 func Sweep(stateDir, nvmlSpec, node string, env Env, holding Holding, log *slog.Logger) (cleared int) {
 	if stateDir == "" {
 		return 0
@@ -94,6 +97,7 @@ func Sweep(stateDir, nvmlSpec, node string, env Env, holding Holding, log *slog.
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	asked := time.Now()
 	running, err := holding(ctx, node)
 	if err != nil {
 		log.Warn("fence sweep: Slurm cannot say which jobs run here; no limit cleared", "err", err)
@@ -107,6 +111,11 @@ func Sweep(stateDir, nvmlSpec, node string, env Env, holding Holding, log *slog.
 		if _, runs := running[id]; runs {
 			continue
 		}
+		path := filepath.Join(stateDir, id)
+		before, err := os.Lstat(path)
+		if err != nil || !before.ModTime().Before(asked) {
+			continue
+		}
 		r, ok := ReadRecord(stateDir, id)
 		if ok && r.Cgroup != "" {
 			if err := Clear(env, nvmlSpec, r); err != nil {
@@ -116,7 +125,11 @@ func Sweep(stateDir, nvmlSpec, node string, env Env, holding Holding, log *slog.
 			cleared++
 			log.Info("fence sweep: cleared the limits an ended job left", "job", id, "cgroup", r.Cgroup, "gpus", r.GPUs)
 		}
-		_ = os.Remove(filepath.Join(stateDir, id))
+		// The prolog writes a record whole under a new inode: the same file still
+		// there is the one judged.
+		if now, err := os.Lstat(path); err == nil && os.SameFile(before, now) && now.ModTime().Equal(before.ModTime()) {
+			_ = os.Remove(path)
+		}
 	}
 	return cleared
 }

@@ -277,6 +277,7 @@ const (
 	GPUsExclusive     = "gpus-exclusive"
 	CgroupSLUID       = "cgroup-sluid"
 	PrologRunInJob    = "prolog-runinjob"
+	EpilogAsRoot      = "epilog-as-root"
 	UpdateSwapsGRES   = "update-swaps-gres"
 	TRESGresSlash     = "tres-gres-slash"
 	TRESPerTask       = "tres-per-task"

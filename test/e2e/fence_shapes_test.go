@@ -156,7 +156,7 @@ func TestFenceSallocNoShell(t *testing.T) {
 	}
 	ok(t, "scancel", id)
 	waitGone(t, id)
-	if recordLeft(t, f.lab, id) {
+	if f.recordLeft(t, id) {
 		t.Errorf("record of %s left", id)
 	}
 	eventually(10*time.Second, func() bool { _, err := os.Stat(hostPath(dir)); return err != nil })
@@ -184,6 +184,23 @@ func TestFenceHostileNames(t *testing.T) {
 	}
 }
 
+// startAgain starts requeued job id again in seconds. Slurm gives a requeued batch job
+// a begin time 120 s on; an admin's update brings it forward, though not to the second
+// of the requeue: slurmd takes a credential made in the second it revoked the first
+// run's for a revoked one ("Killing non-startable batch JobId=N: Job credential
+// revoked", seen on 22.05). Once that begin time has passed, only slurmctld's periodic
+// scheduler (a minute apart) would start the job, so a second update, which schedules
+// at once, follows it.
+func startAgain(t *testing.T, id string) {
+	t.Helper()
+	ok(t, "scontrol", "update", "jobid="+id, "starttime=now+3")
+	time.Sleep(4 * time.Second)
+	// It may have started already; then there is nothing to bring forward.
+	if r := slurm(t, 30*time.Second, "", "scontrol", "update", "jobid="+id, "starttime=now"); r.code != 0 && ownState(t, id) == "PENDING" {
+		t.Fatalf("job %s: starttime=now: %s", id, r)
+	}
+}
+
 // A requeued job is fenced again on its next start, and the first run's limit does
 // not outlive it.
 func TestFenceRequeue(t *testing.T) {
@@ -196,12 +213,8 @@ func TestFenceRequeue(t *testing.T) {
 	first := f.jobCgroup(t, id)
 	os.Remove(hostPath("/tmp/gpumem-fence-cg-" + id))
 	ok(t, "scontrol", "requeue", id)
-	// Slurm gives a requeued batch job a begin time 120 s on; an admin's update
-	// starts it again sooner. Not in the second of the requeue: slurmd takes a
-	// credential made in the second it revoked the first run's for a revoked one
-	// ("Killing non-startable batch JobId=N: Job credential revoked", seen on 22.05).
 	waitOwnState(t, id, 60*time.Second, "PENDING")
-	ok(t, "scontrol", "update", "jobid="+id, "starttime=now+5")
+	startAgain(t, id)
 	r := f.run(t, id, seen, false)
 	sets, _ := f.limitsOn(t, first)
 	if first == r.dir && len(sets) != 2 || first != r.dir && len(sets) != 1 {
@@ -302,7 +315,7 @@ func TestFencePreempted(t *testing.T) {
 	if st := ownState(t, low); st != "PENDING" {
 		t.Fatalf("low job %s is %s after the high job %s ran; want it requeued (PENDING)", low, st, high)
 	}
-	if !eventually(10*time.Second, func() bool { _, err := os.Stat(hostPath(f.lab + "/fence/state/" + low)); return err != nil }) {
+	if f.recordLeft(t, low) {
 		t.Errorf("preempted job %s's fence record outlived its run", low)
 	}
 	sets, clears := f.limitsOn(t, first)
@@ -312,9 +325,7 @@ func TestFencePreempted(t *testing.T) {
 		t.Errorf("preempted job %s's first run on %s: sets %+v, clears %+v, directory left: %v; want its limit set, then cleared or gone with its cgroup", low, first, sets, clears, err == nil)
 	}
 	t.Logf("%s: job %s (qos low) preempted by job %s (qos high); first run on %s: %d set, %d cleared", release, low, high, first, len(sets), len(clears))
-	// Slurm lets a requeued job start again after its credential lifetime; an admin
-	// brings that forward, as TestFenceRequeue does.
-	ok(t, "scontrol", "update", "jobid="+low, "starttime=now+5")
+	startAgain(t, low)
 	again := f.run(t, low, lowSeen, false)
 	if first == again.dir {
 		// Both runs' sets are on the same name: the second run's is the one checked.

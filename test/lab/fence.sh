@@ -86,9 +86,13 @@ fence_install() {
 	local n s
 	rm -rf "$ROOT$LAB/fence"
 	install -d "$ROOT$LAB/fence/state"
+	install -m 0644 /dev/null "$ROOT$LAB/fence/hooks.log"
 	for s in prolog epilog; do
-		# slurmd gives its prolog SLURMD_NODENAME (and no PATH).
-		printf '#!/bin/sh\nexec %s/bin/gpumemd %s --config "%s/fence/$SLURMD_NODENAME.conf"\n' "$LAB" "$s" "$LAB" >"$ROOT$LAB/bin/gpumemd-$s"
+		# slurmd gives its prolog SLURMD_NODENAME (and no PATH), and drops what it prints:
+		# the lab keeps it, a line per hook, for a failed test to show. A hook Slurm
+		# starts with the job user's ids (cmd/gpumemd/hookroot.go) cannot write there and
+		# logs nothing; it must still run.
+		printf '#!/bin/sh\nlog=%s/fence/hooks.log\n[ -w "$log" ] || log=/dev/null\necho "$(date +%%T.%%N) %s job $SLURM_JOB_ID on $SLURMD_NODENAME" >>"$log"\nexec %s/bin/gpumemd %s --config "%s/fence/$SLURMD_NODENAME.conf" 2>>"$log"\n' "$LAB" "$s" "$LAB" "$s" "$LAB" >"$ROOT$LAB/bin/gpumemd-$s"
 		chmod 0755 "$ROOT$LAB/bin/gpumemd-$s"
 	done
 	# %n is the node's name (slurmstepd's SLURMD_NODENAME), as in Slurm's own paths.
