@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,16 +86,35 @@ func TestFuzzedSubmissions(t *testing.T) {
 	cases := fuzzCases(r, n)
 
 	submitter := submitterPath(t)
-	var in strings.Builder
-	for _, c := range cases {
-		// The submitter reads lines, so a case can hold anything but a newline.
-		in.WriteString(tresPrefix() + c.gres + "\n")
-	}
+	// Four submitters, each a quarter of the cases in order, so that slurmctld's
+	// threads call job_submit at once, as users' submissions do.
+	const submitters = 4
+	out := make([][]string, submitters)
 	start := time.Now()
-	res := slurm(t, 10*time.Minute, in.String(), submitter, "--lines")
-	lines := strings.Split(strings.TrimRight(res.out, "\n"), "\n")
+	var wg sync.WaitGroup
+	for k := 0; k < submitters; k++ {
+		var in strings.Builder
+		for _, c := range cases[k*len(cases)/submitters : (k+1)*len(cases)/submitters] {
+			// The submitter reads lines, so a case can hold anything but a newline.
+			in.WriteString(tresPrefix() + c.gres + "\n")
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := slurm(t, 10*time.Minute, in.String(), submitter, "--lines")
+			out[k] = strings.Split(strings.TrimRight(res.out, "\n"), "\n")
+			if res.code != 0 {
+				t.Errorf("submitter %d exited %d:\n%s", k, res.code, tail(res.err))
+			}
+		}()
+	}
+	wg.Wait()
+	var lines []string
+	for _, o := range out {
+		lines = append(lines, o...)
+	}
 	if len(lines) != len(cases) {
-		t.Fatalf("submitter answered %d of %d lines (exit %d); slurmctld may be down:\n%s", len(lines), len(cases), res.code, tail(res.err))
+		t.Fatalf("the submitters answered %d of %d lines; slurmctld may be down", len(lines), len(cases))
 	}
 	t.Logf("%d submissions in %v", n, time.Since(start).Round(time.Millisecond))
 	accepted := map[string]fuzzCase{}
@@ -187,24 +207,44 @@ func TestFuzzedSubmissions(t *testing.T) {
 	}
 }
 
-// cliFuzz sends fuzzed --gres through sbatch, so cli_filter sees them first.
+// cliFuzz sends fuzzed --gres through sbatch, so cli_filter sees them first. Four
+// sbatch run at a time, as users' do: each spends most of its time waiting for
+// slurmctld, and one at a time they took a third of the test.
 func cliFuzz(t *testing.T, r *rand.Rand) {
 	t.Helper()
+	cases := make(chan fuzzCase)
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// slurm's t.Fatalf ends only this goroutine: the rest of the cases must not
+			// wait for it.
+			defer func() {
+				for range cases {
+				}
+			}()
+			for c := range cases {
+				res := slurm(t, 30*time.Second, "", "sbatch", "--hold", "--output=/dev/null", "--gres="+c.gres, "--wrap", "true")
+				if res.code != 0 && res.code != 1 {
+					t.Errorf("sbatch --gres=%q exited %d (a crash?): %s", c.gres, res.code, tail(res.err))
+				}
+				if c.want == "accept" && res.code != 0 {
+					t.Errorf("sbatch --gres=%q refused: %s", c.gres, tail(res.err))
+				}
+				if c.want == "refuse" && res.code == 0 {
+					t.Errorf("sbatch --gres=%q accepted: %s", c.gres, res.out)
+				}
+			}
+		}()
+	}
 	for _, c := range fuzzCases(r, 300) {
-		if strings.ContainsAny(c.gres, "\x00") {
-			continue
-		}
-		res := slurm(t, 30*time.Second, "", "sbatch", "--hold", "--output=/dev/null", "--gres="+c.gres, "--wrap", "true")
-		if res.code != 0 && res.code != 1 {
-			t.Errorf("sbatch --gres=%q exited %d (a crash?): %s", c.gres, res.code, tail(res.err))
-		}
-		if c.want == "accept" && res.code != 0 {
-			t.Errorf("sbatch --gres=%q refused: %s", c.gres, tail(res.err))
-		}
-		if c.want == "refuse" && res.code == 0 {
-			t.Errorf("sbatch --gres=%q accepted: %s", c.gres, res.out)
+		if !strings.ContainsAny(c.gres, "\x00") {
+			cases <- c
 		}
 	}
+	close(cases)
+	wg.Wait()
 }
 
 func alive(t *testing.T) {

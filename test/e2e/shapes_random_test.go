@@ -259,6 +259,16 @@ func TestRandomShapes(t *testing.T) {
 		if out == "" {
 			break
 		}
+		if !strings.Contains(out, "RUNNING") && !strings.Contains(out, "COMPLETING") && strings.Contains(out, "BeginTime") {
+			// Nothing runs, and a job waits for a begin time: one requeued (below),
+			// brought forward before a stall's wait.
+			if ids, until := requeuedUntil(t); !until.IsZero() && until.Before(latestHorizon) {
+				bringForward(t, ids)
+				t.Logf("jobs %v waited for their begin time %s after a requeue: brought forward", ids, until.Format(time.TimeOnly))
+				time.Sleep(time.Second)
+				continue
+			}
+		}
 		if !strings.Contains(out, "RUNNING") && !strings.Contains(out, "COMPLETING") {
 			// Nothing runs. Slurm starts a heterogeneous job only from its backfill
 			// scheduler (every bf_interval, 30 s by default), and the jobs behind it in
@@ -272,13 +282,16 @@ func TestRandomShapes(t *testing.T) {
 			}
 			if again != "" && !strings.Contains(again, "RUNNING") && !strings.Contains(again, "COMPLETING") && again == out {
 				// A hetjob whose start Slurm's backfill had to undo waits for its
-				// begin time: that is a delay, not a job that can never start.
-				// Bounded: a job requeued again and again is stuck all the same.
-				if until := requeuedUntil(t); !until.IsZero() && until.Before(latestHorizon) {
+				// begin time, 120 s on: that is a delay, not a job that can never
+				// start, and an admin's update brings it forward (as startAgain does;
+				// the requeue was a stall ago, not this second). Bounded: a job
+				// requeued again and again is stuck all the same.
+				if ids, until := requeuedUntil(t); !until.IsZero() && until.Before(latestHorizon) {
+					bringForward(t, ids)
 					if d := until.Add(time.Minute); d.After(deadline) {
 						deadline = d
 					}
-					t.Logf("a job waits for its begin time %s after a requeue; the horizon is now %s", until.Format(time.TimeOnly), deadline.Format(time.TimeOnly))
+					t.Logf("jobs %v waited for their begin time %s after a requeue: brought forward; the horizon is now %s", ids, until.Format(time.TimeOnly), deadline.Format(time.TimeOnly))
 					continue
 				}
 				// Hetjobs can hold each other: backfill plans every pending component and
@@ -386,8 +399,11 @@ func runsAlone(t *testing.T, q shapeReq) error {
 			}
 			return nil
 		}
-		if until := requeuedUntil(t); !until.IsZero() && until.Add(time.Minute).After(deadline) && until.Before(start.Add(5*time.Minute)) {
-			deadline = until.Add(time.Minute)
+		if ids, until := requeuedUntil(t); !until.IsZero() && until.Before(start.Add(5*time.Minute)) {
+			bringForward(t, ids)
+			if until.Add(time.Minute).After(deadline) {
+				deadline = until.Add(time.Minute)
+			}
 		}
 		if time.Now().After(deadline) {
 			slurm(t, 30*time.Second, "", "scancel", m[1])
@@ -398,33 +414,50 @@ func runsAlone(t *testing.T, q shapeReq) error {
 }
 
 // requeuedUntil is the latest begin time of the pending jobs that wait for one (reason
-// BeginTime), or zero when none does. The random shapes set no begin time, so such a job
-// was requeued by Slurm: its backfill starts a hetjob's components one by one, and when
-// one cannot start after all (the main scheduler took its node since the plan was made)
-// it deallocates the others and requeues the job one credential lifetime (121 s by
+// BeginTime), and those jobs (a hetjob once, by its leader); zero when none waits for
+// one still ahead. The random shapes set no begin time, so such a job was requeued by
+// Slurm: its backfill starts a hetjob's components one by one, and when one cannot
+// start after all (the main scheduler took its node since the plan was made) it
+// deallocates the others and requeues the job one credential lifetime (121 s by
 // default) ahead. Nothing in gpumem's translation decides that; the job starts later.
-func requeuedUntil(t *testing.T) time.Time {
+func requeuedUntil(t *testing.T) ([]string, time.Time) {
 	t.Helper()
 	var latest time.Time
-	for _, l := range strings.Split(strings.TrimSpace(ok(t, "squeue", "-h", "-t", "pending", "-o", "%r|%S")), "\n") {
-		reason, start, _ := strings.Cut(l, "|")
-		if reason != "BeginTime" {
+	var ids []string
+	for _, l := range strings.Split(strings.TrimSpace(ok(t, "squeue", "-h", "-t", "pending", "-o", "%r|%S|%i")), "\n") {
+		f := strings.Split(l, "|")
+		if len(f) != 3 || f[0] != "BeginTime" {
 			continue
 		}
-		at, err := time.ParseInLocation("2006-01-02T15:04:05", start, time.Local)
+		at, err := time.ParseInLocation("2006-01-02T15:04:05", f[1], time.Local)
 		if err != nil {
-			t.Errorf("squeue start time %q: %v", start, err)
+			t.Errorf("squeue start time %q: %v", f[1], err)
 			continue
 		}
 		if at.After(latest) {
 			latest = at
 		}
+		if id, _, _ := strings.Cut(f[2], "+"); !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
 	}
 	// A begin time already past is no reason to wait: the job should be starting.
 	if latest.Before(time.Now()) {
-		return time.Time{}
+		return nil, time.Time{}
 	}
-	return latest
+	return ids, latest
+}
+
+// bringForward sets the begin time of jobs ids to now, as an admin would for jobs that
+// wait only for the begin time a requeue gave them; a job that started meanwhile
+// refuses, which is only logged.
+func bringForward(t *testing.T, ids []string) {
+	t.Helper()
+	for _, id := range ids {
+		if r := slurm(t, 30*time.Second, "", "scontrol", "update", "jobid="+id, "starttime=now"); r.code != 0 {
+			t.Logf("job %s: starttime=now: %s", id, r)
+		}
+	}
 }
 
 // jobEnd is how a job ended: its state and exit code, as Slurm prints them.
