@@ -99,7 +99,11 @@ func Run(spec Spec) ([]Result, error) {
 		at := &starts[j.w*len(spec.Seeds)+j.s]
 		var err error
 		switch name := spec.rows()[j.p]; name {
-		case ReferenceName, BoundName:
+		case BoundName:
+			// Runs beside the policies, so it must not read the start they write.
+			results[i], err = limit(name, nodes, j.arr, nil)
+		case ReferenceName:
+			// Runs after every policy (below), so their best plan is final.
 			results[i], err = limit(name, nodes, j.arr, at.plan)
 		default:
 			var p placement.Policy
