@@ -116,7 +116,16 @@ func Sweep(stateDir, nvmlSpec, node string, env Env, holding Holding, log *slog.
 		if err != nil || !before.ModTime().Before(asked) {
 			continue
 		}
+		// The prolog writes a record whole under a new inode, so the file still there
+		// after reading it is the one judged, and what was read is that file's.
+		judged := func() bool {
+			now, err := os.Lstat(path)
+			return err == nil && os.SameFile(before, now) && now.ModTime().Equal(before.ModTime())
+		}
 		r, ok := ReadRecord(stateDir, id)
+		if !judged() {
+			continue
+		}
 		if ok && r.Cgroup != "" {
 			if err := Clear(env, nvmlSpec, r); err != nil {
 				log.Warn("fence sweep: a limit left by an ended job not cleared", "job", id, "err", err)
@@ -125,9 +134,7 @@ func Sweep(stateDir, nvmlSpec, node string, env Env, holding Holding, log *slog.
 			cleared++
 			log.Info("fence sweep: cleared the limits an ended job left", "job", id, "cgroup", r.Cgroup, "gpus", r.GPUs)
 		}
-		// The prolog writes a record whole under a new inode: the same file still
-		// there is the one judged.
-		if now, err := os.Lstat(path); err == nil && os.SameFile(before, now) && now.ModTime().Equal(before.ModTime()) {
+		if judged() {
 			_ = os.Remove(path)
 		}
 	}
