@@ -15,6 +15,17 @@ import (
 type Job struct {
 	Pod              trace.Pod
 	Submit, Duration int64
+	// Limit is the run time backfill plans by, as Slurm plans by a job's time limit
+	// and not by its run time, which it cannot know; 0: the run time itself.
+	Limit int64
+}
+
+// planned is how long backfill expects j to run.
+func (j *Job) planned() int64 {
+	if j.Limit > 0 {
+		return j.Limit
+	}
+	return j.Duration
 }
 
 // LoadJobs reads a task list with the trace's timing columns (creation_time,

@@ -21,6 +21,7 @@ type QueueResult struct {
 	Jobs, Started    int
 	NeverStarted     int       // fit no node even on the empty cluster
 	Backfilled       int       // started ahead of a blocked head
+	Pinned, Unpinned int       // pins made and taken back (ReplayStreamPinned only)
 	MeanWait, P95    float64   // queue wait of started jobs, seconds
 	JobWaits         []float64 // each job's wait, by its index; -1 for one never started
 	MeanAlloc        float64   // allocated GPU % averaged over the submission span
@@ -32,6 +33,7 @@ type QueueResult struct {
 // running is a started job: when it ends and where it sits.
 type running struct {
 	end    int64
+	plan   int64 // when backfill expects it to end (start plus its Job.Limit)
 	job    int
 	d      *placement.Demand
 	choice placement.Choice
@@ -65,13 +67,21 @@ func (h *endHeap) Pop() any {
 // times (2 = arrivals twice as dense), run times kept. points is the number of
 // allocation samples, evenly over the submission span.
 func ReplayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, load float64, points int) (QueueResult, error) {
-	return replayQueue(nodes, jobs, p, nil, load, points)
+	return replayQueue(nodes, jobs, p, replayOpts{}, load, points)
 }
 
-// replayQueue is ReplayQueue where a job that could not start at its submission is
-// placed, when it does start, by queued instead (nil: by p too). That is pinning in
-// a real Slurm: job_submit pins a job that fits now, and leaves the rest to Slurm.
-func replayQueue(nodes []placement.Node, jobs []Job, p, queued placement.Policy, load float64, points int) (QueueResult, error) {
+// replayOpts are a replay's ways of standing in for pinning in a real Slurm.
+type replayOpts struct {
+	// queued places a job that could not start at its submission, when it does start
+	// (nil: p too): job_submit pins a job that fits now, and leaves the rest to Slurm.
+	queued placement.Policy
+	// pin, with pinPolicy, pins as the lab does (PinModel); p is then Slurm's own choice.
+	pin       *PinModel
+	pinPolicy placement.Policy
+}
+
+// replayQueue is ReplayQueue with o's stand-ins for pinning.
+func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o replayOpts, load float64, points int) (QueueResult, error) {
 	start := time.Now()
 	r := QueueResult{Policy: p.Name(), Jobs: len(jobs)}
 	if load <= 0 {
@@ -128,17 +138,24 @@ func replayQueue(nodes []placement.Node, jobs []Job, p, queued placement.Policy,
 		if err := s.Commit(c, &ds[j]); err != nil {
 			return fmt.Errorf("sim: %s placed job %d (%s) wrongly: %w", p.Name(), j, jobs[j].Pod.Name, err)
 		}
-		heap.Push(&run, running{end: now + jobs[j].Duration, job: j, d: &ds[j], choice: c})
+		heap.Push(&run, running{end: now + jobs[j].Duration, plan: now + jobs[j].planned(), job: j, d: &ds[j], choice: c})
 		alloc += jobs[j].Pod.GPUDemand()
 		waits = append(waits, float64(now-submit[j]))
 		r.JobWaits[j] = float64(now - submit[j])
 		return nil
 	}
 	pick := func(j int, now int64) placement.Policy {
-		if queued != nil && now > submit[j] {
-			return queued
+		if o.queued != nil && now > submit[j] {
+			return o.queued
 		}
 		return p
+	}
+	var pins *pinning
+	if o.pin != nil {
+		var err error
+		if pins, err = newPinning(*o.pin, o.pinPolicy, len(jobs), empty, first); err != nil {
+			return r, err
+		}
 	}
 	next := 0
 	for next < len(order) || run.Len() > 0 {
@@ -149,6 +166,9 @@ func replayQueue(nodes []placement.Node, jobs []Job, p, queued placement.Policy,
 		if run.Len() > 0 && run[0].end < t {
 			t = run[0].end
 		}
+		if pins != nil && pins.next < t {
+			t = pins.next
+		}
 		advance(t)
 		for run.Len() > 0 && run[0].end == t {
 			e := heap.Pop(&run).(running)
@@ -157,6 +177,9 @@ func replayQueue(nodes []placement.Node, jobs []Job, p, queued placement.Policy,
 			}
 			alloc -= jobs[e.job].Pod.GPUDemand()
 		}
+		if pins != nil && pins.next == t {
+			pins.tick(t, s, ds, queue, submit)
+		}
 		for next < len(order) && submit[order[next]] == t {
 			j := order[next]
 			next++
@@ -164,10 +187,13 @@ func replayQueue(nodes []placement.Node, jobs []Job, p, queued placement.Policy,
 				r.NeverStarted++
 				continue
 			}
+			if pins != nil {
+				pins.submit(j, t, ds)
+			}
 			queue = append(queue, j)
 		}
 		var err error
-		if queue, err = schedule(s, pick, ds, jobs, queue, run, t, startJob, &r.Backfilled); err != nil {
+		if queue, err = schedule(s, pick, ds, jobs, queue, &run, t, startJob, &r.Backfilled); err != nil {
 			return r, err
 		}
 	}
@@ -179,6 +205,9 @@ func replayQueue(nodes []placement.Node, jobs []Job, p, queued placement.Policy,
 		return r, fmt.Errorf("sim: %d jobs still queued on an empty cluster", len(queue))
 	}
 	r.Started = len(waits)
+	if pins != nil {
+		r.Pinned, r.Unpinned = pins.made, pins.taken
+	}
 	r.MeanWait, r.P95 = meanP95(waits)
 	if r.Span > 0 {
 		r.MeanAlloc = 100 * area / float64(r.Span) / float64(capacity)
@@ -189,7 +218,7 @@ func replayQueue(nodes []placement.Node, jobs []Job, p, queued placement.Policy,
 
 // schedule is one pass at time now: the queue in order while its head fits, then
 // backfill behind a blocked head. It returns the queue left.
-func schedule(s *placement.State, pick func(j int, now int64) placement.Policy, ds []placement.Demand, jobs []Job, queue []int, run endHeap, now int64,
+func schedule(s *placement.State, pick func(j int, now int64) placement.Policy, ds []placement.Demand, jobs []Job, queue []int, run *endHeap, now int64,
 	startJob func(int, placement.Choice, int64) error, backfilled *int) ([]int, error) {
 	for len(queue) > 0 {
 		c, ok := pick(queue[0], now).Place(s, &ds[queue[0]])
@@ -228,11 +257,11 @@ func schedule(s *placement.State, pick func(j int, now int64) placement.Policy, 
 		}
 		if shadow == nil {
 			var err error
-			if shadow, shadowAt, err = reserve(s, &ds[queue[0]], run); err != nil {
+			if shadow, shadowAt, err = reserve(s, &ds[queue[0]], *run); err != nil {
 				return nil, err
 			}
 		}
-		if now+jobs[j].Duration > shadowAt {
+		if now+jobs[j].planned() > shadowAt {
 			// Still running when the head starts: it must fit beside the reservation.
 			if shadow.Commit(c, &ds[j]) != nil {
 				kept = append(kept, j)
@@ -253,10 +282,16 @@ func schedule(s *placement.State, pick func(j int, now int64) placement.Policy, 
 // (every job ending by then gone) with the head committed there.
 func reserve(s *placement.State, head *placement.Demand, run endHeap) (*placement.State, int64, error) {
 	// A plain copy: no index to keep up on every release (FirstDevices and Commit's
-	// checks read the nodes only), and the ends popped from a copy of the heap, so a
-	// pass costs the jobs that end before the head starts, not all running ones.
+	// checks read the nodes only), and the ends popped from a heap of the planned ends
+	// (heap.Init is linear), so a pass costs the jobs that end before the head starts,
+	// not all running ones.
 	c := placement.NewState(s.Nodes)
-	ends := slices.Clone(run)
+	ends := make(endHeap, len(run))
+	for i, e := range run {
+		e.end = e.plan
+		ends[i] = e
+	}
+	heap.Init(&ends)
 	pop := func() (running, error) {
 		e := heap.Pop(&ends).(running)
 		return e, c.Release(e.choice, e.d)

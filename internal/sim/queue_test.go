@@ -3,6 +3,7 @@ package sim
 import (
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,15 +52,60 @@ func TestQueueWaitsByHand(t *testing.T) {
 			t.Errorf("%s: allocation %g%%, curve %v; want 100 throughout", name, r.MeanAlloc, r.Curve)
 		}
 	}
+	// Backfill plans by a job's time limit, not its run time, as Slurm does: E, with a
+	// limit of 20, would end at 24, past B's start, and cannot fit beside B and C then
+	// (5+4+4): it waits until C ends at 22.
+	limited := slices.Clone(jobs)
+	limited[4].Limit = 20
+	p, _ := placement.ByName("first-fit", 1)
+	r, err := ReplayQueue(nodes, limited, p, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.JobWaits[4] != 18 || r.Backfilled != 1 {
+		t.Errorf("E limited to 20: waited %g, %d backfilled; want 18 and 1 (C only)", r.JobWaits[4], r.Backfilled)
+	}
 	// Twice the load halves the submission times: A at 0, B at 0 (after A), ... and
 	// every job still gets placed or refused, never lost.
-	p, _ := placement.ByName("first-fit", 1)
-	r, err := ReplayQueue(nodes, jobs, p, 2, 3)
+	r, err = ReplayQueue(nodes, jobs, p, 2, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Started+r.NeverStarted != len(jobs) {
 		t.Fatalf("load 2: %d started and %d never of %d jobs", r.Started, r.NeverStarted, len(jobs))
+	}
+}
+
+// TestQueueReservationSeesThisPassStarts: the head's reservation counts the jobs started
+// earlier in the same pass. Two one-GPU nodes, models A and B:
+//
+//	t0  X (A, 600, runs 10) and W (B, 900, runs 100) start.
+//	t1  Y (any, 600, runs 100) fits neither: the head.
+//	t2  H (A, 600, runs 10) queues behind Y.
+//	t10 X ends and Z (B, 100, runs 1) comes. Y starts on A (400 left); H is the head,
+//	    which fits once Y ends at 110; Z backfills on B, as it ends at 11.
+//
+// H starts at 110 (wait 108). A reservation that missed Y (started in this pass) found
+// A full for ever and failed the replay.
+func TestQueueReservationSeesThisPassStarts(t *testing.T) {
+	nodes := []placement.Node{
+		{Name: "a", Devices: []placement.Device{{Model: "A", Capacity: 1000, Shareable: true}}},
+		{Name: "b", Devices: []placement.Device{{Model: "B", Capacity: 1000, Shareable: true}}},
+	}
+	job := func(name string, submit, dur, milli int64, model string) Job {
+		p := trace.Pod{Name: name, NumGPU: 1, GPUMilli: milli}
+		if model != "" {
+			p.Models = []string{model}
+		}
+		return Job{Pod: p, Submit: submit, Duration: dur}
+	}
+	jobs := []Job{job("X", 0, 10, 600, "A"), job("W", 0, 100, 900, "B"), job("Y", 1, 100, 600, ""), job("H", 2, 10, 600, "A"), job("Z", 10, 1, 100, "B")}
+	r, err := ReplayQueue(nodes, jobs, placement.FirstFit{}, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{0, 0, 9, 108, 0}; !reflect.DeepEqual(r.JobWaits, want) {
+		t.Errorf("waits %v; want %v", r.JobWaits, want)
 	}
 }
 

@@ -78,6 +78,13 @@ func DrawStream(jobs []Job, spec StreamSpec) ([]StreamJob, error) {
 	return out, nil
 }
 
+// StreamLimit is the time limit, in seconds, of a stream's job that runs secs seconds:
+// what test/steer/scale.sh asks with sbatch -t, whole minutes, one more than the run
+// time rounded up. The replays plan backfill by it, as the lab's Slurm does.
+func StreamLimit(secs int64) int64 {
+	return ((secs+59)/60 + 1) * 60
+}
+
 // LabGPU is one GPU of a lab: its node and how many shards it holds.
 type LabGPU struct {
 	Node   string
@@ -91,6 +98,16 @@ type LabGPU struct {
 // set, a job that could not start at its submission is placed by queued when it starts:
 // pinning's own reach, where job_submit pins only a job that fits now.
 func ReplayStream(gpus []LabGPU, stream []StreamJob, p, queued placement.Policy) (QueueResult, error) {
+	return replayStream(gpus, stream, p, replayOpts{queued: queued})
+}
+
+// ReplayStreamPinned replays stream as the lab runs it with pinning (m): Slurm places
+// with first fit, and p chooses the pins on the snapshot job_submit has read.
+func ReplayStreamPinned(gpus []LabGPU, stream []StreamJob, p placement.Policy, m PinModel) (QueueResult, error) {
+	return replayStream(gpus, stream, placement.FirstFit{}, replayOpts{pin: &m, pinPolicy: p})
+}
+
+func replayStream(gpus []LabGPU, stream []StreamJob, p placement.Policy, o replayOpts) (QueueResult, error) {
 	var nodes []placement.Node
 	at := map[string]int{}
 	for _, g := range gpus {
@@ -101,7 +118,9 @@ func ReplayStream(gpus []LabGPU, stream []StreamJob, p, queued placement.Policy)
 			nodes = append(nodes, placement.Node{Name: g.Node, CPU: 1 << 40, Mem: 1 << 40})
 		}
 		n := &nodes[i]
-		n.Devices = append(n.Devices, placement.Device{GPU: len(n.Devices), Capacity: g.Shards, Shareable: true})
+		// Each GPU its own type, as the lab's per-GPU shard types: a pin asks for it.
+		model := fmt.Sprintf("%s_g%d", g.Node, len(n.Devices))
+		n.Devices = append(n.Devices, placement.Device{GPU: len(n.Devices), Model: model, Capacity: g.Shards, Shareable: true})
 	}
 	jobs := make([]Job, len(stream))
 	for i, s := range stream {
@@ -109,9 +128,10 @@ func ReplayStream(gpus []LabGPU, stream []StreamJob, p, queued placement.Policy)
 			Pod:      trace.Pod{Name: fmt.Sprintf("job%d", i), NumGPU: 1, GPUMilli: s.Shards},
 			Submit:   int64(s.Offset*1000 + 0.5),
 			Duration: s.Seconds * 1000,
+			Limit:    StreamLimit(s.Seconds) * 1000,
 		}
 	}
-	r, err := replayQueue(nodes, jobs, p, queued, 1, 2)
+	r, err := replayQueue(nodes, jobs, p, o, 1, 2)
 	r.MeanWait, r.P95 = r.MeanWait/1000, r.P95/1000
 	for i, w := range r.JobWaits {
 		if w >= 0 {
@@ -120,4 +140,62 @@ func ReplayStream(gpus []LabGPU, stream []StreamJob, p, queued placement.Policy)
 	}
 	r.Span /= 1000
 	return r, err
+}
+
+// StreamFigures are a stream run's figures as test/steer/scale.sh takes them from the
+// lab: only the jobs started by the horizon count, and GPU allocation is over a window.
+type StreamFigures struct {
+	Started, Pending     int
+	MeanWait, P95        float64 // queue wait of the started jobs, s
+	SmallWait, LargeWait float64 // mean wait of the started jobs up to and over half the largest request, s
+	Alloc                float64 // % of the shards held from the first arrival to the horizon
+	AllocSteady          float64 // the same from warm seconds after the first arrival: the fill from empty left out
+}
+
+// MeasureStream scores a replay of stream, each job's wait in seconds (-1: never
+// started; ReplayStream's JobWaits), as the lab run is scored: the window runs from the
+// first arrival to the last plus horizon seconds, and a job that started after it is
+// pending. Why: the lab stops at its horizon with jobs still queued, and its first
+// tens of seconds are the cluster filling from empty, the same in both modes; figures
+// over every job and the arrival span alone are not the lab's.
+func MeasureStream(stream []StreamJob, waits []float64, capacity int64, horizon, warm float64) (StreamFigures, error) {
+	var f StreamFigures
+	if len(stream) == 0 || len(waits) != len(stream) || capacity < 1 || horizon < 0 || warm < 0 {
+		return f, fmt.Errorf("sim: measure %d jobs with %d waits on %d shards, horizon %g s, warm-up %g s: want a wait a job, shards, and times not negative",
+			len(stream), len(waits), capacity, horizon, warm)
+	}
+	first, end, largest := stream[0].Offset, stream[0].Offset, int64(0)
+	for _, j := range stream {
+		first, end, largest = min(first, j.Offset), max(end, j.Offset), max(largest, j.Shards)
+	}
+	end += horizon
+	if first+warm >= end {
+		return f, fmt.Errorf("sim: warm-up %g s leaves nothing of the %g s window", warm, end-first)
+	}
+	var started []float64
+	var held, heldSteady float64
+	var sum, n [2]float64
+	for i, j := range stream {
+		start := j.Offset + waits[i]
+		if waits[i] < 0 || start > end {
+			f.Pending++
+			continue
+		}
+		started = append(started, waits[i])
+		k := 0
+		if 2*j.Shards > largest {
+			k = 1
+		}
+		sum[k] += waits[i]
+		n[k]++
+		stop := min(start+float64(j.Seconds), end)
+		held += float64(j.Shards) * (stop - start)
+		heldSteady += float64(j.Shards) * max(stop-max(start, first+warm), 0)
+	}
+	f.Started = len(started)
+	f.MeanWait, f.P95 = meanP95(started)
+	f.SmallWait, f.LargeWait = sum[0]/max(n[0], 1), sum[1]/max(n[1], 1)
+	f.Alloc = 100 * held / float64(capacity) / (end - first)
+	f.AllocSteady = 100 * heldSteady / float64(capacity) / (end - first - warm)
+	return f, nil
 }

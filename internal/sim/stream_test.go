@@ -4,6 +4,7 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/trace"
@@ -119,5 +120,82 @@ func TestReplayStreamQueuedPolicy(t *testing.T) {
 		if !reflect.DeepEqual(r.JobWaits, c.want) {
 			t.Errorf("queued %v: waits %v; want %v", c.queued, r.JobWaits, c.want)
 		}
+	}
+}
+
+// TestMeasureStream scores a hand-made run as the lab's is scored: a job that starts after
+// the horizon is pending, a job still running at the horizon holds its shards up to it,
+// and the warm-up is left out of the steady allocation only.
+func TestMeasureStream(t *testing.T) {
+	stream := []StreamJob{
+		{Offset: 0, Shards: 10, Seconds: 4},  // starts at 0, ends at 4
+		{Offset: 1, Shards: 40, Seconds: 20}, // large: starts at 3, held to the horizon (10)
+		{Offset: 2, Shards: 10, Seconds: 5},  // starts at 9, held 1 s
+		{Offset: 5, Shards: 10, Seconds: 1},  // starts at 11, after the horizon: pending
+		{Offset: 5, Shards: 5, Seconds: 1},   // never started
+	}
+	waits := []float64{0, 2, 7, 6, -1}
+	f, err := MeasureStream(stream, waits, 100, 5, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Window 0..10 on 100 shards: 10x4 + 40x7 + 10x1 = 330 shard-seconds of 1000.
+	// From 4: 40x6 + 10x1 = 250 of 600.
+	want := StreamFigures{Started: 3, Pending: 2, MeanWait: 3, P95: 7, SmallWait: 3.5, LargeWait: 2, Alloc: 33, AllocSteady: 250.0 / 6}
+	if f != want {
+		t.Errorf("MeasureStream = %+v\nwant %+v", f, want)
+	}
+	for _, bad := range []struct {
+		name          string
+		waits         []float64
+		horizon, warm float64
+	}{
+		{"a wait missing", waits[:4], 5, 0},
+		{"warm-up past the window", waits, 5, 10},
+		{"negative horizon", waits, -1, 0},
+	} {
+		if _, err := MeasureStream(stream, bad.waits, 100, bad.horizon, bad.warm); err == nil {
+			t.Errorf("%s: no error", bad.name)
+		}
+	}
+}
+
+// TestReplayStreamPinned walks the lab's pinning through a case small enough to follow
+// by hand: the pins since the snapshot keep two jobs off one GPU, a snapshot taken
+// before an unpinned job started sends a pin to a GPU that has just filled, and steer
+// takes that pin back after UnpinAfter, so the job starts on the GPU that frees first.
+func TestReplayStreamPinned(t *testing.T) {
+	gpus := []LabGPU{{Node: "n1", Shards: 10}, {Node: "n1", Shards: 10}}
+	stream := []StreamJob{
+		{Offset: 0, Shards: 10, Seconds: 20}, // X: pinned to g0 (the first snapshot, empty)
+		{Offset: 0.1, Shards: 6, Seconds: 6}, // Y: g0 is X's pin since the snapshot: pinned to g1
+		{Offset: 1, Shards: 10, Seconds: 20}, // H: fits nowhere in the view, left to Slurm; starts on g1 at 6.1
+		{Offset: 7, Shards: 4, Seconds: 10},  // C: the 5 s snapshot shows g1 with 4 free: pinned there, full since 6.1
+	}
+	for _, tc := range []struct {
+		unpin time.Duration
+		waitC float64
+		taken int
+		why   string
+	}{
+		{5 * time.Second, 13, 1, "unpinned at the 15 s snapshot (8 s after submission), started on g0 when X ends at 20"},
+		{0, 19.1, 0, "never unpinned: waits for g1, free when H ends at 26.1"},
+	} {
+		r, err := ReplayStreamPinned(gpus, stream, placement.FirstFit{}, PinModel{Interval: 5 * time.Second, UnpinAfter: tc.unpin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []float64{0, 0, 5.1, tc.waitC}
+		for i, w := range r.JobWaits {
+			if math.Abs(w-want[i]) > 1e-9 {
+				t.Errorf("unpin after %s: job %d waited %g s; want %g (%s)", tc.unpin, i, w, want[i], tc.why)
+			}
+		}
+		if r.Pinned != 3 || r.Unpinned != tc.taken {
+			t.Errorf("unpin after %s: %d pins made and %d taken back; want 3 and %d", tc.unpin, r.Pinned, r.Unpinned, tc.taken)
+		}
+	}
+	if _, err := ReplayStreamPinned(gpus, stream, placement.FirstFit{}, PinModel{}); err == nil {
+		t.Error("a pin model without an interval was taken")
 	}
 }
