@@ -29,7 +29,7 @@ func TestSteeringAtScale(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "scale.tsv")
 	cmd := exec.Command("../steer/scale.sh", "42", nodes, strconv.Itoa(jobs))
 	// Short runs: the lab's GPUs fill within seconds, and jobs still end and queue.
-	cmd.Env = append(os.Environ(), "RESULTS="+results, "TSCALE=120", "DMIN=4", "DMAX=20", "HORIZON=15", "UNPIN=10s")
+	cmd.Env = append(os.Environ(), "RESULTS="+results, "TSCALE=120", "DMIN=4", "DMAX=20", "HORIZON=15", "WARM=10", "UNPIN=10s")
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("scale.sh in %s:\n%s", time.Since(start).Round(time.Second), out)
@@ -72,8 +72,10 @@ func TestSteeringAtScale(t *testing.T) {
 		if r["started"] < jobs/4 {
 			t.Errorf("%s: only %v of %d jobs started", mode, r["started"], jobs)
 		}
-		if r["alloc_pct"] <= 0 || r["alloc_pct"] > 100 {
-			t.Errorf("%s: GPU allocation %v%%; want within (0, 100]", mode, r["alloc_pct"])
+		for _, c := range []string{"alloc_pct", "alloc_steady_pct"} {
+			if r[c] <= 0 || r[c] > 100 {
+				t.Errorf("%s: GPU allocation %s %v%%; want within (0, 100]", mode, c, r[c])
+			}
 		}
 		if r["wait_mean_s"] < 0 || r["wait_p95_s"] < 0 {
 			t.Errorf("%s: negative queue wait (mean %v, p95 %v)", mode, r["wait_mean_s"], r["wait_p95_s"])

@@ -11,7 +11,9 @@
 # Per run it reports jobs started by the horizon (the last arrival plus HORIZON seconds)
 # and those still pending then, mean and p95 queue wait of the started jobs (Slurm's
 # own submit and start times, from accounting), GPU allocation (shard-seconds held
-# within the window over capacity-seconds), shards stranded (mean over samples of
+# within the window over capacity-seconds; and the same from WARM seconds after the first
+# arrival, once the cluster has filled: the fill from empty and the submitter's lag weigh
+# on the whole window's figure, alike in both modes or not), shards stranded (mean over samples of
 # `gpumemctl steer report`: free shards on GPUs where no size of the stream fits), and
 # per seed the paired difference pinned − native, with the mean and standard error over
 # seeds at the end.
@@ -23,12 +25,16 @@
 # LARGE of the jobs ask instead a large slice, LARGE_MIN..LARGE_MAX GiB; Poisson
 # arrivals at the rate that offers LOAD times the lab's shards (rate = LOAD × capacity /
 # (mean shards × mean run time)). Waits are also split by size: jobs over half the
-# stream's largest request, and the others. After each seed's two runs, the simulator
-# replays the same stream on the same GPUs (first fit for native, gpumem for pinned).
+# stream's largest request, and the others. The simulator replays each run's arrivals as
+# Slurm received them (sim-run-native: first fit; sim-run-pinned: the lab's pinning,
+# sim.PinModel), and after each seed's two runs the stream as drawn (first fit, gpumem
+# for every start, at-submit, the lab's pinning), on the same GPUs, scored over the same
+# window (sim.MeasureStream).
 #
 # Environment: LOAD (1.2), REF (24), TSCALE (30), DMIN (5), DMAX (120), LARGE (0),
-# LARGE_MIN (12), LARGE_MAX (40), HORIZON (60),
-# INTERVAL (steer's, 2s), UNPIN (its --unpin-after, 20s), RESULTS (a TSV of every run's
+# LARGE_MIN (12), LARGE_MAX (40), HORIZON (60), WARM (60),
+# INTERVAL (steer's, 2s), UNPIN (its --unpin-after, 20s), SUBMITTERS (sbatch run at
+# once, 4: one at a time falls behind twice the load's arrivals on two cores), RESULTS (a TSV of every run's
 # figures, for test/e2e), SCALE_LOGS (a folder to keep each run's stream, accounting,
 # samples and steer log in), LAB_SLURM (24.11; 26.05 also has typed shards). It brings the
 # lab up (LAB_SCALE=NODES LAB_SHARD_TYPES=per-gpu) unless one of NODES nodes is up, and
@@ -44,7 +50,7 @@ NODES=${2:-64}
 JOBS=${3:-600}
 LOAD=${LOAD:-1.2} REF=${REF:-24} TSCALE=${TSCALE:-30} DMIN=${DMIN:-5} DMAX=${DMAX:-120}
 LARGE=${LARGE:-0} LARGE_MIN=${LARGE_MIN:-12} LARGE_MAX=${LARGE_MAX:-40}
-HORIZON=${HORIZON:-60} INTERVAL=${INTERVAL:-2s} UNPIN=${UNPIN:-20s}
+HORIZON=${HORIZON:-60} WARM=${WARM:-60} INTERVAL=${INTERVAL:-2s} UNPIN=${UNPIN:-20s} SUBMITTERS=${SUBMITTERS:-4}
 typed=$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --gate typed-shards)
 export LAB_SLURM=${LAB_SLURM:-$(echo "$typed" | head -1)}
 if ! echo "$typed" | grep -qx "$LAB_SLURM"; then
@@ -74,10 +80,10 @@ in_lab() { chroot "$ROOT" "$@"; }
 [ "$(id -u)" -eq 0 ] || die "the lab starts Slurm daemons: run as root"
 [ -r "$PODS" ] || die "no trace at $PODS; get https://github.com/alibaba/clusterdata/tree/master/cluster-trace-gpu-v2023 (its csv folder) and set GPUMEM_TRACE_DIR to it"
 command -v jq >/dev/null || die "needs jq"
-for v in NODES JOBS HORIZON TSCALE DMIN DMAX; do
+for v in NODES JOBS HORIZON WARM TSCALE DMIN DMAX SUBMITTERS; do
 	case ${!v} in '' | *[!0-9]*) die "$v=${!v}: want a whole number" ;; esac
 done
-[ "$JOBS" -ge 1 ] && [ "$TSCALE" -ge 1 ] || die "JOBS and TSCALE must be at least 1"
+[ "$JOBS" -ge 1 ] && [ "$TSCALE" -ge 1 ] && [ "$SUBMITTERS" -ge 1 ] || die "JOBS, TSCALE and SUBMITTERS must be at least 1"
 
 # One lab of this release at a time, as test/e2e.sh and test/matrix/run.sh take it.
 exec 9>"/tmp/gpumem-lab-$LAB_SLURM.lock"
@@ -147,14 +153,29 @@ sample() {
 	done
 }
 
-# run SEED MODE prints the run's figures: started pending wait-mean wait-p95 alloc%
-# stranded pinned unpinned lag (the most the submissions fell behind their offsets, s).
+# submit N D OFF submits a job of N shards that sleeps D seconds, and notes its id, N,
+# D and its offset OFF in the stream; a failure is noted in failed.
+submit() {
+	local id
+	if id=$(in_lab sbatch --parsable -J "$name" -o /dev/null --gres="shard:$1" -t "$((($2 + 59) / 60 + 1))" --wrap "sleep $2"); then
+		echo "$id $1 $2 $3" >>"$WORK/ids" # one short line: appends of several submitters do not mix
+	else
+		echo "$3" >>"$WORK/failed"
+	fi
+}
+
+# run SEED MODE prints the run's figures: started pending wait-mean wait-p95 wait-small
+# wait-large alloc% alloc-steady% stranded pinned unpinned lag (the most a job reached
+# Slurm after its offset, in Slurm's whole seconds). It leaves in asrun the stream as
+# Slurm received it: each job at its offset or at its submission, whichever is later.
 run() {
-	local seed=$1 mode=$2 name="scale-$1-$2" t0 now off n d id lag=0 end sizes
+	local seed=$1 mode=$2 name="scale-$1-$2" t0 now off n d end sizes subs=()
 	reset
 	stream "$seed" >"$WORK/stream"
+	awk -v w="$WARM" -v h="$HORIZON" 'END { exit !(w < $1 + h) }' "$WORK/stream" ||
+		die "WARM=$WARM leaves nothing of the window: the last arrival is at $(tail -1 "$WORK/stream" | cut -d' ' -f1) s, and HORIZON=$HORIZON; want WARM under their sum"
 	sizes=$(awk '{ printf "%s%dG", (NR > 1 ? "," : ""), $2 }' "$WORK/stream")
-	: >"$WORK/ids" >"$WORK/samples" >"$WORK/steer.log"
+	: >"$WORK/ids" >"$WORK/samples" >"$WORK/steer.log" >"$WORK/failed"
 	if [ "$mode" = pinned ]; then
 		# chroot itself, not a function's subshell, so that $! is steer's own pid.
 		chroot "$ROOT" "$BIN" steer --policy gpumem --sizes "$sizes" --snapshot "$SNAP" --interval "$INTERVAL" \
@@ -171,11 +192,18 @@ run() {
 	t0=$EPOCHREALTIME
 	while read -r off n d; do
 		now=$(awk -v a="$EPOCHREALTIME" -v b="$t0" -v o="$off" 'BEGIN { printf "%.3f", o - (a - b) }')
-		case $now in -*) lag=$(awk -v l="$lag" -v x="${now#-}" 'BEGIN { print (x > l ? x : l) }') ;; *) sleep "$now" ;; esac
-		id=$(in_lab sbatch --parsable -J "$name" -o /dev/null --gres="shard:$n" -t "$(((d + 59) / 60 + 1))" \
-			--wrap "sleep $d") || die "sbatch failed in run $name"
-		echo "$id $n" >>"$WORK/ids"
+		case $now in -*) ;; *) sleep "$now" ;; esac
+		# In the background, at most SUBMITTERS at once, the oldest waited for first: a
+		# run that falls behind its arrivals offers less than its load (docs/steering.md).
+		submit "$n" "$d" "$off" 9>&- &
+		subs+=("$!")
+		if [ "${#subs[@]}" -ge "$SUBMITTERS" ]; then
+			wait "${subs[0]}" || true
+			subs=("${subs[@]:1}")
+		fi
 	done <"$WORK/stream"
+	[ "${#subs[@]}" -eq 0 ] || wait "${subs[@]}" || true
+	[ -s "$WORK/failed" ] && die "sbatch failed in run $name for $(wc -l <"$WORK/failed") job(s)"
 	end=$(awk -v a="$EPOCHREALTIME" -v h="$HORIZON" 'BEGIN { printf "%d", a + h }')
 	sleep "$HORIZON"
 	kill "$sampler_pid" 2>/dev/null
@@ -199,18 +227,25 @@ run() {
 		install -d "$SCALE_LOGS"
 		for f in stream ids acct samples steer.log; do cp "$WORK/$f" "$SCALE_LOGS/$name.$f"; done
 	fi
-	awk -v end="$end" -v t0="${t0%.*}" -v cap="$CAPACITY" -v lag="$lag" -v big="$(sort -n -k2 "$WORK/stream" | tail -1 | cut -d' ' -f2)" \
+	awk -v t0="$t0" '
+		FILENAME ~ /ids$/ { split($0, a, " "); size[a[1]] = a[2]; secs[a[1]] = a[3]; off[a[1]] = a[4]; next }
+		{ split($0, f, "|"); if (f[1] in size) { o = f[2] - t0; printf "%.3f %d %d\n", (o > off[f[1]] ? o : off[f[1]]), size[f[1]], secs[f[1]] } }
+	' "$WORK/ids" "$WORK/acct" >"$WORK/asrun"
+	awk -v end="$end" -v t0="${t0%.*}" -v warm="$WARM" -v cap="$CAPACITY" -v big="$(sort -n -k2 "$WORK/stream" | tail -1 | cut -d' ' -f2)" \
 		-v unpinned="$(grep -c 'unpinned job' "$WORK/steer.log" || true)" '
-		FILENAME ~ /ids$/ { size[$1] = $2; next }
+		FILENAME ~ /ids$/ { size[$1] = $2; off[$1] = $4; next }
 		FILENAME ~ /acct$/ {
 			split($0, f, "|"); id = f[1]
 			if (!(id in size)) next
+			if (f[2] - t0 - off[id] > lag) lag = f[2] - t0 - off[id]
 			if (f[3] ~ /^[0-9]+$/ && f[3] > 0 && f[3] <= end) {
 				started++; w[started] = f[3] - f[2]; wsum += w[started]
 				# by size: over half the largest request of the stream, or not
 				k = (2 * size[id] > big); ws[k] += w[started]; nw[k]++
 				e = (f[4] ~ /^[0-9]+$/ && f[4] > 0 && f[4] < end) ? f[4] : end
 				held += size[id] * (e - f[3])
+				s = (f[3] > t0 + warm) ? f[3] : t0 + warm
+				if (e > s) steady += size[id] * (e - s)
 			} else pending++
 			next
 		}
@@ -220,44 +255,61 @@ run() {
 			n = 0; for (id in pin) n++
 			asort_w()
 			p95 = started ? w[int(0.95 * (started - 1)) + 1] : 0
-			printf "%d %d %.1f %.1f %.1f %.1f %.1f %.1f %d %d %.1f\n", started, pending + 0, started ? wsum / started : 0, p95,
+			printf "%d %d %.1f %.1f %.1f %.1f %.1f %.1f %.1f %d %d %.1f\n", started, pending + 0, started ? wsum / started : 0, p95,
 				nw[0] ? ws[0] / nw[0] : 0, nw[1] ? ws[1] / nw[1] : 0,
-				100 * held / (cap * (end - t0)), ns ? st / ns : 0, n, unpinned, lag
+				100 * held / (cap * (end - t0)), 100 * steady / (cap * (end - t0 - warm)), ns ? st / ns : 0, n, unpinned, lag + 0
 		}
 		function asort_w(   i, j, x) { for (i = 2; i <= started; i++) { x = w[i]; for (j = i - 1; j > 0 && w[j] > x; j--) w[j + 1] = w[j]; w[j + 1] = x } }
 	' "$WORK/ids" "$WORK/acct" "$WORK/samples"
 }
 
-cols="started pending wait_mean_s wait_p95_s wait_small_s wait_large_s alloc_pct stranded pinned unpinned lag_s"
-printf '%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' seed mode $cols
+cols="started pending wait_mean_s wait_p95_s wait_small_s wait_large_s alloc_pct alloc_steady_pct stranded pinned unpinned lag_s"
+row() { printf '%-5s %-15s %7s %7s %11s %10s %12s %12s %9s %16s %8s %6s %8s %5s\n' "$@"; }
+row seed mode $cols
 [ -n "${RESULTS:-}" ] && printf 'seed\tmode\t%s\n' "${cols// /$'\t'}" >"$RESULTS"
+# The lab's ReloadInterval, for the simulator's model of pinning.
+RELOAD=$(sed -n 's/^ReloadInterval *= *//p' "$ROOT/etc/slurm/gpumem.conf" | tail -1)
+# replay FILE replays a stream in the simulator on the lab's GPUs (internal/sim): first
+# fit (native), gpumem's policy for every start, gpumem's for the jobs that start at
+# once (at-submit, what pinning reaches), and the lab's pinning (sim.PinModel: steer's
+# INTERVAL and UNPIN, the lab's ReloadInterval); every job runs to its end there, and it
+# is scored over the lab's window, with its horizon and warm-up (sim.MeasureStream).
+replay() {
+	"$WORK/streamtool" replay -gpus "$WORK/gpus.json" -stream "$1" -horizon "$HORIZON" -warm "$WARM" \
+		-interval "$INTERVAL" -reload "${RELOAD:-10s}" -unpin "$UNPIN"
+}
 for seed in $SEEDS; do
 	for mode in native pinned; do
 		run "$seed" "$mode" >"$WORK/r" # not in a subshell: cleanup must see its helpers
 		r=$(cat "$WORK/r")
-		printf '%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' "$seed" "$mode" $r
+		row "$seed" "$mode" $r
 		[ -n "${RESULTS:-}" ] && printf '%s\t%s\t%s\n' "$seed" "$mode" "${r// /$'\t'}" >>"$RESULTS"
 		echo "$seed $mode $r" >>"$WORK/all"
+		# The simulator on this run's own arrivals, as Slurm received them: what the
+		# lab's figures are to be held against when a run fell behind its stream.
+		want=first-fit
+		[ "$mode" = pinned ] && want=pinned
+		replay "$WORK/asrun" | while read -r pol st pend wm wp wsm wl al als pm pu; do
+			[ "$pol" = "$want" ] || continue
+			row "$seed" "sim-run-$mode" "$st" "$pend" "$wm" "$wp" "$wsm" "$wl" "$al" "$als" - "$pm" "$pu" -
+			echo "$seed $mode $st $pend $wm $wp $wsm $wl $al $als 0 $pm $pu 0" >>"$WORK/asrun-all"
+		done
 	done
-	# The simulator's replay of the same stream on the same GPUs (internal/sim,
-	# ReplayStream): first fit for native, gpumem's policy for every start, and gpumem's
-	# for the jobs that start as they come (at-submit, what pinning reaches); every job runs to
-	# its end there, so started counts all, and allocation is over the arrival span.
-	"$WORK/streamtool" replay -gpus "$WORK/gpus.json" -stream "$WORK/stream" | while read -r pol st wm wp wsm wl al; do
-		printf '%-5s %-9s %8s %8s %8s %8s %8s %8s %8s %8s %7s %8s %6s\n' "$seed" "sim-$pol" "$st" - "$wm" "$wp" "$wsm" "$wl" "$al" - - - -
-		echo "$seed sim-$pol $st 0 $wm $wp $wsm $wl $al 0 0 0 0" >>"$WORK/sim"
+	replay "$WORK/stream" | while read -r pol st pend wm wp wsm wl al als pm pu; do
+		row "$seed" "sim-$pol" "$st" "$pend" "$wm" "$wp" "$wsm" "$wl" "$al" "$als" - "$pm" "$pu" -
+		echo "$seed sim-$pol $st $pend $wm $wp $wsm $wl $al $als 0 $pm $pu 0" >>"$WORK/sim"
 	done
 done
 # Paired differences per seed, b − a: mean ± standard error over the seeds; for the lab
-# (pinned − native) and for the simulator's replay of the same streams.
+# (pinned − native) and for the simulator's replays.
 paired() {
 	awk -v cols="$cols" -v a="$1" -v b="$2" -v what="$3" '
-		{ for (i = 3; i <= 10; i++) v[$1, $2, i] = $i; seen[$1] = 1 }
+		{ for (i = 3; i <= 11; i++) v[$1, $2, i] = $i; seen[$1] = 1 }
 		END {
 			split(cols, c, " ")
 			for (s in seen) k++
 			printf "%s over %d seed(s):", what, k
-			for (i = 3; i <= 10; i++) {
+			for (i = 3; i <= 11; i++) {
 				m = 0; q = 0
 				for (s in seen) { d = v[s, b, i] - v[s, a, i]; m += d; q += d * d }
 				m /= k; se = (k > 1) ? sqrt((q - k * m * m) / (k - 1) / k) : 0
@@ -267,5 +319,7 @@ paired() {
 		}' "$4"
 }
 paired native pinned "pinned - native" "$WORK/all"
-paired sim-first-fit sim-gpumem "simulator, gpumem - first-fit (started, pending and stranded not modelled)" "$WORK/sim"
-paired sim-first-fit sim-at-submit "simulator, gpumem for jobs that start at once, first fit for the rest - first-fit" "$WORK/sim"
+paired native pinned "simulator on each run's own arrivals, the lab's pinning - first fit (stranded not modelled)" "$WORK/asrun-all"
+paired sim-first-fit sim-pinned "simulator, the lab's pinning - first fit" "$WORK/sim"
+paired sim-first-fit sim-gpumem "simulator, gpumem for every start - first fit" "$WORK/sim"
+paired sim-first-fit sim-at-submit "simulator, gpumem for jobs that start at once, first fit for the rest - first fit" "$WORK/sim"

@@ -4,13 +4,19 @@
 //
 //	stream draw -pods FILE -seed N -jobs N -capacity SHARDS [-load 1.2 -ref 24 -tscale 30 -dmin 5 -dmax 120 -large 0 -large-min 12 -large-max 40]
 //	    one line a job: "offset shards seconds", offsets in seconds from the first
-//	stream replay -gpus REPORT -stream FILE
-//	    REPORT is `gpumemctl steer report -o json` of the empty lab; prints, for Slurm's
-//	    first fit (native), gpumem's policy for every start, and gpumem's for the jobs
-//	    that start as they come with first fit for the rest (at-submit: pinning's reach),
-//	    one line: policy, started,
-//	    mean and p95 wait (s), mean wait of the jobs under and over half the stream's
-//	    largest size (s), allocation over the arrival span (%)
+//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s]
+//	    REPORT is `gpumemctl steer report -o json` of the empty lab. One line for each
+//	    of: Slurm's first fit (native); gpumem's policy for every start; gpumem's for
+//	    the jobs that start as they come, first fit for the rest (at-submit: pinning's
+//	    reach); the lab's pinning (pinned: sim.PinModel, a snapshot every -interval read
+//	    up to -reload later, pins taken back after -unpin). Each scored as the lab's run
+//	    (sim.MeasureStream: the window ends -horizon seconds after the last arrival):
+//	    policy, started, pending, mean and p95 wait (s), mean wait of the jobs up to and
+//	    over half the stream's largest size (s), allocation over the window and from
+//	    -warm seconds into it (%), pins made and taken back.
+//	stream pins -gpus REPORT -pods FILE [draw's flags] [-seeds 42,...,51 -views 2s/2s,... -unpins 20s,...]
+//	    the lab's pinning against first fit at each interval/reload and unpin-after,
+//	    paired over the seeds' streams (see pins)
 package main
 
 import (
@@ -18,7 +24,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/sim"
@@ -34,6 +44,8 @@ func main() {
 		err = draw(os.Args[2:])
 	case "replay":
 		err = replay(os.Args[2:])
+	case "pins":
+		err = pins(os.Args[2:])
 	default:
 		usage()
 	}
@@ -44,25 +56,16 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: stream draw -pods FILE -seed N -jobs N -capacity SHARDS [...] | stream replay -gpus REPORT -stream FILE")
+	fmt.Fprintln(os.Stderr, "usage: stream draw -pods FILE -seed N -jobs N -capacity SHARDS [...] | stream replay -gpus REPORT -stream FILE [...] | stream pins -gpus REPORT -pods FILE [...]")
 	os.Exit(2)
 }
 
 func draw(args []string) error {
 	fs := flag.NewFlagSet("draw", flag.ExitOnError)
 	var s sim.StreamSpec
-	pods := fs.String("pods", "", "the trace task list (openb_pod_list_default.csv)")
+	pods := specFlags(fs, &s)
 	fs.Int64Var(&s.Seed, "seed", 42, "the stream's seed")
-	fs.IntVar(&s.Jobs, "jobs", 600, "jobs in the stream")
 	fs.Int64Var(&s.Capacity, "capacity", 0, "the lab's shards")
-	fs.Float64Var(&s.Load, "load", 1.2, "offered shard-seconds over the lab's")
-	fs.Int64Var(&s.RefGiB, "ref", 24, "a task's GPU share is that share of a GPU of this many GiB")
-	fs.Float64Var(&s.TimeScale, "tscale", 30, "the trace's run times are divided by it")
-	fs.Int64Var(&s.MinSec, "dmin", 5, "shortest run time, s")
-	fs.Int64Var(&s.MaxSec, "dmax", 120, "longest run time, s")
-	fs.Float64Var(&s.Large, "large", 0, "share of jobs asking a large slice instead")
-	fs.Int64Var(&s.LargeMinGiB, "large-min", 12, "a large slice's smallest size, GiB")
-	fs.Int64Var(&s.LargeMaxGiB, "large-max", 40, "a large slice's largest size, GiB")
 	_ = fs.Parse(args)
 	jobs, err := sim.LoadJobs(*pods)
 	if err != nil {
@@ -79,14 +82,27 @@ func draw(args []string) error {
 	return w.Flush()
 }
 
-func replay(args []string) error {
-	fs := flag.NewFlagSet("replay", flag.ExitOnError)
-	report := fs.String("gpus", "", "gpumemctl steer report -o json of the empty lab")
-	streamFile := fs.String("stream", "", "a stream from stream draw")
-	_ = fs.Parse(args)
-	b, err := os.ReadFile(*report)
+// specFlags defines the flags of a stream's spec but its seed and capacity, and returns
+// the task list's flag.
+func specFlags(fs *flag.FlagSet, s *sim.StreamSpec) *string {
+	pods := fs.String("pods", "", "the trace task list (openb_pod_list_default.csv)")
+	fs.IntVar(&s.Jobs, "jobs", 600, "jobs in the stream")
+	fs.Float64Var(&s.Load, "load", 1.2, "offered shard-seconds over the lab's")
+	fs.Int64Var(&s.RefGiB, "ref", 24, "a task's GPU share is that share of a GPU of this many GiB")
+	fs.Float64Var(&s.TimeScale, "tscale", 30, "the trace's run times are divided by it")
+	fs.Int64Var(&s.MinSec, "dmin", 5, "shortest run time, s")
+	fs.Int64Var(&s.MaxSec, "dmax", 120, "longest run time, s")
+	fs.Float64Var(&s.Large, "large", 0, "share of jobs asking a large slice instead")
+	fs.Int64Var(&s.LargeMinGiB, "large-min", 12, "a large slice's smallest size, GiB")
+	fs.Int64Var(&s.LargeMaxGiB, "large-max", 40, "a large slice's largest size, GiB")
+	return pods
+}
+
+// loadGPUs reads the lab's GPUs from `gpumemctl steer report -o json` of the empty lab.
+func loadGPUs(report string) (gpus []sim.LabGPU, capacity int64, err error) {
+	b, err := os.ReadFile(report)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	var rep struct {
 		GPUs []struct {
@@ -95,11 +111,32 @@ func replay(args []string) error {
 		}
 	}
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return fmt.Errorf("%s: %w", *report, err)
+		return nil, 0, fmt.Errorf("%s: %w", report, err)
 	}
-	var gpus []sim.LabGPU
 	for _, g := range rep.GPUs {
 		gpus = append(gpus, sim.LabGPU{Node: g.Node, Shards: g.Used + g.Free})
+		capacity += g.Used + g.Free
+	}
+	if capacity == 0 {
+		return nil, 0, fmt.Errorf("%s: no GPU with shards", report)
+	}
+	return gpus, capacity, nil
+}
+
+func replay(args []string) error {
+	fs := flag.NewFlagSet("replay", flag.ExitOnError)
+	report := fs.String("gpus", "", "gpumemctl steer report -o json of the empty lab")
+	streamFile := fs.String("stream", "", "a stream from stream draw")
+	horizon := fs.Float64("horizon", 60, "seconds after the last arrival the window ends, as the lab's run")
+	warm := fs.Float64("warm", 60, "seconds after the first arrival the steady allocation starts")
+	var m sim.PinModel
+	fs.DurationVar(&m.Interval, "interval", 2*time.Second, "pinned: steer's --interval")
+	fs.DurationVar(&m.Reload, "reload", 2*time.Second, "pinned: gpumem.conf's ReloadInterval")
+	fs.DurationVar(&m.UnpinAfter, "unpin", 20*time.Second, "pinned: steer's --unpin-after")
+	_ = fs.Parse(args)
+	gpus, capacity, err := loadGPUs(*report)
+	if err != nil {
+		return err
 	}
 	f, err := os.Open(*streamFile)
 	if err != nil {
@@ -108,7 +145,6 @@ func replay(args []string) error {
 	defer f.Close()
 	var stream []sim.StreamJob
 	var sizes []int64
-	var largest int64
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var j sim.StreamJob
@@ -117,7 +153,6 @@ func replay(args []string) error {
 		}
 		stream = append(stream, j)
 		sizes = append(sizes, j.Shards)
-		largest = max(largest, j.Shards)
 	}
 	shapes, err := placement.ShapesOfSizes(sizes)
 	if err != nil {
@@ -125,36 +160,154 @@ func replay(args []string) error {
 	}
 	// gpumem places every start; at-submit only the jobs that start as they come, as
 	// job_submit pins only a job that fits now and leaves the rest to Slurm.
+	// pinned pins as the lab does.
 	for _, run := range []struct{ name, first, queued string }{
 		{"first-fit", "first-fit", ""}, {placement.OursName, placement.OursName, ""}, {"at-submit", placement.OursName, "first-fit"},
+		{"pinned", placement.OursName, ""},
 	} {
 		p, err := placement.ByName(run.first, 1, shapes...)
 		if err != nil {
 			return err
 		}
-		var queued placement.Policy
-		if run.queued != "" {
-			queued = placement.FirstFit{}
+		var r sim.QueueResult
+		switch {
+		case run.name == "pinned":
+			r, err = sim.ReplayStreamPinned(gpus, stream, p, m)
+		case run.queued != "":
+			r, err = sim.ReplayStream(gpus, stream, p, placement.FirstFit{})
+		default:
+			r, err = sim.ReplayStream(gpus, stream, p, nil)
 		}
-		r, err := sim.ReplayStream(gpus, stream, p, queued)
 		if err != nil {
 			return err
 		}
-		var small, large [2]float64
-		for i, w := range r.JobWaits {
-			if w < 0 {
-				continue
-			}
-			if 2*stream[i].Shards > largest {
-				large[0] += w
-				large[1]++
-			} else {
-				small[0] += w
-				small[1]++
-			}
+		f, err := sim.MeasureStream(stream, r.JobWaits, capacity, *horizon, *warm)
+		if err != nil {
+			return err
 		}
-		fmt.Printf("%s %d %.1f %.1f %.1f %.1f %.1f\n", run.name, r.Started, r.MeanWait, r.P95,
-			small[0]/max(small[1], 1), large[0]/max(large[1], 1), r.MeanAlloc)
+		fmt.Printf("%s %d %d %.1f %.1f %.1f %.1f %.1f %.1f %d %d\n", run.name, f.Started, f.Pending, f.MeanWait, f.P95,
+			f.SmallWait, f.LargeWait, f.Alloc, f.AllocSteady, r.Pinned, r.Unpinned)
 	}
 	return nil
+}
+
+// pins sweeps the lab's pinning in the simulator (sim.PinModel) over how stale
+// job_submit's view is (steer's interval and the plugin's reload interval) and how long a
+// pin may wait (unpin-after), on streams drawn as scale.sh draws them, one per seed:
+// for each point, the paired difference with first fit (mean ± standard error over the
+// seeds) of the steady allocation and of the large requests' mean wait, the p95 wait,
+// and the pins made and taken back a run.
+func pins(args []string) error {
+	fs := flag.NewFlagSet("pins", flag.ExitOnError)
+	var s sim.StreamSpec
+	pods := specFlags(fs, &s)
+	report := fs.String("gpus", "", "gpumemctl steer report -o json of the empty lab")
+	seeds := fs.String("seeds", "42,43,44,45,46,47,48,49,50,51", "the streams' seeds")
+	views := fs.String("views", "0.5s/0.5s,1s/1s,2s/2s,4s/4s,8s/8s", "steer's interval/the plugin's reload interval, a list")
+	unpins := fs.String("unpins", "5s,10s,20s,40s,0s", "unpin-after values, a list (0s: never)")
+	horizon := fs.Float64("horizon", 60, "seconds after the last arrival the window ends, as the lab's run")
+	warm := fs.Float64("warm", 60, "seconds after the first arrival the steady allocation starts")
+	_ = fs.Parse(args)
+	gpus, capacity, err := loadGPUs(*report)
+	if err != nil {
+		return err
+	}
+	s.Capacity = capacity
+	jobs, err := sim.LoadJobs(*pods)
+	if err != nil {
+		return err
+	}
+	var points []sim.PinModel
+	for _, v := range strings.Split(*views, ",") {
+		iv, rl, ok := strings.Cut(v, "/")
+		i, err1 := time.ParseDuration(iv)
+		r, err2 := time.ParseDuration(rl)
+		if !ok || err1 != nil || err2 != nil {
+			return fmt.Errorf("-views %q: want interval/reload such as 2s/2s", v)
+		}
+		for _, u := range strings.Split(*unpins, ",") {
+			d, err := time.ParseDuration(u)
+			if err != nil {
+				return fmt.Errorf("-unpins %q: want a duration such as 20s", u)
+			}
+			points = append(points, sim.PinModel{Interval: i, Reload: r, UnpinAfter: d})
+		}
+	}
+	type diffs struct{ alloc, large, p95, made, taken []float64 }
+	ds := make([]diffs, len(points))
+	for _, f := range strings.Split(*seeds, ",") {
+		seed, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return fmt.Errorf("-seeds %q: want whole numbers", f)
+		}
+		s.Seed = seed
+		stream, err := sim.DrawStream(jobs, s)
+		if err != nil {
+			return err
+		}
+		var sizes []int64
+		for _, j := range stream {
+			sizes = append(sizes, j.Shards)
+		}
+		shapes, err := placement.ShapesOfSizes(sizes)
+		if err != nil {
+			return err
+		}
+		ff, err := sim.ReplayStream(gpus, stream, placement.FirstFit{}, nil)
+		if err != nil {
+			return err
+		}
+		base, err := sim.MeasureStream(stream, ff.JobWaits, capacity, *horizon, *warm)
+		if err != nil {
+			return err
+		}
+		for i, m := range points {
+			p, err := placement.ByName(placement.OursName, 1, shapes...)
+			if err != nil {
+				return err
+			}
+			r, err := sim.ReplayStreamPinned(gpus, stream, p, m)
+			if err != nil {
+				return err
+			}
+			f, err := sim.MeasureStream(stream, r.JobWaits, capacity, *horizon, *warm)
+			if err != nil {
+				return err
+			}
+			d := &ds[i]
+			d.alloc = append(d.alloc, f.AllocSteady-base.AllocSteady)
+			d.large = append(d.large, f.LargeWait-base.LargeWait)
+			d.p95 = append(d.p95, f.P95-base.P95)
+			d.made = append(d.made, float64(r.Pinned))
+			d.taken = append(d.taken, float64(r.Unpinned))
+		}
+	}
+	fmt.Printf("%-9s %-7s %-7s %14s %14s %14s %6s %6s\n", "interval", "reload", "unpin", "d_alloc_steady", "d_wait_large", "d_wait_p95", "pins", "taken")
+	for i, m := range points {
+		d := ds[i]
+		fmt.Printf("%-9s %-7s %-7s %14s %14s %14s %6.0f %6.0f\n", m.Interval, m.Reload, m.UnpinAfter,
+			meanSE(d.alloc), meanSE(d.large), meanSE(d.p95), mean(d.made), mean(d.taken))
+	}
+	return nil
+}
+
+func mean(xs []float64) float64 {
+	var t float64
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(len(xs))
+}
+
+// meanSE is "mean±standard error" of paired differences.
+func meanSE(xs []float64) string {
+	m := mean(xs)
+	if len(xs) < 2 {
+		return fmt.Sprintf("%+.1f", m)
+	}
+	var q float64
+	for _, x := range xs {
+		q += (x - m) * (x - m)
+	}
+	return fmt.Sprintf("%+.1f±%.1f", m, math.Sqrt(q/float64(len(xs)-1)/float64(len(xs))))
 }
