@@ -78,6 +78,10 @@ type replayOpts struct {
 	// pin, with pinPolicy, pins as the lab does (PinModel); p is then Slurm's own choice.
 	pin       *PinModel
 	pinPolicy placement.Policy
+	// backfillEvery, when above 0, schedules as Slurm does: at each event the queue
+	// starts in order until a job does not fit, and every backfillEvery a backfill
+	// pass reserves for every queued job it looks at (backfillAll).
+	backfillEvery int64
 }
 
 // replayQueue is ReplayQueue with o's stand-ins for pinning.
@@ -157,7 +161,7 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 			return r, err
 		}
 	}
-	next := 0
+	next, prev := 0, first
 	for next < len(order) || run.Len() > 0 {
 		t := int64(1<<62 - 1)
 		if next < len(order) {
@@ -169,6 +173,12 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 		if pins != nil && pins.next < t {
 			t = pins.next
 		}
+		tick := int64(-1)
+		if o.backfillEvery > 0 && len(queue) > 0 {
+			tick = (prev/o.backfillEvery + 1) * o.backfillEvery
+			t = min(t, tick)
+		}
+		prev = t
 		advance(t)
 		for run.Len() > 0 && run[0].end == t {
 			e := heap.Pop(&run).(running)
@@ -193,7 +203,15 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 			queue = append(queue, j)
 		}
 		var err error
-		if queue, err = schedule(s, pick, ds, jobs, queue, &run, t, startJob, &r.Backfilled); err != nil {
+		switch {
+		case o.backfillEvery > 0:
+			if queue, err = startInOrder(s, pick, ds, queue, t, startJob); err == nil && t == tick {
+				queue, err = backfillAll(s, pick, ds, jobs, queue, run, t, startJob, &r.Backfilled)
+			}
+		default:
+			queue, err = schedule(s, pick, ds, jobs, queue, &run, t, startJob, &r.Backfilled)
+		}
+		if err != nil {
 			return r, err
 		}
 	}
@@ -220,18 +238,9 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 // backfill behind a blocked head. It returns the queue left.
 func schedule(s *placement.State, pick func(j int, now int64) placement.Policy, ds []placement.Demand, jobs []Job, queue []int, run *endHeap, now int64,
 	startJob func(int, placement.Choice, int64) error, backfilled *int) ([]int, error) {
-	for len(queue) > 0 {
-		c, ok := pick(queue[0], now).Place(s, &ds[queue[0]])
-		if !ok {
-			break
-		}
-		if err := startJob(queue[0], c, now); err != nil {
-			return nil, err
-		}
-		queue = queue[1:]
-	}
-	if len(queue) < 2 {
-		return queue, nil
+	queue, err := startInOrder(s, pick, ds, queue, now, startJob)
+	if err != nil || len(queue) < 2 {
+		return queue, err
 	}
 	var shadow *placement.State // the state when the head can start, with it reserved
 	var shadowAt int64
@@ -274,6 +283,22 @@ func schedule(s *placement.State, pick func(j int, now int64) placement.Policy, 
 		*backfilled++
 	}
 	return kept, nil
+}
+
+// startInOrder starts the queue in order while its head fits, and returns the rest.
+func startInOrder(s *placement.State, pick func(j int, now int64) placement.Policy, ds []placement.Demand, queue []int, now int64,
+	startJob func(int, placement.Choice, int64) error) ([]int, error) {
+	for len(queue) > 0 {
+		c, ok := pick(queue[0], now).Place(s, &ds[queue[0]])
+		if !ok {
+			break
+		}
+		if err := startJob(queue[0], c, now); err != nil {
+			return nil, err
+		}
+		queue = queue[1:]
+	}
+	return queue, nil
 }
 
 // reserve finds the head's earliest start: the running jobs end in order of their

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand"
+	"time"
 
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/trace"
@@ -105,6 +106,21 @@ func ReplayStream(gpus []LabGPU, stream []StreamJob, p, queued placement.Policy)
 // with first fit, and p chooses the pins on the snapshot job_submit has read.
 func ReplayStreamPinned(gpus []LabGPU, stream []StreamJob, p placement.Policy, m PinModel) (QueueResult, error) {
 	return replayStream(gpus, stream, placement.FirstFit{}, replayOpts{pin: &m, pinPolicy: p})
+}
+
+// ReplayStreamSlurm replays stream with Slurm's own way of scheduling in place of the
+// simulator's (backfillAll): the main scheduler at every event, in order only, and a
+// backfill pass every `every` that reserves for each queued job it looks at. p places
+// the jobs; with pin set, p pins as the lab does and Slurm places by first fit.
+func ReplayStreamSlurm(gpus []LabGPU, stream []StreamJob, p placement.Policy, pin *PinModel, every time.Duration) (QueueResult, error) {
+	if every <= 0 {
+		return QueueResult{}, fmt.Errorf("sim: backfill every %s: want a positive interval such as 1s", every)
+	}
+	o := replayOpts{backfillEvery: every.Milliseconds()}
+	if pin != nil {
+		o.pin, o.pinPolicy, p = pin, p, placement.FirstFit{}
+	}
+	return replayStream(gpus, stream, p, o)
 }
 
 func replayStream(gpus []LabGPU, stream []StreamJob, p placement.Policy, o replayOpts) (QueueResult, error) {

@@ -4,7 +4,7 @@
 //
 //	stream draw -pods FILE -seed N -jobs N -capacity SHARDS [-load 1.2 -ref 24 -tscale 30 -dmin 5 -dmax 120 -large 0 -large-min 12 -large-max 40]
 //	    one line a job: "offset shards seconds", offsets in seconds from the first
-//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s]
+//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s -slurm-backfill 0]
 //	    REPORT is `gpumemctl steer report -o json` of the empty lab. One line for each
 //	    of: Slurm's first fit (native); gpumem's policy for every start; gpumem's for
 //	    the jobs that start as they come, first fit for the rest (at-submit: pinning's
@@ -13,7 +13,10 @@
 //	    (sim.MeasureStream: the window ends -horizon seconds after the last arrival):
 //	    policy, started, pending, mean and p95 wait (s), mean wait of the jobs up to and
 //	    over half the stream's largest size (s), allocation over the window and from
-//	    -warm seconds into it (%), pins made and taken back.
+//	    -warm seconds into it (%), pins made and taken back. With -slurm-backfill,
+//	    first fit, gpumem and the lab's pinning again with Slurm's way of scheduling
+//	    (sim.ReplayStreamSlurm: in order at each event, a backfill pass that reserves
+//	    for every queued job every so often), as slurm-* lines.
 //	stream pins -gpus REPORT -pods FILE [draw's flags] [-seeds 42,...,51 -views 2s/2s,... -unpins 20s,...]
 //	    the lab's pinning against first fit at each interval/reload and unpin-after,
 //	    paired over the seeds' streams (see pins)
@@ -133,6 +136,7 @@ func replay(args []string) error {
 	fs.DurationVar(&m.Interval, "interval", 2*time.Second, "pinned: steer's --interval")
 	fs.DurationVar(&m.Reload, "reload", 2*time.Second, "pinned: gpumem.conf's ReloadInterval")
 	fs.DurationVar(&m.UnpinAfter, "unpin", 20*time.Second, "pinned: steer's --unpin-after")
+	slurmBF := fs.Duration("slurm-backfill", 0, "above 0: also replay first fit, gpumem and the lab's pinning with Slurm's scheduling, backfill this often (slurm-* lines)")
 	_ = fs.Parse(args)
 	gpus, capacity, err := loadGPUs(*report)
 	if err != nil {
@@ -161,16 +165,26 @@ func replay(args []string) error {
 	// gpumem places every start; at-submit only the jobs that start as they come, as
 	// job_submit pins only a job that fits now and leaves the rest to Slurm.
 	// pinned pins as the lab does.
-	for _, run := range []struct{ name, first, queued string }{
+	runs := []struct{ name, first, queued string }{
 		{"first-fit", "first-fit", ""}, {placement.OursName, placement.OursName, ""}, {"at-submit", placement.OursName, "first-fit"},
 		{"pinned", placement.OursName, ""},
-	} {
+	}
+	if *slurmBF > 0 {
+		runs = append(runs, struct{ name, first, queued string }{"slurm-first-fit", "first-fit", ""},
+			struct{ name, first, queued string }{"slurm-" + placement.OursName, placement.OursName, ""},
+			struct{ name, first, queued string }{"slurm-pinned", placement.OursName, ""})
+	}
+	for _, run := range runs {
 		p, err := placement.ByName(run.first, 1, shapes...)
 		if err != nil {
 			return err
 		}
 		var r sim.QueueResult
 		switch {
+		case run.name == "slurm-pinned":
+			r, err = sim.ReplayStreamSlurm(gpus, stream, p, &m, *slurmBF)
+		case strings.HasPrefix(run.name, "slurm-"):
+			r, err = sim.ReplayStreamSlurm(gpus, stream, p, nil, *slurmBF)
 		case run.name == "pinned":
 			r, err = sim.ReplayStreamPinned(gpus, stream, p, m)
 		case run.queued != "":
