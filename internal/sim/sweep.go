@@ -247,16 +247,24 @@ func PairDiffs(results []Result, a, b string) []Paired {
 		p, n := &out[j], float64(out[j].Seeds)
 		p.MeanA /= n
 		p.MeanB /= n
-		for _, d := range diffs[j] {
-			p.Diff += d / n
-		}
-		if n > 1 {
-			var ss float64
-			for _, d := range diffs[j] {
-				ss += (d - p.Diff) * (d - p.Diff)
-			}
-			p.SE = math.Sqrt(ss/(n-1)) / math.Sqrt(n)
-		}
+		p.Diff, p.SE = MeanSE(diffs[j])
 	}
 	return out
+}
+
+// MeanSE is the mean of paired differences and its standard error (sd / sqrt(n), sd
+// with n - 1; 0 for fewer than two).
+func MeanSE(diffs []float64) (mean, se float64) {
+	n := float64(len(diffs))
+	for _, d := range diffs {
+		mean += d / n
+	}
+	if n > 1 {
+		var ss float64
+		for _, d := range diffs {
+			ss += (d - mean) * (d - mean)
+		}
+		se = math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	}
+	return mean, se
 }

@@ -27,7 +27,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -300,28 +299,18 @@ func pins(args []string) error {
 	for i, m := range points {
 		d := ds[i]
 		fmt.Printf("%-9s %-7s %-7s %14s %14s %14s %6.0f %6.0f\n", m.Interval, m.Reload, m.UnpinAfter,
-			meanSE(d.alloc), meanSE(d.large), meanSE(d.p95), mean(d.made), mean(d.taken))
+			meanSE(d.alloc), meanSE(d.large), meanSE(d.p95), avg(d.made), avg(d.taken))
 	}
 	return nil
 }
 
-func mean(xs []float64) float64 {
-	var t float64
-	for _, x := range xs {
-		t += x
-	}
-	return t / float64(len(xs))
-}
-
 // meanSE is "mean±standard error" of paired differences.
 func meanSE(xs []float64) string {
-	m := mean(xs)
-	if len(xs) < 2 {
-		return fmt.Sprintf("%+.1f", m)
-	}
-	var q float64
-	for _, x := range xs {
-		q += (x - m) * (x - m)
-	}
-	return fmt.Sprintf("%+.1f±%.1f", m, math.Sqrt(q/float64(len(xs)-1)/float64(len(xs))))
+	m, se := sim.MeanSE(xs)
+	return fmt.Sprintf("%+.1f±%.1f", m, se)
+}
+
+func avg(xs []float64) float64 {
+	m, _ := sim.MeanSE(xs)
+	return m
 }
