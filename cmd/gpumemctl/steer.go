@@ -66,7 +66,9 @@ never holds a job longer than that.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			var passes cadence
 			for {
+				start := time.Now()
 				if err := steerOnce(ctx, &f, cmd.OutOrStdout()); err != nil {
 					if f.once {
 						return err
@@ -76,10 +78,13 @@ never holds a job longer than that.`,
 				if f.once {
 					return nil
 				}
+				took := time.Since(start)
+				passes.add(start, took)
 				select {
 				case <-ctx.Done():
+					fmt.Fprintln(cmd.OutOrStdout(), "steer:", passes.String())
 					return nil
-				case <-time.After(f.interval):
+				case <-time.After(untilNext(f.interval, took)):
 				}
 			}
 		},
@@ -99,6 +104,49 @@ never holds a job longer than that.`,
 	cliflag.DurationVar(c.Flags(), &f.unpinAfter, "unpin-after", 20*time.Second, "with --snapshot: unpin a pinned shard job still pending this long after its submission (0: never)")
 	c.AddCommand(newSteerReportCmd(&f))
 	return c
+}
+
+// untilNext is the wait after a pass that took took, so that passes start every
+// interval: job_submit's view is as old as the snapshot plus its reload interval, and a
+// wait of a whole interval after each pass made it older by the pass's own time, which
+// grows with slurmctld's load (a 2 s interval gave a snapshot every 3.3 s in the 64-node
+// lab at twice its load, docs/steering.md). A pass that overran still leaves a quarter
+// interval to slurmctld, so that a loaded controller is not read back to back.
+func untilNext(interval, took time.Duration) time.Duration {
+	return max(interval-took, interval/4)
+}
+
+// cadence sums up the passes of a steer run, for its log on exit: how often the
+// snapshot was really written is what the simulator's model of pinning needs
+// (test/steer/scale.sh reads it back).
+type cadence struct {
+	n               int
+	first, last     time.Time
+	longest, summed time.Duration
+}
+
+func (c *cadence) add(start time.Time, took time.Duration) {
+	if c.n == 0 {
+		c.first = start
+	}
+	c.n++
+	c.last = start
+	c.summed += took
+	c.longest = max(c.longest, took)
+}
+
+// String is "N passes, one every X s, each Y s on average and Z s at most"; the mean
+// gap is between the first pass's start and the last's.
+func (c *cadence) String() string {
+	if c.n == 0 {
+		return "0 passes"
+	}
+	every := "-"
+	if c.n > 1 {
+		every = fmt.Sprintf("%.2f", c.last.Sub(c.first).Seconds()/float64(c.n-1))
+	}
+	return fmt.Sprintf("%d passes, one every %s s, each %.2f s on average and %.2f s at most",
+		c.n, every, c.summed.Seconds()/float64(c.n), c.longest.Seconds())
 }
 
 // controller wires the flags and Slurm's command line to the steering controller.
