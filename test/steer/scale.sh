@@ -33,7 +33,9 @@
 #
 # Environment: LOAD (1.2), REF (24), TSCALE (30), DMIN (5), DMAX (120), LARGE (0),
 # LARGE_MIN (12), LARGE_MAX (40), HORIZON (60), WARM (60),
-# INTERVAL (steer's, 2s), UNPIN (its --unpin-after, 20s), SUBMITTERS (sbatch run at
+# INTERVAL (steer's, 2s), UNPIN (its --unpin-after, 20s), SIM_SLURM (empty; a duration
+# such as 1s: the replays also schedule as Slurm does, backfill that often, as slurm-*
+# lines, and the as-run replays use it; 6-9 s a replay at 600 jobs), SUBMITTERS (sbatch run at
 # once, 4: one at a time falls behind twice the load's arrivals on two cores), RESULTS (a TSV of every run's
 # figures, for test/e2e), SCALE_LOGS (a folder to keep each run's stream, accounting,
 # samples and steer log in), LAB_SLURM (24.11; 26.05 also has typed shards). It brings the
@@ -51,6 +53,7 @@ JOBS=${3:-600}
 LOAD=${LOAD:-1.2} REF=${REF:-24} TSCALE=${TSCALE:-30} DMIN=${DMIN:-5} DMAX=${DMAX:-120}
 LARGE=${LARGE:-0} LARGE_MIN=${LARGE_MIN:-12} LARGE_MAX=${LARGE_MAX:-40}
 HORIZON=${HORIZON:-60} WARM=${WARM:-60} INTERVAL=${INTERVAL:-2s} UNPIN=${UNPIN:-20s} SUBMITTERS=${SUBMITTERS:-4}
+SIM_SLURM=${SIM_SLURM:-}
 typed=$(cd "$REPO" && CGO_ENABLED=0 go run ./cmd/slurm-release names --gate typed-shards)
 export LAB_SLURM=${LAB_SLURM:-$(echo "$typed" | head -1)}
 if ! echo "$typed" | grep -qx "$LAB_SLURM"; then
@@ -175,7 +178,7 @@ run() {
 	awk -v w="$WARM" -v h="$HORIZON" 'END { exit !(w < $1 + h) }' "$WORK/stream" ||
 		die "WARM=$WARM leaves nothing of the window: the last arrival is at $(tail -1 "$WORK/stream" | cut -d' ' -f1) s, and HORIZON=$HORIZON; want WARM under their sum"
 	sizes=$(awk '{ printf "%s%dG", (NR > 1 ? "," : ""), $2 }' "$WORK/stream")
-	: >"$WORK/ids" >"$WORK/samples" >"$WORK/steer.log" >"$WORK/failed"
+	: >"$WORK/ids" >"$WORK/samples" >"$WORK/steer.log" >"$WORK/failed" >"$WORK/cadence"
 	if [ "$mode" = pinned ]; then
 		# chroot itself, not a function's subshell, so that $! is steer's own pid.
 		chroot "$ROOT" "$BIN" steer --policy gpumem --sizes "$sizes" --snapshot "$SNAP" --interval "$INTERVAL" \
@@ -213,6 +216,9 @@ run() {
 		kill "$steer_pid" 2>/dev/null
 		wait "$steer_pid" 2>/dev/null || true
 		steer_pid=
+		# How often steer really wrote the snapshot (its summary on exit), for the
+		# simulator's model of this run's pinning.
+		sed -n 's/^steer: [0-9]* passes, one every \([0-9.]*\) s.*/\1/p' "$WORK/steer.log" | tail -1 >"$WORK/cadence"
 	fi
 	reset
 	# Accounting has every job once slurmdbd has caught up.
@@ -274,9 +280,14 @@ RELOAD=$(sed -n 's/^ReloadInterval *= *//p' "$ROOT/etc/slurm/gpumem.conf" | tail
 # once (at-submit, what pinning reaches), and the lab's pinning (sim.PinModel: steer's
 # INTERVAL and UNPIN, the lab's ReloadInterval); every job runs to its end there, and it
 # is scored over the lab's window, with its horizon and warm-up (sim.MeasureStream).
+# steer's interval is the one its last pinned run measured when there is one: a pass
+# that overran its --interval wrote the snapshot later than asked.
 replay() {
+	local every=$INTERVAL
+	[ -s "$WORK/cadence" ] && every=$(cat "$WORK/cadence")s
 	"$WORK/streamtool" replay -gpus "$WORK/gpus.json" -stream "$1" -horizon "$HORIZON" -warm "$WARM" \
-		-interval "$INTERVAL" -reload "${RELOAD:-10s}" -unpin "$UNPIN"
+		-interval "$every" -reload "${RELOAD:-10s}" -unpin "$UNPIN" \
+		${SIM_SLURM:+-slurm-backfill "$SIM_SLURM"}
 }
 for seed in $SEEDS; do
 	for mode in native pinned; do
@@ -289,6 +300,8 @@ for seed in $SEEDS; do
 		# lab's figures are to be held against when a run fell behind its stream.
 		want=first-fit
 		[ "$mode" = pinned ] && want=pinned
+		[ -n "$SIM_SLURM" ] && want=slurm-$want
+		[ "$mode" = pinned ] && [ -s "$WORK/cadence" ] && echo "steer wrote a snapshot every $(cat "$WORK/cadence") s (--interval $INTERVAL)" >&2
 		replay "$WORK/asrun" | while read -r pol st pend wm wp wsm wl al als pm pu; do
 			[ "$pol" = "$want" ] || continue
 			row "$seed" "sim-run-$mode" "$st" "$pend" "$wm" "$wp" "$wsm" "$wl" "$al" "$als" - "$pm" "$pu" -
@@ -319,7 +332,11 @@ paired() {
 		}' "$4"
 }
 paired native pinned "pinned - native" "$WORK/all"
-paired native pinned "simulator on each run's own arrivals, the lab's pinning - first fit (stranded not modelled)" "$WORK/asrun-all"
+paired native pinned "simulator on each run's own arrivals${SIM_SLURM:+, scheduling as Slurm does}, the lab's pinning - first fit (stranded not modelled)" "$WORK/asrun-all"
 paired sim-first-fit sim-pinned "simulator, the lab's pinning - first fit" "$WORK/sim"
 paired sim-first-fit sim-gpumem "simulator, gpumem for every start - first fit" "$WORK/sim"
 paired sim-first-fit sim-at-submit "simulator, gpumem for jobs that start at once, first fit for the rest - first fit" "$WORK/sim"
+if [ -n "$SIM_SLURM" ]; then
+	paired sim-slurm-first-fit sim-slurm-pinned "simulator scheduling as Slurm does, the lab's pinning - first fit" "$WORK/sim"
+	paired sim-slurm-first-fit sim-slurm-gpumem "simulator scheduling as Slurm does, gpumem for every start - first fit" "$WORK/sim"
+fi
