@@ -18,16 +18,42 @@ import (
 // Slurm, which places it first fit, as every unpinned job.
 type PinModel struct {
 	Interval, Reload, UnpinAfter time.Duration
+	// Rank, when set, is steer's ranking of the nodes (steer.Order on the running jobs
+	// and the queue), which it hands Slurm as node weights at each snapshot: Slurm then
+	// starts an unpinned job on the first node of the last ranking that takes it, and
+	// the snapshot's claim of the queue guesses by that ranking. nil: equal weights,
+	// Slurm's node order.
+	Rank func(s *placement.State, queue []placement.Demand) []int
+}
+
+// rankedFit is Slurm's choice under node weights: the first node of order that takes
+// the demand, its first GPU with room; nil order is node order (first fit).
+type rankedFit struct{ order []int }
+
+func (*rankedFit) Name() string { return "first-fit" }
+
+func (r *rankedFit) Place(s *placement.State, d *placement.Demand) (placement.Choice, bool) {
+	if r.order == nil {
+		return placement.FirstFit{}.Place(s, d)
+	}
+	for _, n := range r.order {
+		if c, ok := s.FirstDevices(n, d); ok {
+			return c, true
+		}
+	}
+	return placement.Choice{}, false
 }
 
 // pinning is a PinModel at work in one replay; times are the replay's (ms).
 type pinning struct {
 	policy               placement.Policy
 	every, reload, unpin int64
-	snaps                []pinSnap // taken, oldest first; the oldest dropped once a later one is read
-	pins                 []pinMade // made since the oldest snapshot kept was taken
-	pinnedAt             []int64   // job -> when it was pinned; -1: not pinned
-	next                 int64     // the next snapshot
+	snaps                []pinSnap  // taken, oldest first; the oldest dropped once a later one is read
+	pins                 []pinMade  // made since the oldest snapshot kept was taken
+	pinnedAt             []int64    // job -> when it was pinned; -1: not pinned
+	slurm                *rankedFit // Slurm's choice for unpinned jobs, reranked at each snapshot when rank is set
+	rank                 func(s *placement.State, queue []placement.Demand) []int
+	next                 int64 // the next snapshot
 	made, taken          int
 }
 
@@ -42,11 +68,12 @@ type pinMade struct {
 	d  placement.Demand
 }
 
-func newPinning(m PinModel, p placement.Policy, jobs int, empty *placement.State, first int64) (*pinning, error) {
+func newPinning(m PinModel, p placement.Policy, slurm *rankedFit, jobs int, empty *placement.State, first int64) (*pinning, error) {
 	if m.Interval <= 0 || m.Reload < 0 || m.UnpinAfter < 0 {
 		return nil, fmt.Errorf("sim: pin model %+v: want a positive interval, and reload and unpin-after not negative", m)
 	}
-	pn := &pinning{policy: p, every: m.Interval.Milliseconds(), reload: m.Reload.Milliseconds(), unpin: m.UnpinAfter.Milliseconds()}
+	pn := &pinning{policy: p, every: m.Interval.Milliseconds(), reload: m.Reload.Milliseconds(), unpin: m.UnpinAfter.Milliseconds(),
+		slurm: slurm, rank: m.Rank}
 	pn.every = max(pn.every, 1)
 	pn.pinnedAt = make([]int64, jobs)
 	for i := range pn.pinnedAt {
@@ -104,18 +131,26 @@ func (pn *pinning) tick(now int64, s *placement.State, ds []placement.Demand, qu
 		}
 	}
 	v := s.Clone()
-	// Pending pinned jobs on their GPU, then the others where Slurm's first fit puts
-	// them, each only if it fits now (ClaimQueue).
+	// Pending pinned jobs on their GPU, then the others where Slurm puts them under the
+	// weights in force, each only if it fits now (ClaimQueue).
 	for _, pinned := range []bool{true, false} {
 		for _, j := range queue {
 			if (pn.pinnedAt[j] >= 0) != pinned {
 				continue
 			}
-			if c, ok := (placement.FirstFit{}).Place(v, &ds[j]); ok {
+			if c, ok := pn.slurm.Place(v, &ds[j]); ok {
 				_ = v.Commit(c, &ds[j])
 			}
 		}
 	}
 	pn.snaps = append(pn.snaps, pinSnap{now, v})
 	pn.next = now + pn.every
+	if pn.rank != nil { // then the weights, ranked on the running jobs and the queue as asked
+		q := make([]placement.Demand, len(queue))
+		for i, j := range queue {
+			q[i] = ds[j]
+			q[i].Models = nil
+		}
+		pn.slurm.order = pn.rank(s, q)
+	}
 }

@@ -148,6 +148,13 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 		r.JobWaits[j] = float64(now - submit[j])
 		return nil
 	}
+	var slurm *rankedFit
+	if o.pin != nil {
+		slurm = &rankedFit{}
+		if o.pin.Rank != nil {
+			p = slurm // Slurm's own choice follows steer's weights
+		}
+	}
 	pick := func(j int, now int64) placement.Policy {
 		if o.queued != nil && now > submit[j] {
 			return o.queued
@@ -157,7 +164,7 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 	var pins *pinning
 	if o.pin != nil {
 		var err error
-		if pins, err = newPinning(*o.pin, o.pinPolicy, len(jobs), empty, first); err != nil {
+		if pins, err = newPinning(*o.pin, o.pinPolicy, slurm, len(jobs), empty, first); err != nil {
 			return r, err
 		}
 	}

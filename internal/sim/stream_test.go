@@ -199,3 +199,39 @@ func TestReplayStreamPinned(t *testing.T) {
 		t.Error("a pin model without an interval was taken")
 	}
 }
+
+// noPins is a pin policy that finds no GPU for any job, so that Slurm places them all.
+type noPins struct{}
+
+func (noPins) Name() string { return "none" }
+func (noPins) Place(*placement.State, *placement.Demand) (placement.Choice, bool) {
+	return placement.Choice{}, false
+}
+
+// With steer's ranking (PinModel.Rank), Slurm starts an unpinned job on the first node
+// of the last ranking that takes it, as node weights make it do, not in node order.
+func TestReplayStreamPinnedFollowsWeights(t *testing.T) {
+	gpus := []LabGPU{{Node: "n1", Shards: 10}, {Node: "n2", Shards: 6}}
+	stream := []StreamJob{
+		{Offset: 0, Shards: 1, Seconds: 1},  // the first arrival: the first snapshot, the ranking at 1 s
+		{Offset: 2, Shards: 6, Seconds: 10}, // A
+		{Offset: 3, Shards: 10, Seconds: 5}, // B: only n1 can hold it
+	}
+	for _, tc := range []struct {
+		rank  func(*placement.State, []placement.Demand) []int
+		waitB float64
+		why   string
+	}{
+		{nil, 9, "node order: A on n1, which B then waits for until A ends at 12"},
+		{func(*placement.State, []placement.Demand) []int { return []int{1, 0} }, 0, "n2 ranked first: A fills it, B starts on n1"},
+	} {
+		m := PinModel{Interval: time.Second, UnpinAfter: 20 * time.Second, Rank: tc.rank}
+		r, err := ReplayStreamPinned(gpus, stream, noPins{}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := r.JobWaits[2]; math.Abs(w-tc.waitB) > 1e-9 || r.Pinned != 0 {
+			t.Errorf("B waited %g s with %d pins; want %g s and none (%s)", w, r.Pinned, tc.waitB, tc.why)
+		}
+	}
+}

@@ -281,12 +281,13 @@ RELOAD=$(sed -n 's/^ReloadInterval *= *//p' "$ROOT/etc/slurm/gpumem.conf" | tail
 # INTERVAL and UNPIN, the lab's ReloadInterval); every job runs to its end there, and it
 # is scored over the lab's window, with its horizon and warm-up (sim.MeasureStream).
 # steer's interval is the one its last pinned run measured when there is one: a pass
-# that overran its --interval wrote the snapshot later than asked.
+# that overran its --interval wrote the snapshot later than asked. The jobs Slurm starts
+# unpinned go by steer's node weights (-weights), as in the lab.
 replay() {
 	local every=$INTERVAL
 	[ -s "$WORK/cadence" ] && every=$(cat "$WORK/cadence")s
 	"$WORK/streamtool" replay -gpus "$WORK/gpus.json" -stream "$1" -horizon "$HORIZON" -warm "$WARM" \
-		-interval "$every" -reload "${RELOAD:-10s}" -unpin "$UNPIN" \
+		-interval "$every" -reload "${RELOAD:-10s}" -unpin "$UNPIN" -weights \
 		${SIM_SLURM:+-slurm-backfill "$SIM_SLURM"}
 }
 for seed in $SEEDS; do

@@ -4,7 +4,7 @@
 //
 //	stream draw -pods FILE -seed N -jobs N -capacity SHARDS [-load 1.2 -ref 24 -tscale 30 -dmin 5 -dmax 120 -large 0 -large-min 12 -large-max 40]
 //	    one line a job: "offset shards seconds", offsets in seconds from the first
-//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s -slurm-backfill 0]
+//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s -slurm-backfill 0 -weights]
 //	    REPORT is `gpumemctl steer report -o json` of the empty lab. One line for each
 //	    of: Slurm's first fit (native); gpumem's policy for every start; gpumem's for
 //	    the jobs that start as they come, first fit for the rest (at-submit: pinning's
@@ -16,11 +16,13 @@
 //	    -warm seconds into it (%), pins made and taken back. With -slurm-backfill,
 //	    first fit, gpumem and the lab's pinning again with Slurm's way of scheduling
 //	    (sim.ReplayStreamSlurm: in order at each event, a backfill pass that reserves
-//	    for every queued job every so often), as slurm-* lines.
-//	stream pins -gpus REPORT -pods FILE [draw's flags] [-seeds 42,...,51 -views 2s/2s,... -unpins 20s,... -slurm-backfill 0]
+//	    for every queued job every so often), as slurm-* lines. With -weights, the
+//	    pinned replays place the jobs Slurm starts unpinned by steer's node weights
+//	    (its ranking at each snapshot, steer.Order), as the lab's Slurm does.
+//	stream pins -gpus REPORT -pods FILE [draw's flags] [-seeds 42,...,51 -views 2s/2s,... -unpins 20s,... -slurm-backfill 0 -weights]
 //	    the lab's pinning against first fit at each interval/reload and unpin-after,
 //	    paired over the seeds' streams (see pins); with -slurm-backfill, both scheduled
-//	    as Slurm does
+//	    as Slurm does; with -weights, Slurm places the unpinned jobs by steer's ranking
 package main
 
 import (
@@ -35,6 +37,7 @@ import (
 
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/sim"
+	"github.com/gpumem/gpumem/internal/steer"
 )
 
 func main() {
@@ -137,6 +140,7 @@ func replay(args []string) error {
 	fs.DurationVar(&m.Reload, "reload", 2*time.Second, "pinned: gpumem.conf's ReloadInterval")
 	fs.DurationVar(&m.UnpinAfter, "unpin", 20*time.Second, "pinned: steer's --unpin-after")
 	slurmBF := fs.Duration("slurm-backfill", 0, "above 0: also replay first fit, gpumem and the lab's pinning with Slurm's scheduling, backfill this often (slurm-* lines)")
+	weights := fs.Bool("weights", false, "pinned: Slurm places the unpinned jobs by steer's node weights (its ranking at each snapshot), as in the lab, not in node order")
 	_ = fs.Parse(args)
 	gpus, capacity, err := loadGPUs(*report)
 	if err != nil {
@@ -161,6 +165,9 @@ func replay(args []string) error {
 	shapes, err := placement.ShapesOfSizes(sizes)
 	if err != nil {
 		return err
+	}
+	if *weights {
+		m.Rank = steerRank(shapes)
 	}
 	// gpumem places every start; at-submit only the jobs that start as they come, as
 	// job_submit pins only a job that fits now and leaves the rest to Slurm.
@@ -205,6 +212,17 @@ func replay(args []string) error {
 	return nil
 }
 
+// steerRank is gpumemctl steer's ranking of the nodes for the stream's sizes, with
+// gpumem's policy, as scale.sh runs it (--policy gpumem --sizes the stream's).
+func steerRank(shapes []placement.Shape) func(*placement.State, []placement.Demand) []int {
+	return func(s *placement.State, queue []placement.Demand) []int {
+		return steer.Order(s, queue, shapes, func() placement.Policy {
+			p, _ := placement.ByName(placement.OursName, 1, shapes...)
+			return p
+		})
+	}
+}
+
 // pins sweeps the lab's pinning in the simulator (sim.PinModel) over how stale
 // job_submit's view is (steer's interval and the plugin's reload interval) and how long a
 // pin may wait (unpin-after), on streams drawn as scale.sh draws them, one per seed:
@@ -223,6 +241,7 @@ func pins(args []string) error {
 	horizon := fs.Float64("horizon", 60, "seconds after the last arrival the window ends, as the lab's run")
 	warm := fs.Float64("warm", 60, "seconds after the first arrival the steady allocation starts")
 	slurmBF := fs.Duration("slurm-backfill", 0, "above 0: schedule as Slurm does, backfill this often (sim.ReplayStreamSlurm), first fit and pinning alike")
+	weights := fs.Bool("weights", false, "Slurm places the unpinned jobs by steer's node weights, as in the lab, not in node order")
 	_ = fs.Parse(args)
 	gpus, capacity, err := loadGPUs(*report)
 	if err != nil {
@@ -290,6 +309,9 @@ func pins(args []string) error {
 			p, err := placement.ByName(placement.OursName, 1, shapes...)
 			if err != nil {
 				return err
+			}
+			if *weights {
+				m.Rank = steerRank(shapes)
 			}
 			r, err := replay(stream, p, &m)
 			if err != nil {
