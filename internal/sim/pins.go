@@ -15,7 +15,8 @@ import (
 // new job on it, plus its own pins since the snapshot was taken, pinning the job to that
 // GPU; Slurm starts a pinned job only there, and steer takes back a pin still pending
 // UnpinAfter after its job's submission. A job the view shows nowhere to fit is left to
-// Slurm, which places it first fit, as every unpinned job.
+// Slurm, which places it as every unpinned job: first fit in node order, or by steer's
+// weights where Rank is set.
 type PinModel struct {
 	Interval, Reload, UnpinAfter time.Duration
 	// Rank, when set, is steer's ranking of the nodes (steer.Order on the running jobs
