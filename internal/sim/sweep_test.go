@@ -12,8 +12,8 @@ import (
 
 // sweepCounts are what the axes move, counted over a task list.
 type sweepCounts struct {
-	cpuOnly, gpuTasks, single, whole, bound int
-	gpuCPU, mem                             int64
+	cpuOnly, gpuTasks, single, whole int
+	gpuCPU, mem                      int64
 }
 
 func countSweep(pods []trace.Pod) (c sweepCounts) {
@@ -26,9 +26,6 @@ func countSweep(pods []trace.Pod) (c sweepCounts) {
 		}
 		c.gpuTasks++
 		c.gpuCPU += p.CPUMilli
-		if len(p.Models) > 0 {
-			c.bound++
-		}
 		if p.NumGPU == 1 {
 			c.single++
 			if !p.Shared() {
