@@ -51,7 +51,7 @@ type pinning struct {
 	every, reload, unpin int64
 	snaps                []pinSnap  // taken, oldest first; the oldest dropped once a later one is read
 	pins                 []pinMade  // made since the oldest snapshot kept was taken
-	pinnedAt             []int64    // job -> when it was pinned; -1: not pinned
+	pinnedOn             []int      // job -> the node it is pinned to; -1: not pinned
 	slurm                *rankedFit // Slurm's choice for unpinned jobs, reranked at each snapshot when rank is set
 	rank                 func(s *placement.State, queue []placement.Demand) []int
 	next                 int64 // the next snapshot
@@ -76,9 +76,9 @@ func newPinning(m PinModel, p placement.Policy, slurm *rankedFit, jobs int, empt
 	pn := &pinning{policy: p, every: m.Interval.Milliseconds(), reload: m.Reload.Milliseconds(), unpin: m.UnpinAfter.Milliseconds(),
 		slurm: slurm, rank: m.Rank}
 	pn.every = max(pn.every, 1)
-	pn.pinnedAt = make([]int64, jobs)
-	for i := range pn.pinnedAt {
-		pn.pinnedAt[i] = -1
+	pn.pinnedOn = make([]int, jobs)
+	for i := range pn.pinnedOn {
+		pn.pinnedOn[i] = -1
 	}
 	// steer runs before the first job: its first snapshot, of the empty cluster, is read
 	// by the time the first job comes (test/steer/scale.sh waits for it).
@@ -117,7 +117,7 @@ func (pn *pinning) submit(j int, now int64, ds []placement.Demand) {
 	}
 	ds[j].Models = []string{view.Nodes[c.Node].Devices[c.Devices[0]].Model}
 	pn.pins = append(pn.pins, pinMade{now, c, d})
-	pn.pinnedAt[j] = now
+	pn.pinnedOn[j] = c.Node
 	pn.made++
 }
 
@@ -125,9 +125,9 @@ func (pn *pinning) submit(j int, now int64, ds []placement.Demand) {
 // writes the snapshot.
 func (pn *pinning) tick(now int64, s *placement.State, ds []placement.Demand, queue []int, submit []int64) {
 	for _, j := range queue {
-		if pn.pinnedAt[j] >= 0 && pn.unpin > 0 && now-submit[j] > pn.unpin {
+		if pn.pinnedOn[j] >= 0 && pn.unpin > 0 && now-submit[j] > pn.unpin {
 			ds[j].Models = nil
-			pn.pinnedAt[j] = -1
+			pn.pinnedOn[j] = -1
 			pn.taken++
 		}
 	}
@@ -136,7 +136,7 @@ func (pn *pinning) tick(now int64, s *placement.State, ds []placement.Demand, qu
 	// weights in force, each only if it fits now (ClaimQueue).
 	for _, pinned := range []bool{true, false} {
 		for _, j := range queue {
-			if (pn.pinnedAt[j] >= 0) != pinned {
+			if (pn.pinnedOn[j] >= 0) != pinned {
 				continue
 			}
 			if c, ok := pn.slurm.Place(v, &ds[j]); ok {

@@ -78,10 +78,11 @@ type replayOpts struct {
 	// pin, with pinPolicy, pins as the lab does (PinModel); p is then Slurm's own choice.
 	pin       *PinModel
 	pinPolicy placement.Policy
-	// backfillEvery, when above 0, schedules as Slurm does: at each event the queue
-	// starts in order until a job does not fit, and every backfillEvery a backfill
-	// pass reserves for every queued job it looks at (backfillAll).
-	backfillEvery int64
+	// backfillEvery, when above 0, schedules as Slurm does: at each event the main
+	// scheduler (slurmMain), and every backfillEvery a backfill pass that reserves a
+	// node for every queued job it looks at (backfillAll), its reservations rounded to
+	// backfillResolution (Slurm's bf_resolution).
+	backfillEvery, backfillResolution int64
 }
 
 // replayQueue is ReplayQueue with o's stand-ins for pinning.
@@ -168,6 +169,12 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 			return r, err
 		}
 	}
+	pinnedTo := func(j int) int {
+		if pins == nil {
+			return -1
+		}
+		return pins.pinnedOn[j]
+	}
 	next, prev := 0, first
 	for next < len(order) || run.Len() > 0 {
 		t := int64(1<<62 - 1)
@@ -212,8 +219,8 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 		var err error
 		switch {
 		case o.backfillEvery > 0:
-			if queue, err = startInOrder(s, pick, ds, queue, t, startJob); err == nil && t == tick {
-				queue, err = backfillAll(s, pick, ds, jobs, queue, run, t, startJob, &r.Backfilled)
+			if queue, err = slurmMain(s, pick, ds, queue, t, pinnedTo, startJob); err == nil && t == tick {
+				queue, err = backfillAll(s, pick, ds, jobs, queue, run, t, o.backfillResolution, startJob, &r.Backfilled)
 			}
 		default:
 			queue, err = schedule(s, pick, ds, jobs, queue, &run, t, startJob, &r.Backfilled)

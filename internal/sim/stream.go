@@ -108,15 +108,22 @@ func ReplayStreamPinned(gpus []LabGPU, stream []StreamJob, p placement.Policy, m
 	return replayStream(gpus, stream, placement.FirstFit{}, replayOpts{pin: &m, pinPolicy: p})
 }
 
+// SlurmSched is how a slurmctld schedules, from its SchedulerParameters: a backfill
+// pass every Backfill (bf_interval), its reservations rounded to Resolution
+// (bf_resolution; Slurm's default is 60 s, which the lab keeps).
+type SlurmSched struct {
+	Backfill, Resolution time.Duration
+}
+
 // ReplayStreamSlurm replays stream with Slurm's own way of scheduling in place of the
-// simulator's (backfillAll): the main scheduler at every event, in order only, and a
-// backfill pass every `every` that reserves for each queued job it looks at. p places
-// the jobs; with pin set, p pins as the lab does and Slurm places by first fit.
-func ReplayStreamSlurm(gpus []LabGPU, stream []StreamJob, p placement.Policy, pin *PinModel, every time.Duration) (QueueResult, error) {
-	if every <= 0 {
-		return QueueResult{}, fmt.Errorf("sim: backfill every %s: want a positive interval such as 1s", every)
+// simulator's (slurm.go): the main scheduler at every event, in order only, and a
+// backfill pass every sc.Backfill that reserves a node for each queued job it looks at.
+// p places the jobs; with pin set, p pins as the lab does and Slurm places by first fit.
+func ReplayStreamSlurm(gpus []LabGPU, stream []StreamJob, p placement.Policy, pin *PinModel, sc SlurmSched) (QueueResult, error) {
+	if sc.Backfill <= 0 || sc.Resolution < 0 {
+		return QueueResult{}, fmt.Errorf("sim: backfill every %s, resolution %s: want a positive interval such as 1s, and a resolution not negative (Slurm's default: 60s)", sc.Backfill, sc.Resolution)
 	}
-	o := replayOpts{backfillEvery: every.Milliseconds()}
+	o := replayOpts{backfillEvery: sc.Backfill.Milliseconds(), backfillResolution: sc.Resolution.Milliseconds()}
 	if pin != nil {
 		o.pin, o.pinPolicy, p = pin, p, placement.FirstFit{}
 	}

@@ -1,0 +1,124 @@
+package sim
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/gpumem/gpumem/internal/placement"
+	"github.com/gpumem/gpumem/internal/trace"
+)
+
+// TestBackfillReservesForEveryJob: Slurm's backfill holds a reservation for every
+// queued job it looks at, the simulator's own for the head only. Two GPUs of 10
+// shards, a and b, first fit:
+//
+//	t0  A (10, runs 10) on a; X (6, runs 15) on b.
+//	t1  B (10, runs 10) fits nowhere: the head, reserved on a at 10.
+//	t2  D (6, runs 10) fits nowhere now; Slurm reserves it on b at 15, when X ends.
+//	t3  C (4, runs 50) fits b now, beside X. The simulator starts it (it does not
+//	    delay B). Slurm does not: over its run b would hold X, then D's reservation.
+//	t10 A ends, B starts. t15 X ends: D starts on b, then C beside it.
+//
+// Slurm's way: waits 0, 0, 9, 13, 12. The simulator's: C waits 0, D 13 all the same.
+func TestBackfillReservesForEveryJob(t *testing.T) {
+	nodes := []placement.Node{
+		{Name: "a", Devices: []placement.Device{{Capacity: 10, Shareable: true}}},
+		{Name: "b", Devices: []placement.Device{{Capacity: 10, Shareable: true}}},
+	}
+	job := func(name string, submit, dur, shards int64) Job {
+		return Job{Pod: trace.Pod{Name: name, NumGPU: 1, GPUMilli: shards}, Submit: submit, Duration: dur}
+	}
+	jobs := []Job{job("A", 0, 10, 10), job("X", 0, 15, 6), job("B", 1, 10, 10), job("D", 2, 10, 6), job("C", 3, 50, 4)}
+	for _, tc := range []struct {
+		name  string
+		o     replayOpts
+		waits []float64
+	}{
+		{"the simulator's", replayOpts{}, []float64{0, 0, 9, 13, 0}},
+		{"Slurm's", replayOpts{backfillEvery: 1}, []float64{0, 0, 9, 13, 12}},
+	} {
+		r, err := replayQueue(nodes, jobs, placement.FirstFit{}, tc.o, 1, 2)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(r.JobWaits, tc.waits) {
+			t.Errorf("%s backfill: waits %v; want %v", tc.name, r.JobWaits, tc.waits)
+		}
+	}
+}
+
+// TestBackfillHoldsTheWholeNode: a backfill reservation holds its job's whole node, as
+// Slurm's map of the future is a bitmap of nodes, not a count of shards. Node a has two
+// GPUs of 10 shards, node b one; first fit:
+//
+//	t0  A (10, runs 10) on a's first GPU, B (6, runs 30) on its second, C (10, runs 30)
+//	    on b.
+//	t1  D (10, runs 10) fits nowhere: reserved on a from 10, when A ends, to 20.
+//	t2  E (4, runs 20) fits a's second GPU now, beside B. Its run would overlap D's
+//	    reservation of a, so backfill leaves it; held per GPU it would start (D's shards
+//	    are on the other GPU).
+//	t10 A ends: the main scheduler starts D, then E, which it may: only backfill keeps
+//	    to reservations.
+func TestBackfillHoldsTheWholeNode(t *testing.T) {
+	nodes := []placement.Node{
+		{Name: "a", Devices: []placement.Device{{GPU: 0, Capacity: 10, Shareable: true}, {GPU: 1, Capacity: 10, Shareable: true}}},
+		{Name: "b", Devices: []placement.Device{{Capacity: 10, Shareable: true}}},
+	}
+	job := func(name string, submit, dur, shards int64) Job {
+		return Job{Pod: trace.Pod{Name: name, NumGPU: 1, GPUMilli: shards}, Submit: submit, Duration: dur}
+	}
+	jobs := []Job{job("A", 0, 10, 10), job("B", 0, 30, 6), job("C", 0, 30, 10), job("D", 1, 10, 10), job("E", 2, 20, 4)}
+	r, err := replayQueue(nodes, jobs, placement.FirstFit{}, replayOpts{backfillEvery: 1}, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{0, 0, 0, 9, 8}; !reflect.DeepEqual(r.JobWaits, want) {
+		t.Errorf("waits %v; want %v", r.JobWaits, want)
+	}
+}
+
+// TestSlurmMainPassesAPin: the main scheduler ends its pass at the first job that does
+// not fit, unless that job is pinned (has a required node): then it only takes the
+// node out of the pass. Node a has a full GPU and an empty one, node b an empty one.
+func TestSlurmMainPassesAPin(t *testing.T) {
+	s := placement.NewState([]placement.Node{
+		{Name: "a", Devices: []placement.Device{{GPU: 0, Model: "a_g0", Capacity: 10, Used: 10, Shareable: true}, {GPU: 1, Model: "a_g1", Capacity: 10, Shareable: true}}},
+		{Name: "b", Devices: []placement.Device{{Model: "b_g0", Capacity: 10, Shareable: true}}},
+	})
+	d := func(units int64, models ...string) placement.Demand {
+		return placement.Demand{GPUs: 1, Units: units, Kinds: placement.Shard, Models: models}
+	}
+	// P is pinned to a's full GPU; Q fits a's second GPU, but a is out of the pass, so
+	// b; R fits nowhere left and ends the pass; S would fit but comes after R.
+	ds := []placement.Demand{d(5, "a_g0"), d(5), d(8), d(1)}
+	for _, tc := range []struct {
+		name    string
+		pinned  int // the node P is pinned to; -1: P is not a pin
+		started map[int]string
+		kept    []int
+	}{
+		{"P pinned", 0, map[int]string{1: "b"}, []int{0, 2, 3}},
+		{"P not pinned", -1, map[int]string{}, []int{0, 1, 2, 3}},
+	} {
+		st := s.Clone()
+		started := map[int]string{}
+		start := func(j int, c placement.Choice, _ int64) error {
+			started[j] = st.Nodes[c.Node].Name
+			return st.Commit(c, &ds[j])
+		}
+		pinnedTo := func(j int) int {
+			if j == 0 {
+				return tc.pinned
+			}
+			return -1
+		}
+		pick := func(int, int64) placement.Policy { return placement.FirstFit{} }
+		kept, err := slurmMain(st, pick, ds, []int{0, 1, 2, 3}, 0, pinnedTo, start)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(started, tc.started) || !reflect.DeepEqual(kept, tc.kept) {
+			t.Errorf("%s: started %v, kept %v; want %v, %v", tc.name, started, kept, tc.started, tc.kept)
+		}
+	}
+}
