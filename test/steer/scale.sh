@@ -38,7 +38,7 @@
 # lines, and the as-run replays use it; 6-9 s a replay at 600 jobs), SUBMITTERS (sbatch run at
 # once, 4: one at a time falls behind twice the load's arrivals on two cores), RESULTS (a TSV of every run's
 # figures, for test/e2e), SCALE_LOGS (a folder to keep each run's stream, accounting,
-# samples and steer log in), LAB_SLURM (24.11; 26.05 also has typed shards). It brings the
+# samples, steer log and sdiag in), LAB_SLURM (24.11; 26.05 also has typed shards). It brings the
 # lab up (LAB_SCALE=NODES LAB_SHARD_TYPES=per-gpu) unless one of NODES nodes is up, and
 # leaves it as it found it: down, or the plain lab up again. Needs root, jq, make build,
 # and the trace folder: $GPUMEM_TRACE_DIR or ../shared/data beside the repository, else
@@ -179,6 +179,7 @@ run() {
 		die "WARM=$WARM leaves nothing of the window: the last arrival is at $(tail -1 "$WORK/stream" | cut -d' ' -f1) s, and HORIZON=$HORIZON; want WARM under their sum"
 	sizes=$(awk '{ printf "%s%dG", (NR > 1 ? "," : ""), $2 }' "$WORK/stream")
 	: >"$WORK/ids" >"$WORK/samples" >"$WORK/steer.log" >"$WORK/failed" >"$WORK/cadence"
+	[ -z "${SCALE_LOGS:-}" ] || in_lab sdiag -r >/dev/null 2>&1 || true
 	if [ "$mode" = pinned ]; then
 		# chroot itself, not a function's subshell, so that $! is steer's own pid.
 		chroot "$ROOT" "$BIN" steer --policy gpumem --sizes "$sizes" --snapshot "$SNAP" --interval "$INTERVAL" \
@@ -232,6 +233,9 @@ run() {
 	if [ -n "${SCALE_LOGS:-}" ]; then
 		install -d "$SCALE_LOGS"
 		for f in stream ids acct samples steer.log; do cp "$WORK/$f" "$SCALE_LOGS/$name.$f"; done
+		# slurmctld's own counters for the run (reset as it began): how long its main
+		# scheduler and backfill cycles took, which the simulator takes as instant.
+		in_lab sdiag >"$SCALE_LOGS/$name.sdiag" 2>&1 || true
 	fi
 	awk -v t0="$t0" '
 		FILENAME ~ /ids$/ { split($0, a, " "); size[a[1]] = a[2]; secs[a[1]] = a[3]; off[a[1]] = a[4]; next }

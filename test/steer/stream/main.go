@@ -4,7 +4,7 @@
 //
 //	stream draw -pods FILE -seed N -jobs N -capacity SHARDS [-load 1.2 -ref 24 -tscale 30 -dmin 5 -dmax 120 -large 0 -large-min 12 -large-max 40]
 //	    one line a job: "offset shards seconds", offsets in seconds from the first
-//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s -slurm-backfill 0 -weights]
+//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s -slurm-backfill 0 -slurm-resolution 60s -weights -waits DIR]
 //	    REPORT is `gpumemctl steer report -o json` of the empty lab. One line for each
 //	    of: Slurm's first fit (native); gpumem's policy for every start; gpumem's for
 //	    the jobs that start as they come, first fit for the rest (at-submit: pinning's
@@ -16,10 +16,11 @@
 //	    -warm seconds into it (%), pins made and taken back. With -slurm-backfill,
 //	    first fit, gpumem and the lab's pinning again with Slurm's way of scheduling
 //	    (sim.ReplayStreamSlurm: in order at each event, a backfill pass that reserves
-//	    for every queued job every so often), as slurm-* lines. With -weights, the
+//	    a node for every queued job every so often, rounded to -slurm-resolution), as
+//	    slurm-* lines. With -weights, the
 //	    pinned replays place the jobs Slurm starts unpinned by steer's node weights
 //	    (its ranking at each snapshot, steer.Order), as the lab's Slurm does.
-//	stream pins -gpus REPORT -pods FILE [draw's flags] [-seeds 42,...,51 -views 2s/2s,... -unpins 20s,... -slurm-backfill 0 -weights]
+//	stream pins -gpus REPORT -pods FILE [draw's flags] [-seeds 42,...,51 -views 2s/2s,... -unpins 20s,... -slurm-backfill 0 -slurm-resolution 60s -weights]
 //	    the lab's pinning against first fit at each interval/reload and unpin-after,
 //	    paired over the seeds' streams (see pins); with -slurm-backfill, both scheduled
 //	    as Slurm does; with -weights, Slurm places the unpinned jobs by steer's ranking
@@ -31,6 +32,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -139,8 +141,9 @@ func replay(args []string) error {
 	fs.DurationVar(&m.Interval, "interval", 2*time.Second, "pinned: steer's --interval")
 	fs.DurationVar(&m.Reload, "reload", 2*time.Second, "pinned: gpumem.conf's ReloadInterval")
 	fs.DurationVar(&m.UnpinAfter, "unpin", 20*time.Second, "pinned: steer's --unpin-after")
-	slurmBF := fs.Duration("slurm-backfill", 0, "above 0: also replay first fit, gpumem and the lab's pinning with Slurm's scheduling, backfill this often (slurm-* lines)")
+	slurmBF := slurmFlags(fs, "above 0: also replay first fit, gpumem and the lab's pinning with Slurm's scheduling, backfill this often (slurm-* lines)")
 	weights := fs.Bool("weights", false, "pinned: Slurm places the unpinned jobs by steer's node weights (its ranking at each snapshot), as in the lab, not in node order")
+	waitsDir := fs.String("waits", "", "a folder to write each replay's waits in, RUN.waits: one line a job of the stream, its wait in seconds (-1: never started)")
 	_ = fs.Parse(args)
 	gpus, capacity, err := loadGPUs(*report)
 	if err != nil {
@@ -176,7 +179,7 @@ func replay(args []string) error {
 		{"first-fit", "first-fit", ""}, {placement.OursName, placement.OursName, ""}, {"at-submit", placement.OursName, "first-fit"},
 		{"pinned", placement.OursName, ""},
 	}
-	if *slurmBF > 0 {
+	if slurmBF.Backfill > 0 {
 		runs = append(runs, struct{ name, first, queued string }{"slurm-first-fit", "first-fit", ""},
 			struct{ name, first, queued string }{"slurm-" + placement.OursName, placement.OursName, ""},
 			struct{ name, first, queued string }{"slurm-pinned", placement.OursName, ""})
@@ -206,10 +209,28 @@ func replay(args []string) error {
 		if err != nil {
 			return err
 		}
+		if *waitsDir != "" {
+			var b strings.Builder
+			for _, w := range r.JobWaits {
+				fmt.Fprintf(&b, "%.3f\n", w)
+			}
+			if err := os.WriteFile(filepath.Join(*waitsDir, run.name+".waits"), []byte(b.String()), 0o644); err != nil {
+				return err
+			}
+		}
 		fmt.Printf("%s %d %d %.1f %.1f %.1f %.1f %.1f %.1f %d %d\n", run.name, f.Started, f.Pending, f.MeanWait, f.P95,
 			f.SmallWait, f.LargeWait, f.Alloc, f.AllocSteady, r.Pinned, r.Unpinned)
 	}
 	return nil
+}
+
+// slurmFlags are -slurm-backfill (use says what it does) and -slurm-resolution, the lab's
+// bf_interval and bf_resolution.
+func slurmFlags(fs *flag.FlagSet, use string) *sim.SlurmSched {
+	var sc sim.SlurmSched
+	fs.DurationVar(&sc.Backfill, "slurm-backfill", 0, use)
+	fs.DurationVar(&sc.Resolution, "slurm-resolution", time.Minute, "with -slurm-backfill: backfill's reservations are rounded to this (bf_resolution; the lab keeps Slurm's default)")
+	return &sc
 }
 
 // steerRank is gpumemctl steer's ranking of the nodes for the stream's sizes, with
@@ -240,7 +261,7 @@ func pins(args []string) error {
 	unpins := fs.String("unpins", "5s,10s,20s,40s,0s", "unpin-after values, a list (0s: never)")
 	horizon := fs.Float64("horizon", 60, "seconds after the last arrival the window ends, as the lab's run")
 	warm := fs.Float64("warm", 60, "seconds after the first arrival the steady allocation starts")
-	slurmBF := fs.Duration("slurm-backfill", 0, "above 0: schedule as Slurm does, backfill this often (sim.ReplayStreamSlurm), first fit and pinning alike")
+	slurmBF := slurmFlags(fs, "above 0: schedule as Slurm does, backfill this often (sim.ReplayStreamSlurm), first fit and pinning alike")
 	weights := fs.Bool("weights", false, "Slurm places the unpinned jobs by steer's node weights, as in the lab, not in node order")
 	_ = fs.Parse(args)
 	gpus, capacity, err := loadGPUs(*report)
@@ -250,7 +271,7 @@ func pins(args []string) error {
 	s.Capacity = capacity
 	replay := func(stream []sim.StreamJob, p placement.Policy, m *sim.PinModel) (sim.QueueResult, error) {
 		switch {
-		case *slurmBF > 0:
+		case slurmBF.Backfill > 0:
 			return sim.ReplayStreamSlurm(gpus, stream, p, m, *slurmBF)
 		case m != nil:
 			return sim.ReplayStreamPinned(gpus, stream, p, *m)
