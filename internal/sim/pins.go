@@ -28,14 +28,17 @@ type PinModel struct {
 }
 
 // rankedFit is Slurm's choice under node weights: the first node of order that takes
-// the demand, its first GPU with room; nil order is node order (first fit).
-type rankedFit struct{ order []int }
+// the demand, its first GPU with room; with no order yet (weights all equal), equal's.
+type rankedFit struct {
+	order []int
+	equal placement.Policy
+}
 
 func (*rankedFit) Name() string { return "first-fit" }
 
 func (r *rankedFit) Place(s *placement.State, d *placement.Demand) (placement.Choice, bool) {
 	if r.order == nil {
-		return placement.FirstFit{}.Place(s, d)
+		return r.equal.Place(s, d)
 	}
 	for _, n := range r.order {
 		if c, ok := s.FirstDevices(n, d); ok {

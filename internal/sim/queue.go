@@ -83,6 +83,41 @@ type replayOpts struct {
 	// node for every queued job it looks at (backfillAll), its reservations rounded to
 	// backfillResolution (Slurm's bf_resolution).
 	backfillEvery, backfillResolution int64
+	// slurmOrder is the order Slurm tries the nodes in (slurm.conf's), by index; nil:
+	// index order. cpus, above 0, is each node's CPUs, one a job (slurmFit counts them).
+	slurmOrder []int
+	cpus       int64
+	// jobsOn counts the running jobs on each node's each GPU, for slurmFit; the replay
+	// keeps it where Slurm's way schedules.
+	jobsOn [][]int
+}
+
+// slurmChoice is Slurm's own choice of node where no weights rank them: with o's
+// scheduling as Slurm's, its best fit by free CPUs (slurmFit); else first fit.
+func (o *replayOpts) slurmChoice() placement.Policy {
+	if o.backfillEvery > 0 {
+		return slurmFit{o.slurmOrder, o.jobsOn}
+	}
+	return placement.FirstFit{}
+}
+
+// jobsOn is a count for each GPU of nodes, all zero.
+func jobsOn(nodes []placement.Node) [][]int {
+	c := make([][]int, len(nodes))
+	for n := range nodes {
+		c[n] = make([]int, len(nodes[n].Devices))
+	}
+	return c
+}
+
+// count adds k to the jobs counted on c's GPUs, where they are counted.
+func (o *replayOpts) count(c placement.Choice, k int) {
+	if o.jobsOn == nil {
+		return
+	}
+	for _, i := range c.Devices {
+		o.jobsOn[c.Node][i] += k
+	}
 }
 
 // replayQueue is ReplayQueue with o's stand-ins for pinning.
@@ -117,6 +152,9 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 
 	s := placement.NewState(nodes)
 	empty := placement.NewState(nodes)
+	if o.backfillEvery > 0 && o.jobsOn == nil {
+		o.jobsOn = jobsOn(nodes)
+	}
 	var (
 		run     endHeap
 		queue   []int
@@ -144,6 +182,7 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 			return fmt.Errorf("sim: %s placed job %d (%s) wrongly: %w", p.Name(), j, jobs[j].Pod.Name, err)
 		}
 		heap.Push(&run, running{end: now + jobs[j].Duration, plan: now + jobs[j].planned(), job: j, d: &ds[j], choice: c})
+		o.count(c, 1)
 		alloc += jobs[j].Pod.GPUDemand()
 		waits = append(waits, float64(now-submit[j]))
 		r.JobWaits[j] = float64(now - submit[j])
@@ -151,7 +190,7 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 	}
 	var slurm *rankedFit
 	if o.pin != nil {
-		slurm = &rankedFit{}
+		slurm = &rankedFit{equal: o.slurmChoice()}
 		if o.pin.Rank != nil {
 			p = slurm // Slurm's own choice follows steer's weights
 		}
@@ -199,6 +238,7 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 			if err := s.Release(e.choice, e.d); err != nil {
 				return r, err
 			}
+			o.count(e.choice, -1)
 			alloc -= jobs[e.job].Pod.GPUDemand()
 		}
 		if pins != nil && pins.next == t {
@@ -220,7 +260,7 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 		switch {
 		case o.backfillEvery > 0:
 			if queue, err = slurmMain(s, pick, ds, queue, t, pinnedTo, startJob); err == nil && t == tick {
-				queue, err = backfillAll(s, pick, ds, jobs, queue, run, t, o.backfillResolution, startJob, &r.Backfilled)
+				queue, err = backfillAll(s, pick, ds, jobs, queue, run, t, o.backfillResolution, o.slurmOrder, startJob, &r.Backfilled)
 			}
 		default:
 			queue, err = schedule(s, pick, ds, jobs, queue, &run, t, startJob, &r.Backfilled)

@@ -85,8 +85,9 @@ type hold struct {
 // later until its time limit, misses that span. Running jobs count by what they hold,
 // until their planned end (select's will-run test). The reservation goes to the first
 // node, in Slurm's order (node weights where steer ranks them), that takes the job
-// then. Single-GPU shard jobs only (the streams).
-func backfillAll(s *placement.State, pick func(j int, now int64) placement.Policy, ds []placement.Demand, jobs []Job, queue []int, run endHeap, now, resolution int64,
+// then (equal: slurm.conf's order where no weights rank them). Single-GPU shard jobs
+// only (the streams).
+func backfillAll(s *placement.State, pick func(j int, now int64) placement.Policy, ds []placement.Demand, jobs []Job, queue []int, run endHeap, now, resolution int64, equal []int,
 	startJob func(int, placement.Choice, int64) error, backfilled *int) ([]int, error) {
 	var flat [][2]int // device index -> node, device on it
 	at := make([][]int, len(s.Nodes))
@@ -167,7 +168,7 @@ func backfillAll(s *placement.State, pick func(j int, now int64) placement.Polic
 		}
 		slices.Sort(times)
 		times = slices.Compact(times)
-		order := slurmOrder(p, len(s.Nodes))
+		order := slurmOrder(p, equal, len(s.Nodes))
 	reserve:
 		for _, t := range times {
 			clear(used)
@@ -207,16 +208,99 @@ func slotTime(n int, t, limit, resolution int64) hold {
 }
 
 // slurmOrder is the order Slurm's select tries nodes in for a job placed by p: steer's
-// ranking where p follows it, else node order.
-func slurmOrder(p placement.Policy, nodes int) []int {
+// ranking where p follows it, else slurm.conf's (equal; nil: index order).
+func slurmOrder(p placement.Policy, equal []int, nodes int) []int {
 	if r, ok := p.(*rankedFit); ok && r.order != nil {
 		return r.order
+	}
+	if equal != nil {
+		return equal
 	}
 	order := make([]int, nodes)
 	for n := range order {
 		order[n] = n
 	}
 	return order
+}
+
+// slurmFit is select/cons_tres's choice of a node for a one-node job among nodes of
+// equal weight (_eval_nodes_consec in eval_nodes.c): the nodes that can take the job,
+// in slurm.conf's order, form blocks of consecutive nodes; Slurm takes the block with
+// the fewest free CPUs in all, and in it the node with the fewest, the first of equals.
+// A best fit by CPUs, not first fit. What counts as a node's free CPUs is what the job
+// could use there: the cores of the socket of a GPU that takes it, the socket with the
+// most free cores, and the job gets that socket's GPU. Seen in the 24.11 lab: a first
+// shard job on the empty cluster went to s3, the first node with two sockets (32 cores
+// each, one L4 on each) rather than s1 (one socket of 64), and four of them in a row
+// took cores 0, 32, 1, 33 and GPUs 0, 1, 0, 1.
+//
+// The model takes each GPU of a node to sit on a socket of its own with an equal share
+// of the node's CPUs, as on the lab's nodes, and every job to take one CPU: jobs, kept
+// by the replay, counts the running jobs per node and GPU (nil: the node's used CPUs
+// taken as spread evenly). order nil is index order.
+type slurmFit struct {
+	order []int
+	jobs  [][]int
+}
+
+func (slurmFit) Name() string { return "slurm" }
+
+func (f slurmFit) Place(s *placement.State, d *placement.Demand) (placement.Choice, bool) {
+	best, bestSum := placement.Choice{}, int64(-1)
+	start, sum, at, least := -1, int64(0), placement.Choice{}, int64(0)
+	end := func() { // the block ends: keep its node if the block is the tightest yet
+		if start >= 0 && (bestSum < 0 || sum < bestSum) {
+			best, bestSum = at, sum
+		}
+		start = -1
+	}
+	for k := range len(s.Nodes) {
+		n := k
+		if f.order != nil {
+			n = f.order[k]
+		}
+		c, free, ok := f.socket(s, n, d)
+		if !ok {
+			end()
+			continue
+		}
+		if start < 0 {
+			start, sum, at, least = k, 0, c, free
+		}
+		sum += free
+		if free < least {
+			at, least = c, free
+		}
+	}
+	end()
+	return best, bestSum >= 0
+}
+
+// socket is the GPU of node n the job would get, on the socket with the most free
+// cores among those whose GPU takes it, and that socket's free cores.
+func (f slurmFit) socket(s *placement.State, n int, d *placement.Demand) (placement.Choice, int64, bool) {
+	nd := &s.Nodes[n]
+	if !s.NodeAdmits(n, d) || len(nd.Devices) == 0 {
+		return placement.Choice{}, 0, false
+	}
+	per := nd.CPU / int64(len(nd.Devices))
+	dev, most := -1, int64(0)
+	for i := range nd.Devices {
+		if !s.DeviceFits(n, i, d, placement.Shard) {
+			continue
+		}
+		free := (nd.CPU - nd.UsedCPU) / int64(len(nd.Devices)) // no count: spread evenly
+		if f.jobs != nil {
+			free = per - int64(f.jobs[n][i])
+		}
+		if dev < 0 || free > most {
+			dev, most = i, free
+		}
+	}
+	if dev < 0 || most < d.CPU {
+		return placement.Choice{}, 0, false
+	}
+	return placement.Choice{Node: n, Kind: placement.Shard, Devices: []int{dev}}, most, true
 }
 
 // modelOK reports whether d may use dv by its models (a pin is a model of one GPU).

@@ -122,3 +122,74 @@ func TestSlurmMainPassesAPin(t *testing.T) {
 		}
 	}
 }
+
+// TestSlurmFitTakesTheTightestBlock: among nodes of equal weight Slurm takes the block
+// of consecutive nodes that can take the job with the fewest free CPUs in all, and in
+// it the node with the fewest; first fit would take n0 every time. Six nodes, one GPU
+// of 10 shards and 8 CPUs each; a full GPU is a node that cannot take the job and so
+// ends a block.
+func TestSlurmFitTakesTheTightestBlock(t *testing.T) {
+	node := func(name string, usedCPU, usedShards int64) placement.Node {
+		return placement.Node{Name: name, CPU: 8, UsedCPU: usedCPU, Devices: []placement.Device{{Capacity: 10, Used: usedShards, Shareable: true}}}
+	}
+	d := placement.Demand{CPU: 1, GPUs: 1, Units: 5, Kinds: placement.Shard}
+	for _, tc := range []struct {
+		name  string
+		full  []int // nodes whose GPU is full
+		order []int
+		want  string
+	}{
+		{"blocks n0-n1 (9 free CPUs), n3 (2), n5 (7)", []int{2, 4}, nil, "n3"},
+		{"blocks n0-n1 (9), n5 (7)", []int{2, 3, 4}, nil, "n5"},
+		{"block n0-n1: its fuller node", []int{2, 3, 4, 5}, nil, "n1"},
+		{"slurm.conf's order makes n5 n0 one block (16), n3 (2)", []int{2, 4}, []int{5, 0, 1, 2, 3, 4}, "n3"},
+		{"... and n5 n0 n1 one block (16) against n3 n4 (10)", []int{2}, []int{5, 0, 1, 2, 3, 4}, "n3"},
+	} {
+		nodes := []placement.Node{node("n0", 2, 0), node("n1", 5, 0), node("n2", 0, 0), node("n3", 6, 0), node("n4", 0, 0), node("n5", 1, 0)}
+		for _, n := range tc.full {
+			nodes[n].Devices[0].Used = 10
+		}
+		s := placement.NewState(nodes)
+		c, ok := slurmFit{order: tc.order}.Place(s, &d)
+		if !ok || s.Nodes[c.Node].Name != tc.want {
+			t.Errorf("%s: placed on %s (%v); want %s", tc.name, s.Nodes[c.Node].Name, ok, tc.want)
+		}
+	}
+}
+
+// TestNaturalOrder: slurm.conf lists s2 before s10; the GPU report sorts them as text.
+func TestNaturalOrder(t *testing.T) {
+	var nodes []placement.Node
+	for _, n := range []string{"s1", "s10", "s11", "s2", "s3", "gpu1", "s20"} {
+		nodes = append(nodes, placement.Node{Name: n})
+	}
+	if got, want := naturalOrder(nodes), []int{5, 0, 3, 4, 1, 2, 6}; !reflect.DeepEqual(got, want) {
+		t.Errorf("order %v; want %v", got, want)
+	}
+}
+
+// TestSlurmFitFollowsTheSocket: what a job can use on a node is one socket's cores, so
+// an empty node of two sockets (an L4 on each, 32 cores) is a tighter fit than an empty
+// one of one socket of 64 (an H100), and the job gets the GPU of the socket with the
+// most free cores: the lab's Slurm put four jobs on s3's GPUs 0, 1, 0, 1.
+func TestSlurmFitFollowsTheSocket(t *testing.T) {
+	nodes := []placement.Node{
+		{Name: "s1", CPU: 64, Devices: []placement.Device{{Capacity: 80, Shareable: true}}},
+		{Name: "s3", CPU: 64, Devices: []placement.Device{{GPU: 0, Capacity: 22, Shareable: true}, {GPU: 1, Capacity: 22, Shareable: true}}},
+	}
+	s := placement.NewState(nodes)
+	d := placement.Demand{CPU: 1, GPUs: 1, Units: 5, Kinds: placement.Shard}
+	for _, tc := range []struct {
+		jobs [][]int
+		gpu  int
+	}{
+		{[][]int{{0}, {0, 0}}, 0},
+		{[][]int{{0}, {1, 0}}, 1},
+		{[][]int{{0}, {1, 1}}, 0},
+	} {
+		c, ok := slurmFit{jobs: tc.jobs}.Place(s, &d)
+		if !ok || s.Nodes[c.Node].Name != "s3" || c.Devices[0] != tc.gpu {
+			t.Errorf("jobs %v: placed on %s GPU %v (%v); want s3 GPU %d", tc.jobs, s.Nodes[c.Node].Name, c.Devices, ok, tc.gpu)
+		}
+	}
+}

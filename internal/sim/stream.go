@@ -1,8 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpumem/gpumem/internal/placement"
@@ -110,22 +114,26 @@ func ReplayStreamPinned(gpus []LabGPU, stream []StreamJob, p placement.Policy, m
 
 // SlurmSched is how a slurmctld schedules, from its SchedulerParameters: a backfill
 // pass every Backfill (bf_interval), its reservations rounded to Resolution
-// (bf_resolution; Slurm's default is 60 s, which the lab keeps).
+// (bf_resolution; Slurm's default is 60 s, which the lab keeps); and each node's CPUs,
+// of which every job takes one, by which Slurm chooses among nodes of equal weight.
 type SlurmSched struct {
 	Backfill, Resolution time.Duration
+	CPUs                 int64
 }
 
 // ReplayStreamSlurm replays stream with Slurm's own way of scheduling in place of the
 // simulator's (slurm.go): the main scheduler at every event, in order only, and a
 // backfill pass every sc.Backfill that reserves a node for each queued job it looks at.
-// p places the jobs; with pin set, p pins as the lab does and Slurm places by first fit.
+// p places the jobs, or, nil, Slurm's own choice (slurmFit: best fit by free CPUs, the
+// nodes in the order slurm.conf lists them, taken to be their names' natural order);
+// with pin set, p pins as the lab does and Slurm places the rest.
 func ReplayStreamSlurm(gpus []LabGPU, stream []StreamJob, p placement.Policy, pin *PinModel, sc SlurmSched) (QueueResult, error) {
-	if sc.Backfill <= 0 || sc.Resolution < 0 {
-		return QueueResult{}, fmt.Errorf("sim: backfill every %s, resolution %s: want a positive interval such as 1s, and a resolution not negative (Slurm's default: 60s)", sc.Backfill, sc.Resolution)
+	if sc.Backfill <= 0 || sc.Resolution < 0 || sc.CPUs < 1 {
+		return QueueResult{}, fmt.Errorf("sim: backfill every %s, resolution %s, %d CPUs a node: want a positive interval such as 1s, a resolution not negative (Slurm's default: 60s), and CPUs", sc.Backfill, sc.Resolution, sc.CPUs)
 	}
-	o := replayOpts{backfillEvery: sc.Backfill.Milliseconds(), backfillResolution: sc.Resolution.Milliseconds()}
+	o := replayOpts{backfillEvery: sc.Backfill.Milliseconds(), backfillResolution: sc.Resolution.Milliseconds(), cpus: sc.CPUs}
 	if pin != nil {
-		o.pin, o.pinPolicy, p = pin, p, placement.FirstFit{}
+		o.pin, o.pinPolicy, p = pin, p, nil
 	}
 	return replayStream(gpus, stream, p, o)
 }
@@ -133,12 +141,16 @@ func ReplayStreamSlurm(gpus []LabGPU, stream []StreamJob, p placement.Policy, pi
 func replayStream(gpus []LabGPU, stream []StreamJob, p placement.Policy, o replayOpts) (QueueResult, error) {
 	var nodes []placement.Node
 	at := map[string]int{}
+	cpus, cpu := int64(1<<40), int64(0) // CPUs unmodelled unless Slurm's choice counts them
+	if o.cpus > 0 {
+		cpus, cpu = o.cpus, 1
+	}
 	for _, g := range gpus {
 		i, ok := at[g.Node]
 		if !ok {
 			i = len(nodes)
 			at[g.Node] = i
-			nodes = append(nodes, placement.Node{Name: g.Node, CPU: 1 << 40, Mem: 1 << 40})
+			nodes = append(nodes, placement.Node{Name: g.Node, CPU: cpus, Mem: 1 << 40})
 		}
 		n := &nodes[i]
 		// Each GPU its own type, as the lab's per-GPU shard types: a pin asks for it.
@@ -148,11 +160,18 @@ func replayStream(gpus []LabGPU, stream []StreamJob, p placement.Policy, o repla
 	jobs := make([]Job, len(stream))
 	for i, s := range stream {
 		jobs[i] = Job{
-			Pod:      trace.Pod{Name: fmt.Sprintf("job%d", i), NumGPU: 1, GPUMilli: s.Shards},
+			Pod:      trace.Pod{Name: fmt.Sprintf("job%d", i), CPUMilli: cpu, NumGPU: 1, GPUMilli: s.Shards},
 			Submit:   int64(s.Offset*1000 + 0.5),
 			Duration: s.Seconds * 1000,
 			Limit:    StreamLimit(s.Seconds) * 1000,
 		}
+	}
+	if o.backfillEvery > 0 {
+		o.slurmOrder = naturalOrder(nodes)
+		o.jobsOn = jobsOn(nodes) // before slurmChoice: the policy keeps this count
+	}
+	if p == nil {
+		p = o.slurmChoice()
 	}
 	r, err := replayQueue(nodes, jobs, p, o, 1, 2)
 	r.MeanWait, r.P95 = r.MeanWait/1000, r.P95/1000
@@ -221,4 +240,31 @@ func MeasureStream(stream []StreamJob, waits []float64, capacity int64, horizon,
 	f.Alloc = 100 * held / float64(capacity) / (end - first)
 	f.AllocSteady = 100 * heldSteady / float64(capacity) / (end - first - warm)
 	return f, nil
+}
+
+// naturalOrder orders the nodes by name with their numbers as numbers (s2 before s10),
+// the order a slurm.conf written from host ranges lists them in, where the GPU report
+// sorts them as strings.
+func naturalOrder(nodes []placement.Node) []int {
+	split := func(name string) (string, int, bool) {
+		i := len(name)
+		for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+			i--
+		}
+		n, err := strconv.Atoi(name[i:])
+		return name[:i], n, err == nil
+	}
+	order := make([]int, len(nodes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		pa, na, oka := split(nodes[a].Name)
+		pb, nb, okb := split(nodes[b].Name)
+		if pa != pb || !oka || !okb {
+			return strings.Compare(nodes[a].Name, nodes[b].Name)
+		}
+		return cmp.Compare(na, nb)
+	})
+	return order
 }
