@@ -304,8 +304,9 @@ for seed in $SEEDS; do
 		# The simulator on this run's own arrivals, as Slurm received them: what the
 		# lab's figures are to be held against when a run fell behind its stream.
 		want=first-fit
+		[ -n "$SIM_SLURM" ] && want=slurm-native # Slurm's own choice of node, not first fit
 		[ "$mode" = pinned ] && want=pinned
-		[ -n "$SIM_SLURM" ] && want=slurm-$want
+		[ "$mode" = pinned ] && [ -n "$SIM_SLURM" ] && want=slurm-pinned
 		[ "$mode" = pinned ] && [ -s "$WORK/cadence" ] && echo "steer wrote a snapshot every $(cat "$WORK/cadence") s (--interval $INTERVAL)" >&2
 		replay "$WORK/asrun" | while read -r pol st pend wm wp wsm wl al als pm pu; do
 			[ "$pol" = "$want" ] || continue
@@ -337,11 +338,13 @@ paired() {
 		}' "$4"
 }
 paired native pinned "pinned - native" "$WORK/all"
-paired native pinned "simulator on each run's own arrivals${SIM_SLURM:+, scheduling as Slurm does}, the lab's pinning - first fit (stranded not modelled)" "$WORK/asrun-all"
+asrun_native="first fit"
+[ -n "$SIM_SLURM" ] && asrun_native="Slurm's own choice"
+paired native pinned "simulator on each run's own arrivals${SIM_SLURM:+, scheduling as Slurm does}, the lab's pinning - $asrun_native (stranded not modelled)" "$WORK/asrun-all"
 paired sim-first-fit sim-pinned "simulator, the lab's pinning - first fit" "$WORK/sim"
 paired sim-first-fit sim-gpumem "simulator, gpumem for every start - first fit" "$WORK/sim"
 paired sim-first-fit sim-at-submit "simulator, gpumem for jobs that start at once, first fit for the rest - first fit" "$WORK/sim"
 if [ -n "$SIM_SLURM" ]; then
-	paired sim-slurm-first-fit sim-slurm-pinned "simulator scheduling as Slurm does, the lab's pinning - first fit" "$WORK/sim"
-	paired sim-slurm-first-fit sim-slurm-gpumem "simulator scheduling as Slurm does, gpumem for every start - first fit" "$WORK/sim"
+	paired sim-slurm-native sim-slurm-pinned "simulator scheduling as Slurm does, the lab's pinning - Slurm's own choice" "$WORK/sim"
+	paired sim-slurm-native sim-slurm-gpumem "simulator scheduling as Slurm does, gpumem for every start - Slurm's own choice" "$WORK/sim"
 fi

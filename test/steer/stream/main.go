@@ -4,7 +4,7 @@
 //
 //	stream draw -pods FILE -seed N -jobs N -capacity SHARDS [-load 1.2 -ref 24 -tscale 30 -dmin 5 -dmax 120 -large 0 -large-min 12 -large-max 40]
 //	    one line a job: "offset shards seconds", offsets in seconds from the first
-//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s -slurm-backfill 0 -slurm-resolution 60s -weights -waits DIR]
+//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s -slurm-backfill 0 -slurm-resolution 60s -slurm-cpus 64 -weights -waits DIR]
 //	    REPORT is `gpumemctl steer report -o json` of the empty lab. One line for each
 //	    of: Slurm's first fit (native); gpumem's policy for every start; gpumem's for
 //	    the jobs that start as they come, first fit for the rest (at-submit: pinning's
@@ -14,12 +14,13 @@
 //	    policy, started, pending, mean and p95 wait (s), mean wait of the jobs up to and
 //	    over half the stream's largest size (s), allocation over the window and from
 //	    -warm seconds into it (%), pins made and taken back. With -slurm-backfill,
-//	    first fit, gpumem and the lab's pinning again with Slurm's way of scheduling
+//	    Slurm's own choice of node (native: best fit by free CPUs, -slurm-cpus a
+//	    node), gpumem and the lab's pinning again with Slurm's way of scheduling
 //	    (sim.ReplayStreamSlurm: in order at each event, a backfill pass that reserves
 //	    a node for every queued job every so often, rounded to -slurm-resolution), as
-//	    slurm-* lines. With -weights, the
-//	    pinned replays place the jobs Slurm starts unpinned by steer's node weights
-//	    (its ranking at each snapshot, steer.Order), as the lab's Slurm does.
+//	    slurm-* lines. With -weights, the pinned replays place the jobs Slurm starts
+//	    unpinned by steer's node weights (its ranking at each snapshot, steer.Order),
+//	    as the lab's Slurm does.
 //	stream pins -gpus REPORT -pods FILE [draw's flags] [-seeds 42,...,51 -views 2s/2s,... -unpins 20s,... -slurm-backfill 0 -slurm-resolution 60s -weights]
 //	    the lab's pinning against first fit at each interval/reload and unpin-after,
 //	    paired over the seeds' streams (see pins); with -slurm-backfill, both scheduled
@@ -180,14 +181,16 @@ func replay(args []string) error {
 		{"pinned", placement.OursName, ""},
 	}
 	if slurmBF.Backfill > 0 {
-		runs = append(runs, struct{ name, first, queued string }{"slurm-first-fit", "first-fit", ""},
+		runs = append(runs, struct{ name, first, queued string }{"slurm-native", "", ""},
 			struct{ name, first, queued string }{"slurm-" + placement.OursName, placement.OursName, ""},
 			struct{ name, first, queued string }{"slurm-pinned", placement.OursName, ""})
 	}
 	for _, run := range runs {
-		p, err := placement.ByName(run.first, 1, shapes...)
-		if err != nil {
-			return err
+		var p placement.Policy // nil: Slurm's own choice
+		if run.first != "" {
+			if p, err = placement.ByName(run.first, 1, shapes...); err != nil {
+				return err
+			}
 		}
 		var r sim.QueueResult
 		switch {
@@ -230,6 +233,7 @@ func slurmFlags(fs *flag.FlagSet, use string) *sim.SlurmSched {
 	var sc sim.SlurmSched
 	fs.DurationVar(&sc.Backfill, "slurm-backfill", 0, use)
 	fs.DurationVar(&sc.Resolution, "slurm-resolution", time.Minute, "with -slurm-backfill: backfill's reservations are rounded to this (bf_resolution; the lab keeps Slurm's default)")
+	fs.Int64Var(&sc.CPUs, "slurm-cpus", 64, "with -slurm-backfill: each node's CPUs (the 64-node lab's), one a job, by which Slurm chooses among nodes of equal weight")
 	return &sc
 }
 
@@ -318,7 +322,11 @@ func pins(args []string) error {
 		if err != nil {
 			return err
 		}
-		ff, err := replay(stream, placement.FirstFit{}, nil)
+		var native placement.Policy = placement.FirstFit{}
+		if slurmBF.Backfill > 0 {
+			native = nil // Slurm's own choice
+		}
+		ff, err := replay(stream, native, nil)
 		if err != nil {
 			return err
 		}
