@@ -28,7 +28,9 @@ type PinModel struct {
 }
 
 // rankedFit is Slurm's choice under node weights: the first node of order that takes
-// the demand, its first GPU with room; with no order yet (weights all equal), equal's.
+// the demand; with no order yet (weights all equal), equal's. On the node the job gets
+// the GPU equal would give it there (the socket's, for slurmFit), else its first with
+// room.
 type rankedFit struct {
 	order []int
 	equal placement.Policy
@@ -40,8 +42,13 @@ func (r *rankedFit) Place(s *placement.State, d *placement.Demand) (placement.Ch
 	if r.order == nil {
 		return r.equal.Place(s, d)
 	}
+	sf, sockets := r.equal.(slurmFit)
 	for _, n := range r.order {
-		if c, ok := s.FirstDevices(n, d); ok {
+		if sockets {
+			if c, _, ok := sf.socket(s, n, d); ok {
+				return c, true
+			}
+		} else if c, ok := s.FirstDevices(n, d); ok {
 			return c, true
 		}
 	}

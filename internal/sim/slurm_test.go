@@ -191,5 +191,10 @@ func TestSlurmFitFollowsTheSocket(t *testing.T) {
 		if !ok || s.Nodes[c.Node].Name != "s3" || c.Devices[0] != tc.gpu {
 			t.Errorf("jobs %v: placed on %s GPU %v (%v); want s3 GPU %d", tc.jobs, s.Nodes[c.Node].Name, c.Devices, ok, tc.gpu)
 		}
+		// Under steer's weights the node is the ranking's, the GPU still the socket's.
+		c, ok = (&rankedFit{order: []int{1, 0}, equal: slurmFit{jobs: tc.jobs}}).Place(s, &d)
+		if !ok || s.Nodes[c.Node].Name != "s3" || c.Devices[0] != tc.gpu {
+			t.Errorf("ranked, jobs %v: placed on %s GPU %v (%v); want s3 GPU %d", tc.jobs, s.Nodes[c.Node].Name, c.Devices, ok, tc.gpu)
+		}
 	}
 }
