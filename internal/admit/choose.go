@@ -32,7 +32,8 @@ type reach struct {
 func (a *Admitter) choose(q *ask, sh *shape, cands []string, use *Usage, d *Decision) error {
 	var buf [8]*partition
 	ps := a.resolve(cands, buf[:0])
-	opts := a.options(q, ps)
+	var obuf [8]option
+	opts := a.options(q, ps, obuf[:0])
 	best, bestR := -1, reach{}
 	var crowded []string // the nodes of forms that components before this one may take
 	var renamed []string // the forms that would change the GRES name a job must keep
@@ -144,9 +145,9 @@ func (a *Admitter) resolve(cands []string, ps []*partition) []*partition {
 
 // options lists every native form whose devices hold q somewhere in ps: shards of one
 // GPU (Slurm takes one job's shards on a node from a single GPU), every MIG profile and
-// every GPU type big enough.
-func (a *Admitter) options(q *ask, ps []*partition) []option {
-	var out []option
+// every GPU type big enough, appended to out (the caller's buffer, so that admission
+// allocates none for the usual handful).
+func (a *Admitter) options(q *ask, ps []*partition, out []option) []option {
 	if q.shardable() {
 		n := shard.For(q.mib, a.opt.ShardUnitMiB)
 		out = append(out, option{kind: placement.Shard, mib: n * a.opt.ShardUnitMiB})

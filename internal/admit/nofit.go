@@ -158,7 +158,7 @@ func (a *Admitter) largestFit(q *ask, sh *shape, p *partition) (int64, string) {
 	ps := []*partition{p}
 	for _, size := range cand {
 		probe.mib = size
-		for _, o := range a.options(&probe, ps) {
+		for _, o := range a.options(&probe, ps, nil) {
 			if _, _, ok := a.reachIn(&probe, sh, p, &o, nil); ok {
 				return size, by[size]
 			}
@@ -199,7 +199,7 @@ func (a *Admitter) nodesHolding(q *ask, sh *shape, p *partition) int64 {
 func (a *Admitter) fits(q *ask, sh *shape, name string) bool {
 	p := a.ix.parts[name]
 	ps := []*partition{p}
-	for _, o := range a.options(q, ps) {
+	for _, o := range a.options(q, ps, nil) {
 		if _, _, ok := a.reachIn(q, sh, p, &o, nil); ok {
 			return true
 		}
@@ -233,7 +233,7 @@ func (a *Admitter) mostNodes(q *ask, sh *shape, p *partition) int64 {
 	ps := []*partition{p}
 	for k := min(sh.nodes-1, int64(len(p.nodes))); k >= max(int64(len(sh.req)), 1); k-- {
 		probe.nodes = k
-		for _, o := range a.options(q, ps) {
+		for _, o := range a.options(q, ps, nil) {
 			if _, _, ok := a.reachIn(q, &probe, p, &o, nil); ok {
 				return k
 			}

@@ -74,7 +74,7 @@ func compareLost(t *testing.T, a *Admitter, j Job, ix, plain *Usage) {
 		return // refused for its shape: no option is counted
 	}
 	for _, p := range a.ix.parts {
-		for _, o := range a.options(&q, []*partition{p}) {
+		for _, o := range a.options(&q, []*partition{p}, nil) {
 			if l1, l2 := a.lost(&q, &sh, p, &o, ix), a.lostByNode(&q, &sh, p, &o, plain); l1 != l2 {
 				t.Fatalf("%+v in %s, option %+v: indexed lost %d, node by node %d", j, p.name, o, l1, l2)
 			}
