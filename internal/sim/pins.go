@@ -15,8 +15,9 @@ import (
 // new job on it, plus its own pins since the snapshot was taken, pinning the job to that
 // GPU; Slurm starts a pinned job only there, and steer takes back a pin still pending
 // UnpinAfter after its job's submission. A job the view shows nowhere to fit is left to
-// Slurm, which places it as every unpinned job: first fit in node order, or by steer's
-// weights where Rank is set.
+// Slurm, which places it as every unpinned job: by steer's weights where Rank is set,
+// else by Slurm's own choice (slurmFit where the replay schedules as Slurm does, first
+// fit otherwise).
 type PinModel struct {
 	Interval, Reload, UnpinAfter time.Duration
 	// Rank, when set, is steer's ranking of the nodes (steer.Order on the running jobs
@@ -36,7 +37,7 @@ type rankedFit struct {
 	equal placement.Policy
 }
 
-func (*rankedFit) Name() string { return "first-fit" }
+func (r *rankedFit) Name() string { return r.equal.Name() }
 
 func (r *rankedFit) Place(s *placement.State, d *placement.Demand) (placement.Choice, bool) {
 	if r.order == nil {
