@@ -78,11 +78,12 @@ type replayOpts struct {
 	// pin, with pinPolicy, pins as the lab does (PinModel); p is then Slurm's own choice.
 	pin       *PinModel
 	pinPolicy placement.Policy
-	// backfillEvery, when above 0, schedules as Slurm does: at each event the main
-	// scheduler (slurmMain), and every backfillEvery a backfill pass that reserves a
-	// node for every queued job it looks at (backfillAll), its reservations rounded to
-	// backfillResolution (Slurm's bf_resolution).
-	backfillEvery, backfillResolution int64
+	// backfillEvery, when above 0, schedules as Slurm does: the main scheduler
+	// (slurmMain) at each job's end and, for submissions, at most every batchDelay
+	// (at each event where batchDelay is 0), and every backfillEvery a backfill pass
+	// that reserves a node for every queued job it looks at (backfillAll), its
+	// reservations rounded to backfillResolution (Slurm's bf_resolution).
+	backfillEvery, backfillResolution, batchDelay int64
 	// slurmOrder is the order Slurm tries the nodes in (slurm.conf's), by index; nil:
 	// index order. cpus, above 0, is each node's CPUs, one a job (slurmFit counts them).
 	slurmOrder []int
@@ -215,6 +216,7 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 		return pins.pinnedOn[j]
 	}
 	next, prev := 0, first
+	asked, lastBatch := false, int64(-1<<62) // a submission's ask for the main scheduler, not yet served
 	for next < len(order) || run.Len() > 0 {
 		t := int64(1<<62 - 1)
 		if next < len(order) {
@@ -233,7 +235,9 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 		}
 		prev = t
 		advance(t)
+		ended := false
 		for run.Len() > 0 && run[0].end == t {
+			ended = true
 			e := heap.Pop(&run).(running)
 			if err := s.Release(e.choice, e.d); err != nil {
 				return r, err
@@ -244,7 +248,9 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 		if pins != nil && pins.next == t {
 			pins.tick(t, s, ds, queue, submit)
 		}
+		submitted := false
 		for next < len(order) && submit[order[next]] == t {
+			submitted = true
 			j := order[next]
 			next++
 			if _, ok := (placement.FirstFit{}).Place(empty, &ds[j]); !ok {
@@ -259,7 +265,19 @@ func replayQueue(nodes []placement.Node, jobs []Job, p placement.Policy, o repla
 		var err error
 		switch {
 		case o.backfillEvery > 0:
-			if queue, err = slurmMain(s, pick, ds, queue, t, pinnedTo, startJob); err == nil && t == tick {
+			main := true
+			if o.batchDelay > 0 { // sbatch never starts a job itself: it asks for the main scheduler
+				asked = asked || submitted
+				due := asked && t-lastBatch >= o.batchDelay
+				if due {
+					asked, lastBatch = false, t
+				}
+				main = ended || due
+			}
+			if main {
+				queue, err = slurmMain(s, pick, ds, queue, t, pinnedTo, startJob)
+			}
+			if err == nil && t == tick {
 				queue, err = backfillAll(s, pick, ds, jobs, queue, run, t, o.backfillResolution, o.slurmOrder, startJob, &r.Backfilled)
 			}
 		default:

@@ -8,8 +8,10 @@ import (
 )
 
 // Slurm's own scheduling, as slurmctld runs it in the lab (sched/backfill, select/cons_tres,
-// SchedulerParameters=bf_interval=1,bf_continue): the main scheduler at every event and a
-// backfill pass every bf_interval. Read from job_scheduler.c (schedule) and backfill.c
+// SchedulerParameters=bf_interval=1,bf_continue): the main scheduler at each job's end
+// and, for the jobs submitted since, every batch_sched_delay, and a backfill pass every
+// bf_interval. Read from job_scheduler.c (schedule), controller.c (_slurmctld_background),
+// job_mgr.c (job_allocate), proc_req.c (_slurm_rpc_epilog_complete) and backfill.c
 // (_attempt_backfill, _add_reservation, _set_slot_time) of 24.11.
 
 // slurmMain is the main scheduler: the queue in priority order, each job started where

@@ -198,3 +198,37 @@ func TestSlurmFitFollowsTheSocket(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmissionWaitsForTheScheduler: sbatch never starts a job; it asks for the main
+// scheduler, which runs on such asks at most every batch_sched_delay (30 here), while a
+// job's end runs it at once; backfill passes every 10. One GPU of 12 shards:
+//
+//	t0  A (6, runs 25): the first ask, served at once.
+//	t5  B (4): asked within 30 of the last batch, so it waits for the pass at 10.
+//	t12 C (6) fits nowhere; A's end at 25 runs the main scheduler, which starts it.
+//	t32 D (2, runs 5): 32 after the last batch, served at once.
+//	t41 E (2): 9 after it; waits for the pass at 50.
+//
+// With no delay every job that fits starts as it comes.
+func TestSubmissionWaitsForTheScheduler(t *testing.T) {
+	nodes := []placement.Node{{Name: "a", Devices: []placement.Device{{Capacity: 12, Shareable: true}}}}
+	job := func(name string, submit, dur, shards int64) Job {
+		return Job{Pod: trace.Pod{Name: name, NumGPU: 1, GPUMilli: shards}, Submit: submit, Duration: dur}
+	}
+	jobs := []Job{job("A", 0, 25, 6), job("B", 5, 100, 4), job("C", 12, 100, 6), job("D", 32, 5, 2), job("E", 41, 10, 2)}
+	for _, tc := range []struct {
+		delay int64
+		waits []float64
+	}{
+		{30, []float64{0, 5, 13, 0, 9}},
+		{0, []float64{0, 0, 13, 0, 0}},
+	} {
+		r, err := replayQueue(nodes, jobs, placement.FirstFit{}, replayOpts{backfillEvery: 10, batchDelay: tc.delay}, 1, 2)
+		if err != nil {
+			t.Fatalf("batch delay %d: %v", tc.delay, err)
+		}
+		if !reflect.DeepEqual(r.JobWaits, tc.waits) {
+			t.Errorf("batch delay %d: waits %v; want %v", tc.delay, r.JobWaits, tc.waits)
+		}
+	}
+}

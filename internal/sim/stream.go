@@ -119,11 +119,18 @@ func ReplayStreamPinned(gpus []LabGPU, stream []StreamJob, p placement.Policy, m
 type SlurmSched struct {
 	Backfill, Resolution time.Duration
 	CPUs                 int64
+	// BatchDelay, above 0, is batch_sched_delay (3 s unless set, as in the lab). sbatch
+	// never starts a job itself (job_allocate with allocate 0 only queues it): a
+	// submission asks for the main scheduler, which slurmctld's background thread
+	// runs on such asks at most this often, while a job's end (its epilog's
+	// completion) runs it at once. Jobs that fit as they come thus mostly wait for
+	// the next backfill pass. 0: the main scheduler at every event, submissions too.
+	BatchDelay time.Duration
 }
 
 // ReplayStreamSlurm replays stream with Slurm's own way of scheduling in place of the
-// simulator's (slurm.go): the main scheduler at every event, in order only, and a
-// backfill pass every sc.Backfill that reserves a node for each queued job it looks at.
+// simulator's (slurm.go): the main scheduler at a job's end and every sc.BatchDelay
+// for new jobs, in order only, and a backfill pass every sc.Backfill that reserves a node for each queued job it looks at.
 // p places the jobs, or, nil, Slurm's own choice (slurmFit: best fit by free CPUs, the
 // nodes in the order slurm.conf lists them, taken to be their names' natural order);
 // with pin set, p pins as the lab does and Slurm places the rest.
@@ -131,7 +138,8 @@ func ReplayStreamSlurm(gpus []LabGPU, stream []StreamJob, p placement.Policy, pi
 	if sc.Backfill <= 0 || sc.Resolution < 0 || sc.CPUs < 1 {
 		return QueueResult{}, fmt.Errorf("sim: backfill every %s, resolution %s, %d CPUs a node: want a positive interval such as 1s, a resolution not negative (Slurm's default: 60s), and CPUs", sc.Backfill, sc.Resolution, sc.CPUs)
 	}
-	o := replayOpts{backfillEvery: sc.Backfill.Milliseconds(), backfillResolution: sc.Resolution.Milliseconds(), cpus: sc.CPUs}
+	o := replayOpts{backfillEvery: sc.Backfill.Milliseconds(), backfillResolution: sc.Resolution.Milliseconds(), cpus: sc.CPUs,
+		batchDelay: sc.BatchDelay.Milliseconds()}
 	if pin != nil {
 		o.pin, o.pinPolicy, p = pin, p, nil
 	}

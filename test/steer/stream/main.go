@@ -227,13 +227,15 @@ func replay(args []string) error {
 	return nil
 }
 
-// slurmFlags are -slurm-backfill (use says what it does) and -slurm-resolution, the lab's
-// bf_interval and bf_resolution.
+// slurmFlags are -slurm-backfill (use says what it does), -slurm-resolution,
+// -slurm-cpus and -slurm-batch-delay: the lab's bf_interval, bf_resolution, CPUs a node
+// and batch_sched_delay.
 func slurmFlags(fs *flag.FlagSet, use string) *sim.SlurmSched {
 	var sc sim.SlurmSched
 	fs.DurationVar(&sc.Backfill, "slurm-backfill", 0, use)
 	fs.DurationVar(&sc.Resolution, "slurm-resolution", time.Minute, "with -slurm-backfill: backfill's reservations are rounded to this (bf_resolution; the lab keeps Slurm's default)")
 	fs.Int64Var(&sc.CPUs, "slurm-cpus", 64, "with -slurm-backfill: each node's CPUs (the 64-node lab's), one a job, by which Slurm chooses among nodes of equal weight")
+	fs.DurationVar(&sc.BatchDelay, "slurm-batch-delay", 3*time.Second, "with -slurm-backfill: batch_sched_delay (the lab keeps Slurm's default): a submission asks for the main scheduler, which runs on such asks at most this often; a job's end runs it at once. 0: at every event")
 	return &sc
 }
 
