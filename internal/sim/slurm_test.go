@@ -2,7 +2,9 @@ package sim
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpumem/gpumem/internal/placement"
 	"github.com/gpumem/gpumem/internal/trace"
@@ -229,6 +231,32 @@ func TestSubmissionWaitsForTheScheduler(t *testing.T) {
 		}
 		if !reflect.DeepEqual(r.JobWaits, tc.waits) {
 			t.Errorf("batch delay %d: waits %v; want %v", tc.delay, r.JobWaits, tc.waits)
+		}
+	}
+}
+
+// TestReplayStreamSlurmRefusesBadScheduling: each of Slurm's settings out of range is
+// refused by name, with what would be accepted.
+func TestReplayStreamSlurmRefusesBadScheduling(t *testing.T) {
+	gpus := []LabGPU{{Node: "a", Shards: 10}}
+	stream := []StreamJob{{Offset: 0, Shards: 4, Seconds: 5}}
+	good := SlurmSched{Backfill: time.Second, Resolution: time.Minute, CPUs: 64, BatchDelay: 3 * time.Second}
+	if _, err := ReplayStreamSlurm(gpus, stream, nil, nil, good); err != nil {
+		t.Fatalf("%+v: %v", good, err)
+	}
+	for _, tc := range []struct {
+		bad  func(*SlurmSched)
+		word string
+	}{
+		{func(s *SlurmSched) { s.Backfill = 0 }, "positive interval"},
+		{func(s *SlurmSched) { s.Resolution = -time.Second }, "resolution not negative"},
+		{func(s *SlurmSched) { s.CPUs = 0 }, "CPUs"},
+		{func(s *SlurmSched) { s.BatchDelay = -time.Second }, "batch delay not negative"},
+	} {
+		sc := good
+		tc.bad(&sc)
+		if _, err := ReplayStreamSlurm(gpus, stream, nil, nil, sc); err == nil || !strings.Contains(err.Error(), tc.word) {
+			t.Errorf("%+v: error %v; want one saying %q", sc, err, tc.word)
 		}
 	}
 }

@@ -130,13 +130,14 @@ type SlurmSched struct {
 
 // ReplayStreamSlurm replays stream with Slurm's own way of scheduling in place of the
 // simulator's (slurm.go): the main scheduler at a job's end and every sc.BatchDelay
-// for new jobs, in order only, and a backfill pass every sc.Backfill that reserves a node for each queued job it looks at.
+// for new jobs, in order only, and a backfill pass every sc.Backfill that reserves a
+// node for each queued job it looks at.
 // p places the jobs, or, nil, Slurm's own choice (slurmFit: best fit by free CPUs, the
 // nodes in the order slurm.conf lists them, taken to be their names' natural order);
 // with pin set, p pins as the lab does and Slurm places the rest.
 func ReplayStreamSlurm(gpus []LabGPU, stream []StreamJob, p placement.Policy, pin *PinModel, sc SlurmSched) (QueueResult, error) {
-	if sc.Backfill <= 0 || sc.Resolution < 0 || sc.CPUs < 1 {
-		return QueueResult{}, fmt.Errorf("sim: backfill every %s, resolution %s, %d CPUs a node: want a positive interval such as 1s, a resolution not negative (Slurm's default: 60s), and CPUs", sc.Backfill, sc.Resolution, sc.CPUs)
+	if sc.Backfill <= 0 || sc.Resolution < 0 || sc.CPUs < 1 || sc.BatchDelay < 0 {
+		return QueueResult{}, fmt.Errorf("sim: backfill every %s, resolution %s, %d CPUs a node, batch delay %s: want a positive interval such as 1s, a resolution not negative (Slurm's default: 60s), CPUs, and a batch delay not negative (Slurm's default: 3s)", sc.Backfill, sc.Resolution, sc.CPUs, sc.BatchDelay)
 	}
 	o := replayOpts{backfillEvery: sc.Backfill.Milliseconds(), backfillResolution: sc.Resolution.Milliseconds(), cpus: sc.CPUs,
 		batchDelay: sc.BatchDelay.Milliseconds()}
