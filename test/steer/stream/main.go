@@ -4,7 +4,7 @@
 //
 //	stream draw -pods FILE -seed N -jobs N -capacity SHARDS [-load 1.2 -ref 24 -tscale 30 -dmin 5 -dmax 120 -large 0 -large-min 12 -large-max 40]
 //	    one line a job: "offset shards seconds", offsets in seconds from the first
-//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s -slurm-backfill 0 -slurm-resolution 60s -slurm-cpus 64 -weights -waits DIR]
+//	stream replay -gpus REPORT -stream FILE [-horizon 60 -warm 60 -interval 2s -reload 2s -unpin 20s -slurm-backfill 0 -slurm-resolution 60s -slurm-cpus 64 -slurm-batch-delay 3s -weights -waits DIR]
 //	    REPORT is `gpumemctl steer report -o json` of the empty lab. One line for each
 //	    of: Slurm's first fit (native); gpumem's policy for every start; gpumem's for
 //	    the jobs that start as they come, first fit for the rest (at-submit: pinning's
@@ -16,8 +16,9 @@
 //	    -warm seconds into it (%), pins made and taken back. With -slurm-backfill,
 //	    Slurm's own choice of node (native: best fit by free CPUs, -slurm-cpus a
 //	    node), gpumem and the lab's pinning again with Slurm's way of scheduling
-//	    (sim.ReplayStreamSlurm: in order at each event, a backfill pass that reserves
-//	    a node for every queued job every so often, rounded to -slurm-resolution), as
+//	    (sim.ReplayStreamSlurm: in order at a job's end and, for new jobs, every
+//	    -slurm-batch-delay; a backfill pass that reserves a node for every queued job
+//	    every so often, rounded to -slurm-resolution), as
 //	    slurm-* lines. With -weights, the pinned replays place the jobs Slurm starts
 //	    unpinned by steer's node weights (its ranking at each snapshot, steer.Order),
 //	    as the lab's Slurm does.
